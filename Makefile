@@ -1,0 +1,42 @@
+# Shedlab — two commands: `make run` (serve the app) and `make test` (run every test).
+# Both set up what they need: a virtualenv with the Python dependencies and, for tests,
+# Chromium + chromedriver (browser tests) and a Java runtime (Spark) from apt when missing.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+HOST ?= 127.0.0.1
+PORT ?= 8050
+
+.PHONY: run test venv dev-venv system-deps bench clean lint
+
+$(VENV)/.installed: requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip >/dev/null 2>&1 || true
+	$(PIP) install -q -r requirements.txt
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
+	$(PIP) install -q -r requirements-dev.txt
+	touch $@
+
+venv: $(VENV)/.installed
+dev-venv: $(VENV)/.installed-dev
+
+# Java for Spark, Chromium + chromedriver for browser tests and Kaleido exports.
+system-deps:
+	@bash scripts/system-deps.sh
+
+run: $(VENV)/.installed
+	@bash scripts/system-deps.sh --java-only || true
+	HOST=$(HOST) PORT=$(PORT) $(PY) app.py
+
+test: $(VENV)/.installed-dev system-deps
+	$(PY) -m pytest
+
+bench: $(VENV)/.installed-dev
+	@for f in bench/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache .shedlab-cache

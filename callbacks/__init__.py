@@ -1,0 +1,13 @@
+"""Thin ``@dash.callback`` functions, one module per page. ``app.py`` imports this package once;
+each submodule registers its callbacks through the global decorators (never ``from app import app``).
+"""
+import importlib
+
+from layouts import PAGES
+
+for _name, _path, _title in PAGES:
+    try:
+        importlib.import_module(f"{__name__}.{_name}")
+    except ModuleNotFoundError as exc:  # a page without callbacks
+        if exc.name != f"{__name__}.{_name}":
+            raise

@@ -1,0 +1,89 @@
+"""The ``python -m engine`` command line.
+
+Each sub-command lives in its own module in this package and exposes two functions:
+
+``register(subparsers)``
+    add its ``argparse`` sub-parser (``subparsers.add_parser(NAME, ...)``) and call
+    ``parser.set_defaults(func=run)``;
+``run(args) -> int``
+    do the work, print text (or JSON with ``--json``) and return the exit status.
+
+Errors: raise :class:`engine.errors.InputError` / :class:`engine.errors.UsageError`; ``main``
+prints one line ``error: ...`` on stderr and returns 2. Argparse usage errors also exit 2 with one
+line. No traceback reaches the user.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+
+from ..errors import ShedlabError
+
+__all__ = ["main", "build_parser", "COMMAND_MODULES", "print_json"]
+
+#: sub-command modules, in the order ``--help`` lists them
+COMMAND_MODULES = ["shed", "place", "replay", "simulate", "bundles", "pegasus"]
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    def error(self, message):  # noqa: D401 - argparse hook
+        self.exit(2, f"error: {self.prog}: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _OneLineParser(
+        prog="python -m engine",
+        description="Shedlab engine: what Pulsar's (and Pegasus') load balancer would decide.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_OneLineParser)
+    for name in COMMAND_MODULES:
+        try:
+            mod = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:  # a command not built yet
+            if exc.name == f"{__name__}.{name}":
+                continue
+            raise
+        mod.register(sub)
+    return parser
+
+
+def print_json(obj) -> None:
+    """Print ``obj`` as JSON (the stable contract for scripts)."""
+    json.dump(obj, sys.stdout, indent=2, allow_nan=False, default=_json_default)
+    sys.stdout.write("\n")
+
+
+def _json_default(o):
+    import math
+
+    try:
+        import numpy as np
+
+        if isinstance(o, np.generic):
+            o = o.item()
+    except ImportError:  # pragma: no cover
+        pass
+    if isinstance(o, float) and not math.isfinite(o):
+        return None
+    if isinstance(o, (set, frozenset, tuple)):
+        return list(o)
+    if hasattr(o, "to_json"):
+        return o.to_json()
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except ShedlabError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # pragma: no cover
+        return 130

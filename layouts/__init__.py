@@ -1,0 +1,8 @@
+"""One module per page, each with ``layout(**kwargs)`` that works with no arguments.
+
+``PAGES`` is the single list ``app.py`` registers, in navigation order:
+(module name, path, title).
+"""
+PAGES = [
+    ("home", "/", "Home"),
+]
