@@ -1,0 +1,71 @@
+"""Options shared by the Pulsar sub-commands (config, strategies, seed, output)."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..config import LoadBalancerConfig, PRESETS, parse_broker_conf
+from ..errors import InputError, UsageError
+from ..strategies import fqn, placement_name, shedding_name
+
+__all__ = ["add_config_args", "build_config", "read_conf_file"]
+
+
+def add_config_args(p: argparse.ArgumentParser, strategies: bool = True) -> None:
+    if strategies:
+        p.add_argument("--strategy", metavar="NAME",
+                       help="shedding strategy (short or fully qualified Pulsar class name)")
+        p.add_argument("--placement", metavar="NAME",
+                       help="placement strategy (AvgShedder shedding defaults to AvgShedder placement)")
+    p.add_argument("--conf", metavar="broker.conf", help="read load-balancer keys from a broker.conf")
+    p.add_argument("--preset", choices=sorted(PRESETS), help="start from a preset (default pulsar-4)")
+    p.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
+                   help="set a broker.conf key (repeatable)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random placement draws (default 0)")
+    p.add_argument("--json", action="store_true", help="print JSON (the stable contract for scripts)")
+
+
+def read_conf_file(path: str) -> LoadBalancerConfig:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", source=path) from None
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", source=path) from None
+    return parse_broker_conf(text, source=path).config
+
+
+def build_config(args) -> LoadBalancerConfig:
+    """Preset → ``--conf`` → ``--set`` → ``--strategy``/``--placement``, in that order."""
+    cfg = PRESETS[args.preset] if getattr(args, "preset", None) else LoadBalancerConfig()
+    if getattr(args, "conf", None):
+        cfg = parse_broker_conf(Path(args.conf).read_text(encoding="utf-8") if Path(args.conf).exists()
+                                else _missing(args.conf), base=cfg, source=args.conf).config
+    values = {}
+    for item in getattr(args, "set", []) or []:
+        if "=" not in item:
+            raise UsageError(f"--set expects KEY=VALUE, got {item!r}")
+        k, v = item.split("=", 1)
+        values[k.strip()] = v.strip()
+    if values:
+        cfg = cfg.with_values(values, source="--set")
+    changes = {}
+    strategy = getattr(args, "strategy", None)
+    placement = getattr(args, "placement", None)
+    if strategy:
+        s = shedding_name(strategy)
+        changes["loadBalancerLoadSheddingStrategy"] = fqn(s)
+        if not placement and s == "AvgShedder":
+            placement = "AvgShedder"
+        elif not placement and cfg.placement_strategy == "AvgShedder" and s != "AvgShedder":
+            placement = "LeastLongTermMessageRate"
+    if placement:
+        changes["loadBalancerLoadPlacementStrategy"] = fqn(placement_name(placement))
+    if changes:
+        cfg = cfg.with_values(changes)
+    return cfg
+
+
+def _missing(path):
+    raise InputError("no such file", source=path)

@@ -1,0 +1,350 @@
+"""Reading snapshots: LoadData JSON, load-report directories, ZooKeeper ``/loadbalance`` dumps,
+timelines. Every problem becomes one :class:`InputError` naming the file and field.
+
+Formats (``design.md``):
+
+* **LoadData JSON** — ``{"brokers": {id: LocalBrokerData}, "bundleData": {bundle: BundleData},
+  "timeAverageData": {id: TimeAverageBrokerData}, "preallocatedBundleData": {id: {bundle:
+  BundleData}}, "recentlyUnloadedBundles": {bundle: ms}, "bundleTopics": {bundle: [topic]},
+  "now": ms}``; all but ``brokers`` optional. A single load report (an object with ``brokerId`` or
+  ``cpu``) is read as a one-broker snapshot. Shedlab extension: ``"shedlabStrategyState"`` —
+  ``{strategy name: state}`` seeds a strategy's memory (e.g. ThresholdShedder history) to replay a
+  leader exactly.
+* **Load-report directory** — one ``pulsar-admin broker-stats load-report`` JSON per broker (``*.json``);
+  the broker id is ``brokerId`` or the file name.
+* **ZooKeeper dump** — a directory (or ``.zip``) holding ``brokers/<id>``,
+  ``bundle-data/<tenant>/<ns>/<range>``, ``broker-time-average/<id>`` files with the node contents
+  (optionally under ``loadbalance/``).
+* **Timeline** — a directory of snapshots in name order (each a LoadData JSON file, or a
+  sub-directory of load reports / a ZK dump), or one JSON file holding a list of snapshots (or
+  ``{"snapshots": [...]}``), or JSON lines.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import zipfile
+from pathlib import Path, PurePosixPath
+from typing import Iterable
+
+from .errors import InputError
+from .model import BrokerData, BundleData, LoadData, LocalBrokerData, TimeAverageBrokerData
+
+__all__ = ["MAX_INPUT_BYTES", "load_snapshot", "load_snapshot_bytes", "load_data_from_json", "load_timeline",
+           "load_report_dir", "load_zk_dump", "load_zk_zip", "save_snapshot", "read_json_bytes"]
+
+#: largest single input file read (override with SHEDLAB_MAX_INPUT_MB)
+MAX_INPUT_BYTES = int(float(os.getenv("SHEDLAB_MAX_INPUT_MB", "100")) * 1024 * 1024)
+_MAX_ZIP_TOTAL = 4 * MAX_INPUT_BYTES
+
+
+def _check_size(n: int, source: str) -> None:
+    if n > MAX_INPUT_BYTES:
+        raise InputError(f"file is {n / 1048576:.1f} MB, larger than the {MAX_INPUT_BYTES / 1048576:.0f} MB limit",
+                         source=source)
+
+
+def read_json_bytes(raw: bytes, source: str):
+    """Parse JSON bytes (UTF-8, BOM tolerated) or raise an InputError naming the line."""
+    _check_size(len(raw), source)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text (is this a binary file?)", source=source) from None
+    if not text.strip():
+        raise InputError("the file is empty", source=source)
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", source=source) from None
+    except ValueError as exc:
+        raise InputError(str(exc), source=source) from None
+
+
+def _reject_constant(name):
+    raise ValueError(f"not valid JSON: {name} is not a number")
+
+
+def _read_file(path: Path) -> bytes:
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", source=str(path)) from None
+    _check_size(size, str(path))
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", source=str(path)) from None
+
+
+def _is_report(obj) -> bool:
+    return isinstance(obj, dict) and ("brokerId" in obj or "cpu" in obj or "lastStats" in obj) and "brokers" not in obj
+
+
+def load_data_from_json(obj, source: str = "<json>") -> LoadData:
+    """Build a :class:`LoadData` from parsed LoadData JSON (or a single load report)."""
+    warnings: list[str] = []
+    if _is_report(obj):
+        rep = LocalBrokerData.from_json(obj, path="", source=source, warnings=warnings)
+        ld = LoadData(brokers={rep.broker_id: BrokerData(rep)}, warnings=warnings, source=source)
+        _finish(ld)
+        return ld
+    if not isinstance(obj, dict):
+        raise InputError(f"expected a JSON object with \"brokers\", got {type(obj).__name__}", source=source)
+    if "brokers" not in obj:
+        raise InputError("missing \"brokers\" (broker id -> load report)", source=source, field="brokers")
+    brokers_obj = obj["brokers"]
+    if not isinstance(brokers_obj, dict):
+        raise InputError("expected an object mapping broker id -> load report", source=source, field="brokers")
+    ld = LoadData(warnings=warnings, source=source)
+    for bid, rep in brokers_obj.items():
+        path = f"brokers[{bid!r}]"
+        local = LocalBrokerData.from_json(rep, broker_id=bid, path=path, source=source, warnings=warnings)
+        if local.broker_id != bid:
+            local.broker_id = bid
+        ld.brokers[bid] = BrokerData(local)
+    bd = obj.get("bundleData") or {}
+    if not isinstance(bd, dict):
+        raise InputError("expected an object mapping bundle -> BundleData", source=source, field="bundleData")
+    for b, d in bd.items():
+        ld.bundle_data[b] = BundleData.from_json(d, path=f"bundleData[{b!r}]", source=source, warnings=warnings)
+    ta = obj.get("timeAverageData") or {}
+    if not isinstance(ta, dict):
+        raise InputError("expected an object mapping broker id -> TimeAverageBrokerData", source=source,
+                         field="timeAverageData")
+    for bid, t in ta.items():
+        if bid in ld.brokers:
+            ld.brokers[bid].time_average = TimeAverageBrokerData.from_json(
+                t, path=f"timeAverageData[{bid!r}]", source=source, warnings=warnings)
+    pre = obj.get("preallocatedBundleData") or {}
+    if not isinstance(pre, dict):
+        raise InputError("expected broker id -> {bundle: BundleData}", source=source, field="preallocatedBundleData")
+    for bid, m in pre.items():
+        if bid not in ld.brokers or not isinstance(m, dict):
+            raise InputError("unknown broker or not an object", source=source, field=f"preallocatedBundleData[{bid!r}]")
+        for b, d in m.items():
+            ld.brokers[bid].preallocated[b] = BundleData.from_json(
+                d, path=f"preallocatedBundleData[{bid!r}][{b!r}]", source=source, warnings=warnings)
+    ru = obj.get("recentlyUnloadedBundles") or {}
+    if not isinstance(ru, dict):
+        raise InputError("expected bundle -> unload time (ms)", source=source, field="recentlyUnloadedBundles")
+    for b, t in ru.items():
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or t != t or t < 0:
+            raise InputError(f"expected a time in ms, got {t!r}", source=source, field=f"recentlyUnloadedBundles[{b!r}]")
+        ld.recently_unloaded[b] = int(t)
+    bt = obj.get("bundleTopics") or {}
+    if not isinstance(bt, dict):
+        raise InputError("expected bundle -> [topic names]", source=source, field="bundleTopics")
+    for b, ts in bt.items():
+        if not isinstance(ts, list) or not all(isinstance(x, str) for x in ts):
+            raise InputError("expected a list of topic names", source=source, field=f"bundleTopics[{b!r}]")
+        ld.bundle_topics[b] = list(ts)
+    now = obj.get("now")
+    if now is not None:
+        if isinstance(now, bool) or not isinstance(now, (int, float)) or now != now or now < 0:
+            raise InputError(f"expected epoch milliseconds, got {now!r}", source=source, field="now")
+        ld.now_ms = int(now)
+    st = obj.get("shedlabStrategyState")
+    if st is not None:
+        if not isinstance(st, dict):
+            raise InputError("expected strategy name -> state", source=source, field="shedlabStrategyState")
+        ld.strategy_state = st
+    _finish(ld)
+    return ld
+
+
+def _finish(ld: LoadData) -> None:
+    if not ld.brokers:
+        ld.warnings.append(f"{ld.source}: the cluster is empty (no brokers): nothing to balance")
+    owners = ld.owners()
+    for b, bs in owners.items():
+        if len(bs) > 1:
+            ld.warnings.append(f"{ld.source}: bundle {b} is listed by {len(bs)} brokers ({', '.join(bs)}): "
+                               "an ownership change in progress; Pulsar considers it on each")
+    ld.ensure_bundle_data()
+    for bid, bd in ld.brokers.items():
+        if not any(bd.time_average.values()) and bd.local.last_stats:
+            bd.time_average.reset(bd.local.last_stats.keys(), ld.bundle_data)
+
+
+def load_report_dir(path: Path, files: Iterable[Path] | None = None) -> LoadData:
+    """A directory of ``broker-stats load-report`` JSON files (one per broker)."""
+    path = Path(path)
+    files = sorted(files if files is not None else [p for p in path.iterdir() if p.suffix == ".json"])
+    if not files:
+        raise InputError("no *.json load reports in the directory", source=str(path))
+    ld = LoadData(source=str(path))
+    for f in files:
+        obj = read_json_bytes(_read_file(f), str(f))
+        bid = obj.get("brokerId") if isinstance(obj, dict) and isinstance(obj.get("brokerId"), str) else f.stem
+        rep = LocalBrokerData.from_json(obj, broker_id=bid, source=str(f), warnings=ld.warnings)
+        if rep.broker_id in ld.brokers:
+            raise InputError(f"broker {rep.broker_id} appears twice", source=str(f), field="brokerId")
+        ld.brokers[rep.broker_id] = BrokerData(rep)
+    _finish(ld)
+    return ld
+
+
+def _zk_from_files(files: dict[str, bytes], source: str) -> LoadData:
+    """``files``: posix relative path -> content, of a ``/loadbalance`` dump."""
+    # find the root: the prefix before "brokers/"
+    roots = set()
+    for p in files:
+        parts = PurePosixPath(p).parts
+        if "brokers" in parts:
+            i = parts.index("brokers")
+            roots.add(parts[:i])
+    if not roots:
+        raise InputError("not a ZooKeeper /loadbalance dump: no brokers/<id> files", source=source)
+    root = min(roots, key=len)
+    n = len(root)
+    ld = LoadData(source=source)
+    bdata, tavg = {}, {}
+    for p, raw in sorted(files.items()):
+        parts = PurePosixPath(p).parts
+        if parts[:n] != root or len(parts) <= n + 1:
+            continue
+        kind, rest = parts[n], parts[n + 1:]
+        where = f"{source}:{p}"
+        if kind == "brokers" and len(rest) == 1:
+            if not raw.strip():
+                continue  # lock node without data
+            obj = read_json_bytes(raw, where)
+            rep = LocalBrokerData.from_json(obj, broker_id=rest[0], source=where, warnings=ld.warnings)
+            rep.broker_id = rest[0]
+            ld.brokers[rest[0]] = BrokerData(rep)
+        elif kind == "bundle-data" and len(rest) == 3:
+            bdata["/".join(rest)] = BundleData.from_json(read_json_bytes(raw, where), source=where,
+                                                         warnings=ld.warnings)
+        elif kind == "broker-time-average" and len(rest) == 1:
+            tavg[rest[0]] = TimeAverageBrokerData.from_json(read_json_bytes(raw, where), source=where,
+                                                           warnings=ld.warnings)
+    if not ld.brokers:
+        raise InputError("the dump has no broker load reports under brokers/", source=source)
+    ld.bundle_data.update(bdata)
+    for bid, t in tavg.items():
+        if bid in ld.brokers:
+            ld.brokers[bid].time_average = t
+    _finish(ld)
+    return ld
+
+
+def load_zk_dump(path: Path) -> LoadData:
+    """A ZooKeeper ``/loadbalance`` dump directory."""
+    path = Path(path)
+    files = {}
+    total = 0
+    for p in path.rglob("*"):
+        if p.is_file():
+            raw = _read_file(p)
+            total += len(raw)
+            if total > _MAX_ZIP_TOTAL:
+                raise InputError("the dump is too large", source=str(path))
+            files[p.relative_to(path).as_posix()] = raw
+    return _zk_from_files(files, str(path))
+
+
+def load_zk_zip(raw: bytes, source: str) -> LoadData:
+    """A zipped ZooKeeper dump, read in memory (archive paths are never used on disk)."""
+    _check_size(len(raw), source)
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(raw))
+    except zipfile.BadZipFile:
+        raise InputError("not a valid zip archive", source=source) from None
+    files, total = {}, 0
+    for info in zf.infolist():
+        if info.is_dir():
+            continue
+        total += info.file_size
+        if info.file_size > MAX_INPUT_BYTES or total > _MAX_ZIP_TOTAL:
+            raise InputError("the archive expands beyond the size limit", source=source)
+        name = info.filename.replace("\\", "/")
+        if name.startswith("/") or ".." in PurePosixPath(name).parts or name.startswith("__MACOSX"):
+            continue
+        files[name] = zf.read(info)
+    return _zk_from_files(files, source)
+
+
+def load_snapshot_bytes(raw: bytes, source: str) -> LoadData:
+    """A snapshot from bytes (an upload): LoadData/report JSON or a zipped ZK dump / report set."""
+    if raw[:2] == b"PK":
+        try:
+            return load_zk_zip(raw, source)
+        except InputError as exc:
+            if "no brokers/<id>" not in exc.message:
+                raise
+            # a zip of load reports
+            zf = zipfile.ZipFile(io.BytesIO(raw))
+            ld = LoadData(source=source)
+            for info in zf.infolist():
+                if info.is_dir() or not info.filename.endswith(".json"):
+                    continue
+                if info.file_size > MAX_INPUT_BYTES:
+                    raise InputError("the archive expands beyond the size limit", source=source) from None
+                where = f"{source}:{info.filename}"
+                obj = read_json_bytes(zf.read(info), where)
+                stem = PurePosixPath(info.filename).stem
+                rep = LocalBrokerData.from_json(obj, broker_id=(obj.get("brokerId") if isinstance(obj, dict) else None)
+                                                or stem, source=where, warnings=ld.warnings)
+                ld.brokers[rep.broker_id] = BrokerData(rep)
+            if not ld.brokers:
+                raise InputError("the archive holds neither a /loadbalance dump nor load reports", source=source) from None
+            _finish(ld)
+            return ld
+    return load_data_from_json(read_json_bytes(raw, source), source)
+
+
+def load_snapshot(path) -> LoadData:
+    """A snapshot from a path: LoadData JSON file, load-report directory, ZK dump directory or zip."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError("no such file or directory", source=str(p))
+    if p.is_dir():
+        if (p / "brokers").is_dir() or (p / "loadbalance" / "brokers").is_dir():
+            return load_zk_dump(p)
+        return load_report_dir(p)
+    return load_snapshot_bytes(_read_file(p), str(p))
+
+
+def load_timeline(path) -> list[LoadData]:
+    """An ordered list of snapshots (see the module docstring for the accepted layouts)."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError("no such file or directory", source=str(p))
+    if p.is_dir():
+        entries = sorted(x for x in p.iterdir() if not x.name.startswith("."))
+        snaps = []
+        for e in entries:
+            if e.is_dir() or e.suffix in (".json", ".zip"):
+                snaps.append(load_snapshot(e))
+        if not snaps:
+            raise InputError("no snapshots (*.json, *.zip or sub-directories) in the timeline directory", source=str(p))
+        return snaps
+    raw = _read_file(p)
+    try:
+        obj = read_json_bytes(raw, str(p))
+    except InputError:
+        # JSON lines
+        snaps = []
+        for i, line in enumerate(raw.decode("utf-8", "replace").splitlines(), 1):
+            if line.strip():
+                try:
+                    snaps.append(load_data_from_json(json.loads(line), f"{p}:{i}"))
+                except json.JSONDecodeError as exc:
+                    raise InputError(f"not valid JSON on line {i}: {exc.msg}", source=str(p)) from None
+        if not snaps:
+            raise
+        return snaps
+    if isinstance(obj, dict) and "snapshots" in obj:
+        obj = obj["snapshots"]
+    if isinstance(obj, list):
+        if not obj:
+            raise InputError("the timeline is empty", source=str(p))
+        return [load_data_from_json(o, f"{p}[{i}]") for i, o in enumerate(obj)]
+    return [load_data_from_json(obj, str(p))]
+
+
+def save_snapshot(ld: LoadData, path) -> None:
+    """Write a snapshot as LoadData JSON."""
+    Path(path).write_text(json.dumps(ld.to_json(), indent=1))

@@ -1,0 +1,208 @@
+"""Java semantics that Pulsar's results depend on, emulated bit for bit.
+
+* float32 resource percentages (``ResourceUsage.percentUsage()``), scalar and vectorised;
+* ``String.hashCode()`` and ``HashMap`` / ``ConcurrentHashMap`` iteration order, which break ties
+  everywhere in Pulsar (stable sorts keep map order);
+* Java ``(int)`` casts (truncation toward zero, saturating, NaN → 0);
+* Guava ``Hashing.crc32().hashString(s).asInt()`` and ``Math.abs`` on ``int``.
+
+Examples
+--------
+>>> percent_usage(30, 100)
+30.000001907348633
+>>> percent_usage(999, 1000)
+99.9000015258789
+>>> java_string_hash("broker-1")
+372697917
+>>> java_int(-2.7), java_int(float("nan")), java_int(1e20)
+(-2, 0, 2147483647)
+"""
+from __future__ import annotations
+
+import math
+import zlib
+from typing import Iterable, Sequence
+
+import numpy as np
+
+__all__ = [
+    "percent_usage",
+    "percent_usage_array",
+    "java_string_hash",
+    "java_string_hashes",
+    "hashmap_capacity",
+    "hashmap_bucket",
+    "java_map_order",
+    "java_map_rank",
+    "java_int",
+    "java_long",
+    "java_abs_int",
+    "guava_crc32_as_int",
+    "INT_MAX",
+    "INT_MIN",
+]
+
+INT_MAX = 2**31 - 1
+INT_MIN = -(2**31)
+_F100 = np.float32(100.0)
+
+
+def percent_usage(usage: float, limit: float) -> float:
+    """``ResourceUsage.percentUsage()``: ``(float)usage / (float)limit * 100`` in float32, widened.
+
+    Returns 0.0 when ``limit <= 0`` (Pulsar's guard); values over 100 are allowed.
+    """
+    if not limit > 0:  # also catches NaN limit (Java: NaN > 0 is false)
+        return 0.0
+    with np.errstate(all="ignore"):
+        q = np.float32(np.float32(usage) / np.float32(limit))
+        return float(np.float32(q * _F100))
+
+
+def percent_usage_array(usage, limit) -> np.ndarray:
+    """Vectorised :func:`percent_usage` over arrays (float64 result of float32 arithmetic)."""
+    u = np.asarray(usage, dtype=np.float64).astype(np.float32)
+    lim = np.asarray(limit, dtype=np.float64)
+    l32 = lim.astype(np.float32)
+    with np.errstate(all="ignore"):
+        q = (u / np.where(lim > 0, l32, np.float32(1.0))).astype(np.float32)
+        p = (q * _F100).astype(np.float32)
+    return np.where(lim > 0, p.astype(np.float64), 0.0)
+
+
+_hash_cache: dict[str, int] = {}
+
+
+def java_string_hash(s: str) -> int:
+    """Java ``String.hashCode()`` (UTF-16 code units, ``h = 31*h + c``, 32-bit signed wrap)."""
+    h = _hash_cache.get(s)
+    if h is not None:
+        return h
+    v = 0
+    data = s.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        v = (31 * v + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
+    h = v - (1 << 32) if v & 0x80000000 else v
+    if len(_hash_cache) < 2_000_000:
+        _hash_cache[s] = h
+    return h
+
+
+def java_string_hashes(strings: Sequence[str]) -> np.ndarray:
+    """Vectorised ``String.hashCode()`` of many strings (int64 array of signed 32-bit values).
+
+    Left-padding with zero code units does not change a Java string hash (``31*0 + 0 = 0``), so the
+    strings are padded to one width and reduced with wrapping uint32 arithmetic.
+    """
+    n = len(strings)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    missing = [s for s in strings if s not in _hash_cache]
+    if missing and (len(missing) > 64):
+        enc = [s.encode("utf-16-be") for s in missing]
+        width = max(len(e) for e in enc) // 2
+        buf = np.zeros((len(enc), width), dtype=np.uint32)
+        for i, e in enumerate(enc):
+            k = len(e) // 2
+            if k:
+                buf[i, width - k:] = np.frombuffer(e, dtype=">u2")
+        h = np.zeros(len(enc), dtype=np.uint32)
+        m = np.uint32(31)
+        with np.errstate(over="ignore"):
+            for j in range(width):
+                h = h * m + buf[:, j]
+        signed = h.astype(np.int64)
+        signed = np.where(signed >= 2**31, signed - 2**32, signed)
+        for s, v in zip(missing, signed.tolist()):
+            _hash_cache[s] = v
+    return np.fromiter((java_string_hash(s) for s in strings), dtype=np.int64, count=n)
+
+
+def hashmap_capacity(size: int, concurrent: bool = False, initial: int = 16) -> int:
+    """Table size of a ``java.util.HashMap`` (or ``ConcurrentHashMap``) grown from ``initial`` (16).
+
+    ``HashMap`` resizes when ``++size > 0.75*cap``; ``ConcurrentHashMap`` when ``count >= 0.75*cap``.
+    Guava's ``ArrayListMultimap.create()`` backs its keys with a ``HashMap`` sized for 12 keys
+    (table 32): pass ``initial=32``.
+    """
+    cap = initial
+    if concurrent:
+        while size >= cap * 3 // 4:
+            cap *= 2
+    else:
+        while size > cap * 3 // 4:
+            cap *= 2
+    return cap
+
+
+def hashmap_bucket(h: int, capacity: int) -> int:
+    """Bucket index of a key with hash ``h``: ``(h ^ (h >>> 16)) & (capacity - 1)``."""
+    u = h & 0xFFFFFFFF
+    return (u ^ (u >> 16)) & (capacity - 1)
+
+
+def java_map_rank(keys: Sequence[str], concurrent: bool = False, initial: int = 16) -> np.ndarray:
+    """Position of each key in the iteration order of a Java hash map built by inserting ``keys``
+    in the given order (bucket ascending; insertion order inside a bucket).
+
+    Returns an int array ``rank`` with ``rank[i]`` = iteration position of ``keys[i]``.
+    Treeified bins (8+ colliding keys) are not modelled.
+    """
+    n = len(keys)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    cap = hashmap_capacity(n, concurrent, initial)
+    h = java_string_hashes(keys) & 0xFFFFFFFF
+    b = (h ^ (h >> 16)) & (cap - 1)
+    order = np.lexsort((np.arange(n), b))
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n)
+    return rank
+
+
+def java_map_order(keys: Iterable[str], concurrent: bool = False, initial: int = 16) -> list[str]:
+    """The keys in the order a Java ``HashMap`` (or ``ConcurrentHashMap``) iterates them.
+
+    >>> java_map_order([f"bundle-{i}" for i in range(11)])[:4]
+    ['bundle-0', 'bundle-2', 'bundle-1', 'bundle-10']
+    """
+    seen: dict[str, None] = dict.fromkeys(keys)
+    ks = list(seen)
+    rank = java_map_rank(ks, concurrent, initial)
+    out: list[str] = [""] * len(ks)
+    for k, r in zip(ks, rank.tolist()):
+        out[r] = k
+    return out
+
+
+def java_int(x: float) -> int:
+    """Java ``(int) x`` for a double: truncation toward zero, NaN → 0, saturating at int range."""
+    if isinstance(x, float) and math.isnan(x):
+        return 0
+    if x >= INT_MAX:
+        return INT_MAX
+    if x <= INT_MIN:
+        return INT_MIN
+    return int(x)
+
+
+def java_long(x: float) -> int:
+    """Java ``(long) x`` for a double (truncation, NaN → 0, saturating)."""
+    if isinstance(x, float) and math.isnan(x):
+        return 0
+    if x >= 2**63 - 1:
+        return 2**63 - 1
+    if x <= -(2**63):
+        return -(2**63)
+    return int(x)
+
+
+def java_abs_int(v: int) -> int:
+    """``Math.abs(int)``: ``Integer.MIN_VALUE`` stays negative, as in Java."""
+    return v if v == INT_MIN else abs(v)
+
+
+def guava_crc32_as_int(s: str) -> int:
+    """``Hashing.crc32().hashString(s, UTF_8).asInt()`` as a signed Java int."""
+    v = zlib.crc32(s.encode("utf-8")) & 0xFFFFFFFF
+    return v - (1 << 32) if v & 0x80000000 else v

@@ -1,0 +1,429 @@
+"""The ModularLoadManager driver: ``selectBroker`` (placement pipeline) and ``doLoadShedding``.
+
+Notes
+-----
+Pulsar file ``impl/ModularLoadManagerImpl.java`` (``pulsar-load-balancing.md`` §4). Config keys:
+``loadBalancerEnabled``, ``loadBalancerSheddingEnabled``, ``loadBalancerSheddingIntervalMinutes``,
+``loadBalancerSheddingGracePeriodMinutes``, ``loadBalancerDistributeBundlesEvenlyEnabled``,
+``loadBalancerBrokerMaxTopics``, ``loadBalancerBrokerOverloadedThresholdPercentage`` (the overload
+retry), ``loadBalancerSheddingExcludedNamespaces``, ``preferLaterVersions``, ``loadManagerClassName``,
+plus every key the chosen strategies read.
+
+Deliberate choices:
+
+* Namespace isolation and anti-affinity policies are a hook (:class:`NamespacePolicies`); the default
+  is "no policies", where every broker supporting the topic type is a candidate.
+* A broker whose report has no ``loadManagerClassName`` passes the load-manager-class filter.
+* The unloads of one cycle are issued per broker in the key order of the strategy's Guava
+  ``ArrayListMultimap`` (a ``HashMap``: table of 32 for up to 24 brokers), then in selection order —
+  what ``bundlesToUnload.asMap().forEach`` does. (The reference describes this as key insertion
+  order; Guava's ``ArrayListMultimap`` is ``HashMap``-backed.)
+* "Now" is the snapshot's own time; ``run_cycles`` advances it by one shedding interval per cycle.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from .config import LoadBalancerConfig
+from .errors import InputError, UsageError
+from .javacompat import java_map_rank
+from .model import BundleData, LoadData, bundle_namespace, bundle_range
+from .placement.base import PlacementContext
+from .placement.round_robin import RoundRobinBrokerSelector
+from .results import Cycle, FilterStep, PlacementDecision, Unload
+from .strategies import make_placement, make_shedding, placement_name, shedding_name
+from .view import LoadView
+
+__all__ = ["ModularLoadManager", "NamespacePolicies", "as_rng"]
+
+
+def as_rng(seed=None) -> np.random.Generator:
+    """``seed`` may be ``None`` (0), an int or a ``numpy.random.Generator``."""
+    if isinstance(seed, np.random.Generator):
+        return seed
+    return np.random.default_rng(0 if seed is None else int(seed))
+
+
+class NamespacePolicies:
+    """Hook for namespace isolation and anti-affinity policies (none by default).
+
+    Subclass and override to model ``applyNamespacePolicies``, the anti-affinity filter and the two
+    "should unload" checks of ``doLoadShedding`` (§4.4).
+    """
+
+    def candidates(self, bundle: str, avail: np.ndarray, view: LoadView, non_persistent: bool) -> np.ndarray:
+        """``applyNamespacePolicies``: without policies, the brokers (indices, in candidate-set order)
+        supporting the topic type."""
+        ok = view.non_persistent_ok if non_persistent else view.persistent_ok
+        return avail[ok[avail]]
+
+    def anti_affinity_filter(self, bundle: str, cand: np.ndarray, view: LoadView) -> np.ndarray:
+        return cand
+
+    def should_unload(self, bundle: str, broker: str, view: LoadView) -> tuple[bool, str]:
+        return True, ""
+
+
+_SEMVER = re.compile(r"^(\d+)\.(\d+)\.(\d+)")
+
+
+class _FilterError(Exception):
+    pass
+
+
+class ModularLoadManager:
+    """The leader's load manager over one snapshot (or a sequence of them).
+
+    Parameters
+    ----------
+    data : LoadData or LoadView
+        The snapshot.
+    config : LoadBalancerConfig, optional
+        Pulsar 4.x defaults if omitted.
+    seed : int or numpy.random.Generator, optional
+        Randomness of the placement strategies (Pulsar uses ``ThreadLocalRandom``).
+    shedding, placement : strategy instances, optional
+        Override the strategies named in ``config`` (e.g. to carry state over).
+
+    Examples
+    --------
+    >>> from engine.samples import load_sample
+    >>> lm = ModularLoadManager(load_sample("yahoo-japan-3-brokers"))
+    >>> cyc = lm.do_load_shedding()
+    >>> [(u.broker, u.destination) for u in cyc.unloads][:1]  # doctest: +SKIP
+    """
+
+    def __init__(self, data, config: LoadBalancerConfig | None = None, *, seed=None, shedding=None,
+                 placement=None, policies: NamespacePolicies | None = None):
+        self.config = config or LoadBalancerConfig()
+        self.rng = as_rng(seed)
+        self.policies = policies or NamespacePolicies()
+        self.recently_unloaded: dict[str, int] = {}
+        self.preallocated: dict[str, dict[str, BundleData]] = {}
+        self.preallocated_to_broker: dict[str, str] = {}
+        self.cycles = 0
+        self._make_strategies(shedding, placement)
+        self.round_robin = RoundRobinBrokerSelector()
+        self.unload_bundle_count = 0
+        self.unload_broker_count = 0
+        self.view: LoadView
+        self._ctx = None
+        self._mask_key = None
+        self.update(data)
+        seeds = getattr(data, "strategy_state", None) or {}
+        if seeds:
+            if shedding is None and self.shedding.name in seeds:
+                self.shedding.load_state(seeds[self.shedding.name])
+            if placement is None and self.placement is not self.shedding and self.placement.name in seeds:
+                self.placement.load_state(seeds[self.placement.name])
+
+    # ------------------------------------------------------------------ wiring
+    def _make_strategies(self, shedding, placement):
+        cfg = self.config
+        sname = shedding.name if shedding is not None else shedding_name(cfg.loadBalancerLoadSheddingStrategy)
+        pname = placement.name if placement is not None else placement_name(cfg.loadBalancerLoadPlacementStrategy)
+        if pname == "AvgShedder" and sname != "AvgShedder":
+            raise UsageError(
+                "loadBalancerLoadPlacementStrategy is AvgShedder but loadBalancerLoadSheddingStrategy is "
+                f"{sname}: Pulsar 4.x refuses to start (the two keys must both be AvgShedder)")
+        self.shedding = shedding if shedding is not None else make_shedding(sname)
+        if placement is not None:
+            self.placement = placement
+        elif pname == "AvgShedder":
+            self.placement = self.shedding  # the same instance plays both roles (§4.1)
+        else:
+            self.placement = make_placement(pname)
+
+    def update(self, data) -> None:
+        """New load reports (a timeline step): rebuild the view and tell the strategies which
+        brokers are active. Recently unloaded bundles of the snapshot are merged with ours."""
+        if isinstance(data, LoadData):
+            view = LoadView.from_load_data(data)
+            for b, t in data.recently_unloaded.items():
+                self.recently_unloaded[b] = max(int(t), self.recently_unloaded.get(b, 0))
+            for bid, bd in data.brokers.items():
+                if bd.preallocated:
+                    self.preallocated.setdefault(bid, {}).update(bd.preallocated)
+                    for b in bd.preallocated:
+                        self.preallocated_to_broker[b] = bid
+        elif isinstance(data, LoadView):
+            view = data
+        else:
+            raise InputError(f"expected a LoadData or LoadView, got {type(data).__name__}")
+        self.view = view
+        self.now = int(view.now_ms)
+        active = set(view.brokers)
+        for b in list(self.preallocated):
+            if b not in active:
+                for x in self.preallocated.pop(b):
+                    self.preallocated_to_broker.pop(x, None)
+        self.shedding.on_active_brokers_change(active)
+        if self.placement is not self.shedding:
+            self.placement.on_active_brokers_change(active)
+        # candidate set order: a HashSet<String> of the available brokers
+        self._avail = np.argsort(java_map_rank(view.brokers), kind="stable").astype(np.int64)
+        self._ctx = None
+
+    def ctx(self) -> PlacementContext:
+        if self._ctx is None or self._ctx.pre_rate is None or len(self._ctx.pre_rate) != self.view.nb:
+            self._ctx = PlacementContext(self.rng, self.preallocated)
+            self._ctx.prealloc_rate(self.view)
+        return self._ctx
+
+    def state(self) -> dict:
+        """Everything the leader remembers between cycles."""
+        return {"shedding": self.shedding.state(),
+                "placement": self.placement.state() if self.placement is not self.shedding else "same as shedding",
+                "recently_unloaded": dict(self.recently_unloaded),
+                "preallocated": {b: sorted(d) for b, d in self.preallocated.items() if d},
+                "round_robin": self.round_robin.state()}
+
+    # ------------------------------------------------------------------ placement (§4.2)
+    def _apply_policies(self, bundle: str, non_persistent: bool) -> np.ndarray:
+        return self.policies.candidates(bundle, self._avail, self.view, non_persistent)
+
+    def _ns_counts(self, ns: str) -> np.ndarray:
+        """BundleRangeCache: per broker, bundles of ``ns`` it reports plus those preallocated to it."""
+        v = self.view
+        counts = v.ns_counts(ns)
+        extra = None
+        for b, pre in self.preallocated.items():
+            j = v.broker_index.get(b)
+            if j is None:
+                continue
+            n = 0
+            for x in pre:
+                if bundle_namespace(x) == ns and not self._reports(j, x):
+                    n += 1
+            if n:
+                if extra is None:
+                    extra = counts.copy()
+                extra[j] += n
+        return counts if extra is None else extra
+
+    def _reports(self, j: int, bundle: str) -> bool:
+        k = self.view.bundle_index.get(bundle)
+        return k is not None and bool(np.any(self.view.owned[j] == k))
+
+    def _class_mask(self) -> np.ndarray:
+        """Brokers passing the load-manager-class and version filters (cached per view)."""
+        key = (id(self.view), self.config.loadManagerClassName, self.config.preferLaterVersions)
+        if self._mask_key != key:
+            v, cfg = self.view, self.config
+            ok = np.ones(v.nb, dtype=bool)
+            err = None
+            vers = []
+            for j, info in enumerate(v.broker_info or []):
+                if info.load_manager_class_name is not None and info.load_manager_class_name != cfg.loadManagerClassName:
+                    ok[j] = False
+                if cfg.preferLaterVersions:
+                    m = _SEMVER.match(info.version or "")
+                    if not m:
+                        err = err or f"cannot parse the version {info.version!r} of {v.brokers[j]}"
+                        vers.append(None)
+                    else:
+                        vers.append(tuple(int(x) for x in m.groups()))
+            self._mask_key, self._mask, self._mask_err, self._vers = key, ok, err, vers
+        return self._mask
+
+    def _filter_pipeline(self, c: np.ndarray) -> np.ndarray:
+        ok = self._class_mask()
+        out = c[ok[c]]
+        if self.config.preferLaterVersions and len(out):
+            if self._mask_err:
+                raise _FilterError(self._mask_err)
+            vers = [self._vers[j] for j in out.tolist()]
+            top = max(vers)
+            out = out[np.array([x == top for x in vers], dtype=bool)]
+        return out
+
+    def _idx(self, names) -> np.ndarray:
+        v = self.view
+        unknown = [b for b in names if b not in v.broker_index]
+        if unknown:
+            raise InputError(f"unknown broker(s): {', '.join(unknown)}", field="--candidates")
+        return np.array([v.broker_index[b] for b in names], dtype=np.int64)
+
+    def select_broker(self, bundle: str, *, candidates: Sequence[str] | None = None,
+                      non_persistent: bool = False) -> PlacementDecision:
+        """Pulsar's ``selectBroker(bundle)``: filters, strategy and the overload retry (§4.2).
+
+        With ``candidates`` only the strategy runs, on exactly those brokers (in the given order).
+        """
+        v, cfg = self.view, self.config
+        data = self._bundle_data(bundle)
+        ctx = self.ctx()
+        ns = bundle_namespace(bundle)
+        names = v.brokers
+        if candidates is not None:
+            c = self._idx(list(candidates))
+            dec = self.placement.select_broker(c, bundle, data, v, cfg, ctx)
+            dec.filters = [FilterStep("given candidates", c, names=names)]
+            return dec
+        steps = []
+        base = self._apply_policies(bundle, non_persistent)
+        steps.append(FilterStep("available brokers (namespace policies, topic type)", base, self._avail,
+                                names=names))
+        c = base
+        mx = cfg.loadBalancerBrokerMaxTopics
+        totals = v.num_topics + ctx.pre_topics
+        kept = c[totals[c] <= mx]
+        if len(kept):
+            if len(kept) != len(c):
+                steps.append(FilterStep(f"loadBalancerBrokerMaxTopics <= {mx}", kept, c, names=names))
+            c = kept
+        elif len(c):
+            steps.append(FilterStep(f"loadBalancerBrokerMaxTopics <= {mx}", c, c,
+                                    "every broker is over the limit: filter ignored", names=names))
+        c2 = self.policies.anti_affinity_filter(bundle, c, v)
+        if len(c2) != len(c):
+            steps.append(FilterStep("anti-affinity", c2, c, names=names))
+            c = c2
+        if (cfg.loadBalancerDistributeBundlesEvenlyEnabled or ns == "pulsar/system") and len(c):
+            counts = self._ns_counts(ns)[c]
+            m = int(counts.min())
+            kept = c[counts == m]
+            steps.append(FilterStep(f"distribute bundles evenly (fewest bundles of {ns}: {m})", kept, c,
+                                    names=names))
+            c = kept
+        try:
+            c2 = self._filter_pipeline(c)
+            if len(c2) != len(c):
+                steps.append(FilterStep("load manager class / version filters", c2, c, names=names))
+            c = c2
+        except _FilterError as exc:
+            c = base
+            steps.append(FilterStep("filter error: candidates restored", c, None, str(exc), names=names))
+        if len(c) == 0:
+            c = base
+            steps.append(FilterStep("no candidate left: restored", c, None, names=names))
+        excluded = ns in cfg.loadBalancerSheddingExcludedNamespaces
+        strategy = self.round_robin if excluded else self.placement
+        dec = strategy.select_broker(c, bundle, data, v, cfg, ctx)
+        dec.filters = steps
+        if excluded:
+            dec.reason = f"namespace {ns} is in loadBalancerSheddingExcludedNamespaces: " + dec.reason
+        if dec.broker is None:
+            return dec
+        uw = float(v.usage_with_weight(cfg.weights)[v.broker_index[dec.broker]])
+        if uw > cfg.overload_threshold:
+            full = self._apply_policies(bundle, non_persistent)
+            alt = self.placement.select_broker(full, bundle, data, v, cfg, ctx)
+            first = dec.broker
+            if alt.broker is not None:
+                alt.filters = steps + [FilterStep(
+                    f"{first} is overloaded ({uw * 100:.1f} % > "
+                    f"{cfg.loadBalancerBrokerOverloadedThresholdPercentage} %): retry with all brokers", full,
+                    names=names)]
+                alt.retried, alt.first_choice = True, first
+                alt.reason = f"first choice {first} overloaded ({uw * 100:.1f} %); retry: {alt.reason}"
+                dec = alt
+        return dec
+
+    def _bundle_data(self, bundle: str) -> BundleData:
+        i = self.view.bundle_index.get(bundle)
+        if i is not None and self.view.in_bundle_data[i]:
+            return self.view.bundle_data(bundle)
+        for pre in self.preallocated.values():
+            if bundle in pre:
+                return pre[bundle]
+        return self.view.bundle_data(bundle)  # Pulsar's default (§2.4)
+
+    def select_broker_for_assignment(self, bundle: str, non_persistent: bool = False) -> PlacementDecision:
+        """A new or orphaned bundle's lookup: an existing preallocation, else ``selectBroker`` and
+        preallocate the bundle on the chosen broker."""
+        b = self.preallocated_to_broker.get(bundle)
+        if b is not None and b in self.view.broker_index:
+            dec = PlacementDecision(bundle, "preallocation", broker=b)
+            dec.reason = f"already preallocated to {b}"
+            dec.preallocated = True
+            return dec
+        dec = self.select_broker(bundle, non_persistent=non_persistent)
+        if dec.broker is not None:
+            d = self._bundle_data(bundle)
+            self.preallocated.setdefault(dec.broker, {})[bundle] = d
+            self.preallocated_to_broker[bundle] = dec.broker
+            ctx = self.ctx()
+            j = self.view.broker_index[dec.broker]
+            ctx.pre_rate[j] += d.long_term.msg_rate_in + d.long_term.msg_rate_out
+            ctx.pre_topics[j] += d.topics
+            dec.preallocated = True
+        return dec
+
+    # ------------------------------------------------------------------ shedding (§4.3)
+    def do_load_shedding(self, now: int | None = None) -> Cycle:
+        """One ``doLoadShedding`` at ``now`` (the snapshot's time by default)."""
+        cfg, v = self.config, self.view
+        if now is not None:
+            self.now = int(now)
+        self.cycles += 1
+        cyc = Cycle(self.cycles, self.now, None)
+        if not (cfg.loadBalancerEnabled and cfg.loadBalancerSheddingEnabled):
+            cyc.reason = "load balancer or shedding disabled (loadBalancerEnabled / loadBalancerSheddingEnabled)"
+            return cyc
+        if v.nb <= 1:
+            cyc.reason = f"{v.nb} available broker(s): nothing to balance"
+            return cyc
+        timeout = self.now - cfg.loadBalancerSheddingGracePeriodMinutes * 60_000
+        for b in [b for b, t in self.recently_unloaded.items() if t < timeout]:
+            del self.recently_unloaded[b]
+        res = self.shedding.find_bundles_for_unloading(v, cfg, self.recently_unloaded)
+        cyc.shedding = res
+        by_broker: dict[str, list] = {}
+        for s in res.selected:
+            by_broker.setdefault(s.broker, []).append(s)
+        keys = list(by_broker)
+        rank = java_map_rank(keys, initial=32)
+        for bi in np.argsort(rank).tolist():
+            broker = keys[bi]
+            any_unloaded = False
+            for s in by_broker[broker]:
+                u = Unload(broker, s.bundle, None, s.reason, s.msg_rate, s.throughput)
+                ns = bundle_namespace(s.bundle)
+                if ns in cfg.loadBalancerSheddingExcludedNamespaces:
+                    u.skipped = f"namespace {ns} is in loadBalancerSheddingExcludedNamespaces"
+                    cyc.skipped.append(u)
+                    continue
+                ok, why = self.policies.should_unload(s.bundle, broker, v)
+                if not ok:
+                    u.skipped = why
+                    cyc.skipped.append(u)
+                    continue
+                dec = self.select_broker(s.bundle)
+                u.placement = dec
+                if dec.broker is None:
+                    u.skipped = "no broker available to unload the bundle to"
+                    cyc.skipped.append(u)
+                    continue
+                u.destination = dec.broker
+                if dec.broker == broker:
+                    u.skipped = f"the destination broker {broker} is the same as the current owner"
+                    cyc.skipped.append(u)
+                    continue
+                self.recently_unloaded[s.bundle] = self.now
+                self.unload_bundle_count += 1
+                any_unloaded = True
+                cyc.unloads.append(u)
+            if any_unloaded:
+                self.unload_broker_count += 1
+        if cyc.unloads:
+            cyc.reason = res.reason
+        elif res.selected:
+            cyc.reason = "selected bundles were not unloaded: " + "; ".join(
+                sorted({u.skipped for u in cyc.skipped if u.skipped}))
+        else:
+            cyc.reason = res.reason or "nothing to unload"
+        return cyc
+
+    def run_cycles(self, n: int) -> list[Cycle]:
+        """``n`` shedding cycles on unchanged load reports, one shedding interval apart."""
+        out = []
+        step = self.config.loadBalancerSheddingIntervalMinutes * 60_000
+        t0 = self.now
+        for i in range(n):
+            out.append(self.do_load_shedding(t0 + i * step))
+        return out

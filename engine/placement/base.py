@@ -1,0 +1,84 @@
+"""What every placement strategy shares (Pulsar's ``ModularLoadManagerStrategy``)."""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import numpy as np
+
+from ..config import LoadBalancerConfig
+from ..model import BundleData
+from ..results import PlacementDecision
+from ..view import LoadView
+
+__all__ = ["PlacementStrategy", "PlacementContext", "draw", "new_decision"]
+
+
+@dataclass
+class PlacementContext:
+    """What a placement call may use besides the view: the RNG and the leader's preallocations.
+
+    ``pre_rate`` / ``pre_topics`` are per-broker sums (aligned with ``view.brokers``) of the
+    long-term msg rate and topics of the preallocated bundles.
+    """
+
+    rng: np.random.Generator = field(default_factory=lambda: np.random.default_rng(0))
+    preallocated: Mapping[str, Mapping[str, BundleData]] = field(default_factory=dict)
+    pre_rate: np.ndarray | None = None
+    pre_topics: np.ndarray | None = None
+
+    def prealloc_rate(self, view: LoadView) -> np.ndarray:
+        if self.pre_rate is None or len(self.pre_rate) != view.nb:
+            self.pre_rate = np.zeros(view.nb)
+            self.pre_topics = np.zeros(view.nb, dtype=np.int64)
+            for b, pre in self.preallocated.items():
+                j = view.broker_index.get(b)
+                if j is not None:
+                    t = 0.0
+                    for d in pre.values():
+                        t += d.long_term.msg_rate_in + d.long_term.msg_rate_out
+                    self.pre_rate[j] = t
+                    self.pre_topics[j] = sum(d.topics for d in pre.values())
+        return self.pre_rate
+
+
+class PlacementStrategy:
+    """Interface: choose one broker among ``candidates`` for a bundle."""
+
+    name: str = ""
+    config_keys: tuple = ()
+
+    def select_broker(self, cand: np.ndarray, bundle: str, data: BundleData, view: LoadView,
+                      conf: LoadBalancerConfig, ctx: PlacementContext) -> PlacementDecision:
+        """Pulsar's ``selectBroker(candidates, bundleData, loadData, conf)``.
+
+        ``cand`` holds broker indices (into ``view.brokers``) in the iteration order of Pulsar's
+        candidate set. Returns a decision with ``broker`` (``None`` when there is no candidate),
+        ``random``, ``scores``, ``best`` and ``reason``.
+        """
+        raise NotImplementedError
+
+    def on_active_brokers_change(self, active_brokers) -> None:
+        """Forget state of brokers that left."""
+
+    def state(self) -> dict:
+        return {}
+
+    def reset(self) -> None:
+        pass
+
+    def load_state(self, state: dict) -> None:
+        """Seed the memory from a dict shaped like :meth:`state`."""
+
+    def copy(self) -> "PlacementStrategy":
+        return copy.deepcopy(self)
+
+
+def draw(rng: np.random.Generator, items):
+    """``items.get(random.nextInt(items.size()))`` with an injected RNG."""
+    return items[int(rng.integers(len(items)))]
+
+
+def new_decision(strategy: str, bundle: str, view: LoadView, cand) -> PlacementDecision:
+    return PlacementDecision(bundle, strategy, names=view.brokers, cand=np.asarray(cand, dtype=np.int64))

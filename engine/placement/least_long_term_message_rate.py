@@ -1,0 +1,59 @@
+"""LeastLongTermMessageRate: place on the broker with the lowest long-term message rate.
+
+Notes
+-----
+Pulsar file ``impl/LeastLongTermMessageRate.java`` (``pulsar-load-balancing.md`` §6.1); the default
+placement before Pulsar 5.0. Config keys: ``loadBalancerBrokerOverloadedThresholdPercentage`` and the
+four resource weights (weighted usage since PIP-358).
+
+Score = long-term msg rate in+out of the broker's time-average data + the long-term rates of its
+preallocated bundles; +∞ when the weighted usage is above the overload line (``>``). The lowest
+score wins; ties (including "every broker overloaded", all +∞) are drawn at random. Bytes are
+ignored.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..results import fmt_rate
+from .base import PlacementStrategy, draw, new_decision
+
+__all__ = ["LeastLongTermMessageRate"]
+
+
+class LeastLongTermMessageRate(PlacementStrategy):
+    """Stateless placement by long-term message rate."""
+
+    name = "LeastLongTermMessageRate"
+    config_keys = ("loadBalancerBrokerOverloadedThresholdPercentage", "loadBalancerCPUResourceWeight",
+                   "loadBalancerDirectMemoryResourceWeight", "loadBalancerBandwidthInResourceWeight",
+                   "loadBalancerBandwidthOutResourceWeight")
+
+    def scores(self, view, conf, ctx) -> np.ndarray:
+        """Score of every broker of the view (msg/s, +inf when overloaded)."""
+        uw = view.usage_with_weight(conf.weights)
+        return np.where(uw > conf.overload_threshold, np.inf, ctx.prealloc_rate(view) + view.long_term_msg_rate)
+
+    def select_broker(self, cand, bundle, data, view, conf, ctx):
+        dec = new_decision(self.name, bundle, view, cand)
+        if len(cand) == 0:
+            dec.reason = "no candidate broker"
+            return dec
+        sc = self.scores(view, conf, ctx)[cand]
+        dec.set_scores(sc, "msg/s")
+        m = sc.min()
+        best = cand[sc == m]
+        j = int(draw(ctx.rng, best))
+        dec.broker = view.brokers[j]
+        dec.set_best(best)
+        dec.random = len(best) > 1
+        if math.isinf(m):
+            dec.reason = (f"every candidate is above the overload line "
+                          f"{conf.loadBalancerBrokerOverloadedThresholdPercentage} %: random among all {len(best)}")
+        elif len(best) > 1:
+            dec.reason = f"{len(best)} brokers tie at {fmt_rate(m)}: random pick"
+        else:
+            dec.reason = f"lowest long-term message rate {fmt_rate(m)}"
+        return dec

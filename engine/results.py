@@ -1,0 +1,294 @@
+"""Decisions that explain themselves.
+
+Every strategy returns one of these dataclasses: the numbers behind the decision and a reason a
+person can read. "Nothing moved" is a result with a reason too (``label == "Skip"``). Modelled on
+Pulsar's extensible ``UnloadDecision(label, reason)``.
+
+All results have ``to_json()`` giving the documented, stable JSON contract of the command line.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from dataclasses import asdict, dataclass, field, is_dataclass
+from typing import Any
+
+__all__ = [
+    "BrokerVerdict",
+    "Selection",
+    "AvgPair",
+    "SheddingResult",
+    "FilterStep",
+    "PlacementDecision",
+    "Unload",
+    "Cycle",
+    "fmt_rate",
+    "fmt_bytes",
+]
+
+
+def _clean(v):
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if hasattr(v, "to_json") and not is_dataclass(v):
+        return v.to_json()
+    if is_dataclass(v):
+        return {k: _clean(x) for k, x in asdict(v).items()}
+    if isinstance(v, dict):
+        return {k: _clean(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_clean(x) for x in v]
+    try:
+        import numpy as np
+
+        if isinstance(v, np.generic):
+            return _clean(v.item())
+    except ImportError:  # pragma: no cover
+        pass
+    return v
+
+
+def fmt_rate(v: float) -> str:
+    """``12345.6`` → ``'12,346 msg/s'``."""
+    return f"{v:,.0f} msg/s"
+
+
+def fmt_bytes(v: float) -> str:
+    """Bytes/s in MiB/s (Pulsar's "MB" is MiB)."""
+    return f"{v / 1048576:,.3f} MB/s"
+
+
+@dataclass
+class BrokerVerdict:
+    """How one broker was judged: its score, the line it was compared with, and the outcome."""
+
+    broker: str
+    score: float
+    line: float | None = None
+    line_name: str = ""
+    status: str = "ok"  # "over" | "under" | "ok" | "skipped"
+    need: float | None = None  # amount to move (bytes/s or msg/s)
+    need_unit: str = ""
+    reason: str = ""
+
+
+@dataclass
+class Selection:
+    """One bundle a shedding strategy selected, in Pulsar's selection order."""
+
+    broker: str
+    bundle: str
+    value: float  # the traffic it was ranked by
+    value_unit: str  # "B/s" or "msg/s"
+    msg_rate: float = 0.0  # short-term in+out
+    throughput: float = 0.0  # short-term in+out
+    planned_destination: str | None = None  # AvgShedder / TransferShedder
+    reason: str = ""
+
+
+@dataclass
+class AvgPair:
+    """An AvgShedder pair: the cool and the hot broker, their gap and hit counters."""
+
+    low: str
+    high: str
+    low_score: float
+    high_score: float
+    gap: float
+    hit_low: dict = field(default_factory=dict)  # broker -> low counter after this round
+    hit_high: dict = field(default_factory=dict)
+    triggered: bool = False
+    trigger: str = ""  # "high" | "low" | ""
+    amount: float | None = None
+    amount_unit: str = ""
+    reason: str = ""
+
+
+@dataclass
+class SheddingResult:
+    """What a shedding strategy decided in one call of ``findBundlesForUnloading``."""
+
+    strategy: str
+    label: str  # "Success" (something selected) | "Skip"
+    reason: str
+    scores: dict = field(default_factory=dict)  # broker -> score in score_unit
+    score_unit: str = "%"
+    lines: dict = field(default_factory=dict)  # name -> value in score_unit (average, threshold, ...)
+    verdicts: list = field(default_factory=list)  # BrokerVerdict, in Pulsar's broker order
+    selected: list = field(default_factory=list)  # Selection, in Pulsar's order
+    pairs: list = field(default_factory=list)  # AvgPair (AvgShedder)
+    notes: list = field(default_factory=list)
+    state: dict = field(default_factory=dict)  # strategy state after the call (hit counts, history)
+
+    @property
+    def nothing(self) -> bool:
+        return not self.selected
+
+    def to_json(self) -> dict:
+        return _clean(self)
+
+
+class _Names:
+    """Index arrays over a broker-name list, turned into names only when read (cheap placements)."""
+
+    __slots__ = ()
+
+    @staticmethod
+    def names(names, idx) -> list:
+        if idx is None:
+            return []
+        return [names[i] for i in np.asarray(idx).tolist()]
+
+
+class FilterStep:
+    """One step of ``selectBroker``'s candidate pipeline: the candidates after it, and who it removed."""
+
+    def __init__(self, name: str, after, before=None, note: str = "", names=None):
+        self.name, self.note = name, note
+        self._names = names
+        self._after = after
+        self._before = before
+
+    def _ls(self, x):
+        if x is None:
+            return []
+        if self._names is None:
+            return list(x)
+        return _Names.names(self._names, x)
+
+    @property
+    def candidates(self) -> list:
+        return self._ls(self._after)
+
+    @property
+    def removed(self) -> list:
+        if self._before is None:
+            return []
+        after = set(self.candidates)
+        return [b for b in self._ls(self._before) if b not in after]
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "candidates": self.candidates, "removed": self.removed, "note": self.note}
+
+
+class PlacementDecision:
+    """Where ``selectBroker`` puts a bundle, with the candidate set after each filter.
+
+    Candidate sets and scores are kept as index arrays over the view's broker list and turned into
+    names and dicts only when read, so a placement costs microseconds even on 1,000 brokers.
+    """
+
+    def __init__(self, bundle: str, strategy: str, names=None, cand=None, broker: str | None = None):
+        self.bundle = bundle
+        self.strategy = strategy
+        self.broker = broker
+        self.random = False  # the pick was a draw among several brokers
+        self._names = names
+        self._cand = cand  # index array (or list of names when names is None)
+        self._best = None
+        self._scores = None  # array aligned with _cand
+        self.score_unit = ""
+        self.filters: list = []  # FilterStep
+        self.retried = False  # overload retry with all brokers
+        self.first_choice: str | None = None  # before the retry
+        self.preallocated = False
+        self.from_plan = False  # AvgShedder destination planned at shedding time
+        self.reason = ""
+        self.lines: dict = {}
+
+    def _ls(self, x):
+        if x is None:
+            return []
+        if self._names is None:
+            return list(x)
+        return _Names.names(self._names, x)
+
+    @property
+    def candidates(self) -> list:
+        """The candidate set given to the strategy (names)."""
+        return self._ls(self._cand)
+
+    @property
+    def best(self) -> list:
+        """The brokers the pick was drawn from."""
+        return self._ls(self._best)
+
+    @property
+    def scores(self) -> dict:
+        """Candidate -> the score the strategy compared."""
+        if self._scores is None:
+            return {}
+        return dict(zip(self.candidates, np.asarray(self._scores, dtype=float).tolist()))
+
+    def set_best(self, best) -> None:
+        self._best = best
+
+    def set_scores(self, scores, unit: str) -> None:
+        self._scores, self.score_unit = scores, unit
+
+    def to_json(self) -> dict:
+        return _clean({
+            "bundle": self.bundle, "broker": self.broker, "strategy": self.strategy, "random": self.random,
+            "candidates": self.candidates, "filters": [f.to_json() for f in self.filters],
+            "scores": self.scores, "score_unit": self.score_unit, "best": self.best, "retried": self.retried,
+            "first_choice": self.first_choice, "preallocated": self.preallocated, "from_plan": self.from_plan,
+            "reason": self.reason, "lines": self.lines,
+        })
+
+
+@dataclass
+class Unload:
+    """One bundle the leader unloads (or would have, when ``skipped`` says why not)."""
+
+    broker: str
+    bundle: str
+    destination: str | None
+    reason: str
+    msg_rate: float = 0.0
+    throughput: float = 0.0
+    skipped: str | None = None
+    placement: PlacementDecision | None = None
+
+    def to_json(self) -> dict:
+        return {"broker": self.broker, "bundle": self.bundle, "destination": self.destination,
+                "reason": self.reason, "msg_rate": self.msg_rate, "throughput": self.throughput,
+                "skipped": self.skipped, "placement": self.placement.to_json() if self.placement else None}
+
+
+@dataclass
+class Cycle:
+    """One ``doLoadShedding`` run: the strategy's result and the unloads the leader issued."""
+
+    cycle: int
+    now_ms: int
+    shedding: SheddingResult | None
+    unloads: list = field(default_factory=list)  # Unload actually issued, in order
+    skipped: list = field(default_factory=list)  # Unload not issued (same broker, excluded, ...)
+    reason: str = ""
+    source: str | None = None  # snapshot file for replay
+
+    def to_json(self) -> dict[str, Any]:
+        sh = self.shedding
+        out = {
+            "cycle": self.cycle,
+            "now": self.now_ms,
+            "strategy": sh.strategy if sh else None,
+            "label": "Success" if self.unloads else "Skip",
+            "reason": self.reason,
+            "unloads": [{"broker": u.broker, "bundle": u.bundle, "destination": u.destination,
+                         "reason": u.reason, "msg_rate": u.msg_rate, "throughput": u.throughput,
+                         "placement": u.placement.to_json() if u.placement else None} for u in self.unloads],
+            "skipped": [{"broker": u.broker, "bundle": u.bundle, "destination": u.destination,
+                         "reason": u.skipped} for u in self.skipped],
+            "scores": _clean(sh.scores) if sh else {},
+            "score_unit": sh.score_unit if sh else "",
+            "lines": _clean(sh.lines) if sh else {},
+            "verdicts": _clean(sh.verdicts) if sh else [],
+            "pairs": _clean(sh.pairs) if sh else [],
+            "notes": list(sh.notes) if sh else [],
+            "state": _clean(sh.state) if sh else {},
+        }
+        if self.source:
+            out["snapshot"] = self.source
+        return out

@@ -1,0 +1,221 @@
+"""AvgShedder (PIP-364): pair hot and cool brokers, count consecutive hits, move load within pairs.
+
+One instance plays both roles, as in Pulsar: shedding plans each bundle's destination (the cool
+broker of its pair) and placement returns that plan.
+
+Notes
+-----
+Pulsar file ``impl/AvgShedder.java`` (``pulsar-load-balancing.md`` §5.4, §5.5). Config keys:
+``loadBalancerAvgShedderLowThreshold`` (15), ``loadBalancerAvgShedderHighThreshold`` (40),
+``loadBalancerAvgShedderHitCountLowThreshold`` (8), ``loadBalancerAvgShedderHitCountHighThreshold``
+(2), ``maxUnloadPercentage`` (0.2; 0.5 recommended and in 5.0), ``minUnloadMessage`` (1000),
+``minUnloadMessageThroughput`` (1 MiB) and the four resource weights.
+
+* Score = 100 × weighted max usage, **no** history. Brokers sorted ascending (stable; ties in
+  ``HashMap`` order, the comparator of master since #24954 — the older truncating comparator is not
+  emulated), paired first with last, second with second to last, ...
+* Hit counters are **per broker**: a pair with gap >= low adds a low hit to both brokers (and a
+  high hit when gap >= high, else resets their high counters); a pair below low resets both
+  brokers; no pair at all clears every counter. A pair sheds when either broker reached
+  ``HitCountHigh`` high hits or ``HitCountLow`` low hits; its counters are then reset.
+* Amount: ``(rate(hot) − rate(cool)) × maxUnloadPercentage`` if above ``minUnloadMessage``, else the
+  same in throughput if above ``minUnloadMessageThroughput``; bundles of the hot broker largest first,
+  each taken when ``0 < traffic <= remaining`` (greedy fit). The sole bundle may be unloaded.
+* Plans are kept in a map keyed by the bundle's BundleData **value** (Lombok equals/hash), never
+  pruned: a bundle whose data changed loses its plan, identical-stats bundles share one.
+* Placement without a plan hashes a random int (CRC-32 of its decimal string) onto the candidates
+  sorted by name — effectively a uniform draw — and remembers the choice (sticky).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..javacompat import INT_MIN, guava_crc32_as_int, java_abs_int, java_map_rank
+from ..placement.base import PlacementStrategy, new_decision
+from ..results import AvgPair, BrokerVerdict, Selection, SheddingResult, fmt_bytes, fmt_rate
+from .base import SheddingStrategy, candidate_bundles, finish_result, sort_desc
+
+__all__ = ["AvgShedder"]
+
+
+class AvgShedder(SheddingStrategy, PlacementStrategy):
+    """Pairing shedder with hit counts, and its own placement.
+
+    Parameters
+    ----------
+    hit_low, hit_high : dict, optional
+        Initial per-broker counters (to replay a leader's memory).
+    """
+
+    name = "AvgShedder"
+    config_keys = ("loadBalancerAvgShedderLowThreshold", "loadBalancerAvgShedderHighThreshold",
+                   "loadBalancerAvgShedderHitCountLowThreshold", "loadBalancerAvgShedderHitCountHighThreshold",
+                   "maxUnloadPercentage", "minUnloadMessage", "minUnloadMessageThroughput",
+                   "loadBalancerCPUResourceWeight", "loadBalancerDirectMemoryResourceWeight",
+                   "loadBalancerBandwidthInResourceWeight", "loadBalancerBandwidthOutResourceWeight")
+
+    def __init__(self, hit_low: dict | None = None, hit_high: dict | None = None):
+        self.hit_low: dict[str, int] = dict(hit_low or {})
+        self.hit_high: dict[str, int] = dict(hit_high or {})
+        #: BundleData value key -> (destination broker, bundle name it was planned for)
+        self.plans: dict[tuple, tuple[str, str]] = {}
+
+    # ------------------------------------------------------------------ state
+    def state(self):
+        return {"hit_low": dict(self.hit_low), "hit_high": dict(self.hit_high),
+                "plans": {bundle: dest for dest, bundle in self.plans.values()}}
+
+    def load_state(self, state):
+        self.hit_low.update({str(k): int(v) for k, v in (state.get("hit_low") or {}).items()})
+        self.hit_high.update({str(k): int(v) for k, v in (state.get("hit_high") or {}).items()})
+
+    def reset(self):
+        self.hit_low.clear()
+        self.hit_high.clear()
+        self.plans.clear()
+
+    def on_active_brokers_change(self, active_brokers):
+        pass  # Pulsar's AvgShedder keeps its counters and plans
+
+    # ------------------------------------------------------------------ shedding
+    def find_bundles_for_unloading(self, view, conf, recently_unloaded):
+        low, high = conf.loadBalancerAvgShedderLowThreshold, conf.loadBalancerAvgShedderHighThreshold
+        n_low, n_high = conf.loadBalancerAvgShedderHitCountLowThreshold, conf.loadBalancerAvgShedderHitCountHighThreshold
+        p = conf.maxUnloadPercentage
+        scores = view.usage_with_weight(conf.weights) * 100
+        res = SheddingResult(self.name, "Skip", "", score_unit="%",
+                             lines={"low threshold (gap)": low, "high threshold (gap)": high})
+        res.scores = {b: float(scores[j]) for j, b in enumerate(view.brokers)}
+        n = view.nb
+        if n:
+            res.lines["average"] = float(np.mean(scores))
+        # brokerScoreMap is a HashMap filled in brokerData order: ties keep its iteration order
+        tie = java_map_rank(view.brokers)
+        srt = np.lexsort((tie, scores)).tolist()
+        pairs = []
+        i, j = 0, n - 1
+        while i <= j:
+            lo, hi = srt[i], srt[j]
+            lo_b, hi_b = view.brokers[lo], view.brokers[hi]
+            d = float(scores[hi] - scores[lo])
+            if d < low:
+                for b in (lo_b, hi_b):
+                    self.hit_high.pop(b, None)
+                    self.hit_low.pop(b, None)
+                if lo != hi:
+                    res.pairs.append(AvgPair(lo_b, hi_b, float(scores[lo]), float(scores[hi]), d,
+                                             reason=f"gap {d:.2f} < low threshold {low:g}: counters reset"))
+            else:
+                pairs.append((lo, hi, d))
+                for b in (lo_b, hi_b):
+                    self.hit_low[b] = self.hit_low.get(b, 0) + 1
+                if d < high:
+                    for b in (lo_b, hi_b):
+                        self.hit_high.pop(b, None)
+                else:
+                    for b in (lo_b, hi_b):
+                        self.hit_high[b] = self.hit_high.get(b, 0) + 1
+            i += 1
+            j -= 1
+        if not pairs:
+            self.hit_high.clear()
+            self.hit_low.clear()
+            res.reason = f"no pair with a score gap >= low threshold {low:g}: all hit counters cleared"
+            for k, b in enumerate(view.brokers):
+                res.verdicts.append(BrokerVerdict(b, float(scores[k]), None, "", "ok"))
+            res.state = self.state()
+            return res
+        recent = view.recent_mask(recently_unloaded)
+        rates, thrs = view.msg_rate, view.msg_throughput
+        status = {}
+        for lo, hi, d in pairs:
+            lo_b, hi_b = view.brokers[lo], view.brokers[hi]
+            hl = {lo_b: self.hit_low.get(lo_b, 0), hi_b: self.hit_low.get(hi_b, 0)}
+            hh = {lo_b: self.hit_high.get(lo_b, 0), hi_b: self.hit_high.get(hi_b, 0)}
+            pair = AvgPair(lo_b, hi_b, float(scores[lo]), float(scores[hi]), d, hit_low=hl, hit_high=hh)
+            res.pairs.append(pair)
+            hit_h = max(hh.values()) >= n_high
+            hit_l = max(hl.values()) >= n_low
+            gap_txt = (f"{hi_b} score {scores[hi]:.2f} - {lo_b} score {scores[lo]:.2f} = {d:.2f}")
+            kind = "high" if d >= high else "low"
+            th_txt = f"{'>=' } {'high' if kind == 'high' else 'low'} threshold {high if kind == 'high' else low:g}"
+            counts = (f"high hits {max(hh.values())} of {n_high}, low hits {max(hl.values())} of {n_low}")
+            if not (hit_h or hit_l):
+                pair.reason = f"{gap_txt} {th_txt}: {counts}, not yet"
+                status[hi_b] = status[lo_b] = "pending"
+                continue
+            pair.triggered = True
+            pair.trigger = "high" if hit_h else "low"
+            for b in (lo_b, hi_b):
+                self.hit_high.pop(b, None)
+                self.hit_low.pop(b, None)
+            need_rate = (float(rates[hi]) - float(rates[lo])) * p
+            need_thr = (float(thrs[hi]) - float(thrs[lo])) * p
+            if need_rate > conf.minUnloadMessage:
+                mode, budget, vals, unit = "rate", need_rate, view.short_rate, "msg/s"
+                amt_txt = f"move ({fmt_rate(rates[hi])} - {fmt_rate(rates[lo])}) x {p:g} = {fmt_rate(need_rate)}"
+            elif need_thr > conf.minUnloadMessageThroughput:
+                mode, budget, vals, unit = "throughput", need_thr, view.short_throughput, "B/s"
+                amt_txt = (f"msg rate difference x {p:g} = {fmt_rate(need_rate)} <= minUnloadMessage "
+                           f"{conf.minUnloadMessage:,}; move throughput ({fmt_bytes(thrs[hi])} - {fmt_bytes(thrs[lo])})"
+                           f" x {p:g} = {fmt_bytes(need_thr)}")
+            else:
+                pair.reason = (f"{gap_txt} {th_txt}: {counts} -> triggered, but the amount to move is too small "
+                               f"({fmt_rate(need_rate)} <= {conf.minUnloadMessage:,} and {fmt_bytes(need_thr)} <= "
+                               f"{fmt_bytes(conf.minUnloadMessageThroughput)}); counters reset")
+                status[hi_b] = status[lo_b] = "skipped"
+                continue
+            pair.amount, pair.amount_unit = budget, unit
+            pair.reason = f"{gap_txt} {th_txt}: {counts} -> unload from {hi_b} to {lo_b}; {amt_txt}"
+            status[hi_b], status[lo_b] = "over", "under"
+            if view.num_bundles[hi] <= 1:
+                res.notes.append(f"{hi_b} has {int(view.num_bundles[hi])} bundle(s); AvgShedder unloads anyway")
+            idx = sort_desc(view, candidate_bundles(view, hi, recent), vals)
+            picked = 0
+            for k in idx.tolist():
+                t = float(vals[k])
+                if 0 < t <= budget:
+                    self.plans[view.bundle_value_key(k)] = (lo_b, view.bundles[k])
+                    budget -= t
+                    picked += 1
+                    res.selected.append(Selection(hi_b, view.bundles[k], t, unit, float(view.short_rate[k]),
+                                                  float(view.short_throughput[k]), planned_destination=lo_b,
+                                                  reason=pair.reason))
+            if not picked:
+                pair.reason += "; no bundle fits the amount"
+        for k, b in enumerate(view.brokers):
+            res.verdicts.append(BrokerVerdict(b, float(scores[k]), None, "", status.get(b, "ok")))
+        finish_result(res, "no pair reached its hit count")
+        if not res.selected and not res.reason:
+            res.reason = "no pair reached its hit count"
+        res.state = self.state()
+        return res
+
+    # ------------------------------------------------------------------ placement
+    def select_broker(self, cand, bundle, data, view, conf, ctx):
+        dec = new_decision(self.name, bundle, view, cand)
+        if len(cand) == 0:
+            dec.reason = "no candidate broker"
+            return dec
+        key = data.value_key()
+        plan = self.plans.get(key)
+        if plan is not None:
+            j = view.broker_index.get(plan[0])
+            if j is not None and bool(np.any(cand == j)):
+                dec.broker, dec.from_plan = plan[0], True
+                dec.reason = f"destination planned when shedding: {plan[0]}"
+                dec.set_best([j])
+                return dec
+        srt = cand[np.argsort(view.name_rank[cand], kind="stable")]
+        r = int(ctx.rng.integers(-2**31, 2**31))
+        h = java_abs_int(guava_crc32_as_int(str(r)))
+        if h == INT_MIN:  # Math.abs overflow -> negative index -> Pulsar's fallback abs(hashCode) % n
+            h = abs(hash(key)) & 0x7FFFFFFF
+        broker = view.brokers[int(srt[h % len(srt)])]
+        self.plans[key] = (broker, bundle)
+        dec.broker, dec.random = broker, len(srt) > 1
+        dec.set_best(srt)
+        why = "planned destination not a candidate" if plan is not None else "no planned destination"
+        dec.reason = (f"{why}: hash of a random number picks {broker} among {len(srt)} candidates "
+                      f"(cluster start or broker removed)")
+        return dec

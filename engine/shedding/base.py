@@ -1,0 +1,100 @@
+"""What every shedding strategy shares: the interface and Pulsar's bundle-selection helpers.
+
+A strategy is a small object whose memory (ThresholdShedder history, AvgShedder hit counters and
+planned destinations, ...) is a visible value: :meth:`SheddingStrategy.state` returns it as a dict,
+:meth:`SheddingStrategy.reset` clears it, :func:`copy.deepcopy` copies it.
+"""
+from __future__ import annotations
+
+import copy
+from typing import Mapping
+
+import numpy as np
+
+from ..config import LoadBalancerConfig
+from ..results import SheddingResult
+from ..view import LoadView
+
+__all__ = ["SheddingStrategy", "candidate_bundles", "sort_desc", "select_largest_first", "seq_sum", "finish_result"]
+
+
+class SheddingStrategy:
+    """Interface of a load-shedding strategy (Pulsar's ``LoadSheddingStrategy``)."""
+
+    #: short class name, as in ``broker.conf``
+    name: str = ""
+    #: keys of :class:`LoadBalancerConfig` the strategy reads (the dashboard shows these sliders)
+    config_keys: tuple = ()
+
+    def find_bundles_for_unloading(self, view: LoadView, conf: LoadBalancerConfig,
+                                   recently_unloaded: Mapping[str, int]) -> SheddingResult:
+        """Pulsar's ``findBundlesForUnloading(loadData, conf)``; ``recently_unloaded`` is
+        ``loadData.getRecentlyUnloadedBundles()`` (bundle → unload time, ms)."""
+        raise NotImplementedError
+
+    def on_active_brokers_change(self, active_brokers) -> None:
+        """Pulsar's ``onActiveBrokersChange``: forget state of brokers that left."""
+
+    def state(self) -> dict:
+        """The strategy's memory as a JSON-friendly dict."""
+        return {}
+
+    def reset(self) -> None:
+        """Forget everything (a new leader)."""
+
+    def load_state(self, state: dict) -> None:
+        """Seed the memory from a dict shaped like :meth:`state` (replaying a leader)."""
+
+    def copy(self) -> "SheddingStrategy":
+        return copy.deepcopy(self)
+
+
+def seq_sum(values) -> float:
+    """Sum in iteration order, as a Java ``for`` loop does (numpy's pairwise sum rounds differently)."""
+    t = 0.0
+    for v in values:
+        t += v
+    return t
+
+
+def candidate_bundles(view: LoadView, j: int, recent: np.ndarray) -> np.ndarray:
+    """Bundles of broker ``j`` that are in ``getBundleDataForLoadShedding()`` and not recently unloaded."""
+    idx = view.owned[j]
+    if len(idx) == 0:
+        return idx
+    return idx[view.sheddable[idx] & ~recent[idx]]
+
+
+def sort_desc(view: LoadView, idx: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``idx`` sorted by ``values`` descending, ties in ``HashMap`` order (Java stable sort)."""
+    if len(idx) <= 1:
+        return idx
+    order = np.lexsort((view.shed_rank[idx], -values[idx]))
+    return idx[order]
+
+
+def select_largest_first(view: LoadView, j: int, recent: np.ndarray, need: float) -> list[tuple[int, float]]:
+    """OverloadShedder / ThresholdShedder selection: largest short-term throughput first until the
+    marked traffic reaches ``need`` (always at least one bundle; zero-traffic bundles allowed)."""
+    idx = sort_desc(view, candidate_bundles(view, j, recent), view.short_throughput)
+    out = []
+    marked = 0.0
+    for k in idx.tolist():
+        if marked < need or not out:
+            t = float(view.short_throughput[k])
+            out.append((k, t))
+            marked += t
+        else:
+            break
+    return out
+
+
+def finish_result(res: SheddingResult, nothing_reason: str) -> None:
+    """Set label and reason of a result once the strategy is done."""
+    if res.selected:
+        res.label = "Success"
+        n = len({s.broker for s in res.selected})
+        res.reason = f"{len(res.selected)} bundle(s) from {n} broker(s)"
+    elif not res.reason:
+        over = [v for v in res.verdicts if v.status in ("over", "skipped")]
+        res.reason = "; ".join(v.reason for v in over) if over else nothing_reason

@@ -1,0 +1,73 @@
+"""OverloadShedder: unload the biggest bundles of every broker at or above the overload line.
+
+Notes
+-----
+Pulsar file ``impl/OverloadShedder.java`` (``pulsar-load-balancing.md`` §5.1). Config keys:
+``loadBalancerBrokerOverloadedThresholdPercentage`` (85) and the four resource weights.
+
+* A broker sheds when its weighted max usage ``u >= T`` (note ``>=``); it must move
+  ``throughput × (u − T + 0.05)`` bytes/s.
+* Bundles are taken by *short-term byte throughput* descending until that amount is covered, at
+  least one — not "exactly one bundle by message rate" as Pulsar's Javadoc claims.
+* A broker with a single bundle or none only gets a warning.
+* Weighted usage as in Pulsar master (PIP-358); branch-3.x used the unweighted value.
+"""
+from __future__ import annotations
+
+from ..results import BrokerVerdict, Selection, SheddingResult, fmt_bytes
+from .base import SheddingStrategy, finish_result, select_largest_first
+
+__all__ = ["OverloadShedder"]
+
+MARGIN = 0.05
+
+
+class OverloadShedder(SheddingStrategy):
+    """Stateless shedder for brokers above ``loadBalancerBrokerOverloadedThresholdPercentage``.
+
+    Examples
+    --------
+    See ``tests/engine/test_shedding.py`` for the Yahoo Japan three-broker example.
+    """
+
+    name = "OverloadShedder"
+    config_keys = ("loadBalancerBrokerOverloadedThresholdPercentage", "loadBalancerCPUResourceWeight",
+                   "loadBalancerDirectMemoryResourceWeight", "loadBalancerBandwidthInResourceWeight",
+                   "loadBalancerBandwidthOutResourceWeight")
+
+    def find_bundles_for_unloading(self, view, conf, recently_unloaded):
+        T = conf.loadBalancerBrokerOverloadedThresholdPercentage / 100.0
+        u = view.usage_with_weight(conf.weights)
+        recent = view.recent_mask(recently_unloaded)
+        thr = view.msg_throughput
+        res = SheddingResult(self.name, "Skip", "", score_unit="%",
+                             lines={"overload": T * 100})
+        for j, b in enumerate(view.brokers):
+            uj = float(u[j])
+            res.scores[b] = uj * 100
+            if uj < T:
+                res.verdicts.append(BrokerVerdict(b, uj * 100, T * 100, "overload", "ok",
+                                                  reason=f"{uj * 100:.2f} % < overload {T * 100:g} %"))
+                continue
+            need = float(thr[j]) * (uj - T + MARGIN)
+            v = BrokerVerdict(b, uj * 100, T * 100, "overload", "over", need, "B/s",
+                              f"{uj * 100:.2f} % >= overload {T * 100:g} %: move {uj - T + MARGIN:.2%} of "
+                              f"{fmt_bytes(float(thr[j]))} = {fmt_bytes(need)}")
+            nb = int(view.num_bundles[j])
+            if nb > 1:
+                picked = select_largest_first(view, j, recent, need)
+                if not picked:
+                    v.reason += "; every bundle was unloaded recently"
+                for k, t in picked:
+                    res.selected.append(Selection(b, view.bundles[k], t, "B/s", float(view.short_rate[k]),
+                                                  t, reason=f"overloaded: {v.reason}"))
+            elif nb == 1:
+                v.status = "skipped"
+                v.reason += "; sole bundle, not unloaded"
+            else:
+                v.status = "skipped"
+                v.reason += "; no bundles"
+            res.verdicts.append(v)
+        finish_result(res, "no broker at or above the overload threshold")
+        return res
+

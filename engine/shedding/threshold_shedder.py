@@ -1,0 +1,154 @@
+"""ThresholdShedder: shed brokers whose *historical* weighted usage is above average + threshold.
+
+Notes
+-----
+Pulsar file ``impl/ThresholdShedder.java`` (``pulsar-load-balancing.md`` §5.2); the default shedder
+before Pulsar 5.0. Config keys: ``loadBalancerBrokerThresholdShedderPercentage`` (10),
+``loadBalancerHistoryResourcePercentage`` (0.9), ``loadBalancerBundleUnloadMinThroughputThreshold``
+(10 MB), ``lowerBoundarySheddingEnabled`` (false) and the four resource weights.
+
+* State: ``history[broker]``, exponential smoothing ``h·hist + (1−h)·usage``, starting at the first
+  observed usage (not 0); every call updates it once for every broker (twice when the
+  lower-boundary path runs — Pulsar recomputes the average there).
+* A broker sheds when ``hist >= avg + threshold``; it must move ``throughput × (hist − avg −
+  threshold + 0.05)`` bytes/s (5 % below the threshold line, applied to *byte* throughput), and
+  nothing if that is below the minimum throughput threshold.
+* Lower boundary: if nothing was selected, some broker is below ``avg − threshold`` and a broker with
+  more than one bundle is above ``avg − threshold``, the hottest such broker moves
+  ``throughput × threshold × 0.5``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..results import BrokerVerdict, Selection, SheddingResult, fmt_bytes
+from .base import SheddingStrategy, finish_result, select_largest_first, seq_sum
+
+__all__ = ["ThresholdShedder"]
+
+MARGIN = 0.05
+LOWER_BOUNDARY_MARGIN = 0.5
+MB = 1024 * 1024
+
+
+class ThresholdShedder(SheddingStrategy):
+    """Shed by history-smoothed usage against the cluster average.
+
+    Parameters
+    ----------
+    history : dict, optional
+        Initial ``broker → historical usage`` (fraction), e.g. to replay a leader's memory.
+    """
+
+    name = "ThresholdShedder"
+    config_keys = ("loadBalancerBrokerThresholdShedderPercentage", "loadBalancerHistoryResourcePercentage",
+                   "loadBalancerBundleUnloadMinThroughputThreshold", "lowerBoundarySheddingEnabled",
+                   "loadBalancerCPUResourceWeight", "loadBalancerDirectMemoryResourceWeight",
+                   "loadBalancerBandwidthInResourceWeight", "loadBalancerBandwidthOutResourceWeight")
+
+    def __init__(self, history: dict | None = None):
+        self.history: dict[str, float] = dict(history or {})
+
+    def state(self):
+        return {"history": dict(self.history)}
+
+    def reset(self):
+        self.history.clear()
+
+    def load_state(self, state):
+        self.history.update({str(k): float(v) for k, v in (state.get("history") or {}).items()})
+
+    def on_active_brokers_change(self, active_brokers):
+        active = set(active_brokers)
+        for b in list(self.history):
+            if b not in active:
+                del self.history[b]
+
+    def _avg_usage(self, view, conf) -> tuple[float, np.ndarray]:
+        h = conf.loadBalancerHistoryResourcePercentage
+        cur = view.usage_with_weight(conf.weights)
+        old = np.array([self.history.get(b, np.nan) for b in view.brokers], dtype=float)
+        new = np.where(np.isnan(old), cur, old * h + (1 - h) * cur)
+        self.history.update(zip(view.brokers, new.tolist()))
+        n = view.nb
+        return (seq_sum(new.tolist()) / n if n > 0 else 0.0), new
+
+    def find_bundles_for_unloading(self, view, conf, recently_unloaded):
+        th = conf.loadBalancerBrokerThresholdShedderPercentage / 100.0
+        min_thr = conf.loadBalancerBundleUnloadMinThroughputThreshold * MB
+        avg, hist = self._avg_usage(view, conf)
+        recent = view.recent_mask(recently_unloaded)
+        thr = view.msg_throughput
+        real = view.usage_with_weight(conf.weights)
+        res = SheddingResult(self.name, "Skip", "", score_unit="%",
+                             lines={"average": avg * 100, "average + threshold": (avg + th) * 100,
+                                    "average - threshold": (avg - th) * 100})
+        res.scores = {b: float(hist[j]) * 100 for j, b in enumerate(view.brokers)}
+        res.notes.append("scores are history-smoothed usage; real usage now: " + ", ".join(
+            f"{b} {float(real[j]) * 100:.1f} %" for j, b in enumerate(view.brokers[:20]))
+            + (" ..." if view.nb > 20 else ""))
+        if avg == 0:
+            res.reason = "average max resource usage is 0"
+            res.state = self.state()
+            return res
+        for j, b in enumerate(view.brokers):
+            u = float(hist[j])
+            if u < avg + th:
+                res.verdicts.append(BrokerVerdict(
+                    b, u * 100, (avg + th) * 100, "average + threshold", "ok",
+                    reason=f"{u * 100:.2f} % < {avg * 100:.2f} % + {th * 100:g} %"))
+                continue
+            frac = u - avg - th + MARGIN
+            need = float(thr[j]) * frac
+            v = BrokerVerdict(b, u * 100, (avg + th) * 100, "average + threshold", "over", need, "B/s",
+                              f"{u * 100:.2f} % >= {avg * 100:.2f} % + {th * 100:g} %: offload at least "
+                              f"{fmt_bytes(need)} ({frac:.2%} of {fmt_bytes(float(thr[j]))}), "
+                              f"left throughput {fmt_bytes(float(thr[j]) - need)}")
+            if need < min_thr:
+                v.status = "skipped"
+                v.reason += f"; below loadBalancerBundleUnloadMinThroughputThreshold {fmt_bytes(min_thr)}"
+                res.verdicts.append(v)
+                continue
+            nb = int(view.num_bundles[j])
+            if nb > 1:
+                for k, t in select_largest_first(view, j, recent, need):
+                    res.selected.append(Selection(b, view.bundles[k], t, "B/s", float(view.short_rate[k]), t,
+                                                  reason=v.reason))
+            else:
+                v.status = "skipped"
+                v.reason += "; sole bundle, not unloaded" if nb == 1 else "; no bundles"
+            res.verdicts.append(v)
+        if not res.selected and conf.lowerBoundarySheddingEnabled:
+            self._lower_boundary(view, conf, recent, res)
+        finish_result(res, f"no broker at or above average + {th * 100:g} %")
+        res.state = self.state()
+        return res
+
+    def _lower_boundary(self, view, conf, recent, res):
+        th = conf.loadBalancerBrokerThresholdShedderPercentage / 100.0
+        min_thr = conf.loadBalancerBundleUnloadMinThroughputThreshold * MB
+        avg, hist = self._avg_usage(view, conf)  # Pulsar advances the history a second time here
+        res.notes.append(f"lower-boundary shedding: history advanced again, average now {avg * 100:.2f} %")
+        res.lines["average (lower boundary)"] = avg * 100
+        max_b, max_u, below = None, avg - th, False
+        for j in range(view.nb):
+            u = float(hist[j])
+            if u > max_u and view.num_bundles[j] > 1:
+                max_u, max_b = u, j
+            if u < avg - th:
+                below = True
+        if not below:
+            res.notes.append(f"lower boundary: no broker below {(avg - th) * 100:.2f} %")
+            return
+        if max_b is None:
+            res.notes.append("lower boundary: no broker with more than one bundle above average - threshold")
+            return
+        need = float(view.msg_throughput[max_b]) * th * LOWER_BOUNDARY_MARGIN
+        if min_thr > need:
+            res.notes.append(f"lower boundary: {view.brokers[max_b]} would move {fmt_bytes(need)}, below the minimum")
+            return
+        b = view.brokers[max_b]
+        why = (f"lower boundary: a broker is below {(avg - th) * 100:.2f} %; hottest {b} at {max_u * 100:.2f} % "
+               f"moves {fmt_bytes(need)}")
+        for k, t in select_largest_first(view, max_b, recent, need):
+            res.selected.append(Selection(b, view.bundles[k], t, "B/s", float(view.short_rate[k]), t, reason=why))

@@ -1,0 +1,120 @@
+"""UniformLoadShedder: even out message rate (first) or throughput across brokers.
+
+Notes
+-----
+Pulsar file ``impl/UniformLoadShedder.java`` (``pulsar-load-balancing.md`` §5.3). Config keys:
+``loadBalancerMsgRateDifferenceShedderThreshold`` (50 %),
+``loadBalancerMsgThroughputMultiplierDifferenceShedderThreshold`` (4), ``maxUnloadPercentage``
+(0.2), ``minUnloadMessage`` (1000), ``minUnloadMessageThroughput`` (1 MiB),
+``maxUnloadBundleNumPerShedding`` (−1).
+
+* Only the broker with the highest message rate (or throughput) sheds, one per cycle; strict
+  comparisons, so the first broker in map order wins ties.
+* A min of ~0 is replaced by 1.0. Message-rate mode has absolute priority over throughput.
+* The amount is ``(int)((max − min) × maxUnloadPercentage)``; each selected bundle subtracts its
+  *truncated* rate (``MutableInt.add``); bundles are taken largest first while they fit (``<=``),
+  zero-traffic bundles included.
+"""
+from __future__ import annotations
+
+from ..javacompat import java_int
+from ..results import BrokerVerdict, Selection, SheddingResult, fmt_bytes, fmt_rate
+from .base import SheddingStrategy, candidate_bundles, finish_result, sort_desc
+
+__all__ = ["UniformLoadShedder"]
+
+EPS = 1e-6
+INT_MAX_AS_DOUBLE = 2147483647.0
+
+
+class UniformLoadShedder(SheddingStrategy):
+    """Stateless shedder comparing the max and min broker message rate / throughput."""
+
+    name = "UniformLoadShedder"
+    config_keys = ("loadBalancerMsgRateDifferenceShedderThreshold",
+                   "loadBalancerMsgThroughputMultiplierDifferenceShedderThreshold", "maxUnloadPercentage",
+                   "minUnloadMessage", "minUnloadMessageThroughput", "maxUnloadBundleNumPerShedding")
+
+    def find_bundles_for_unloading(self, view, conf, recently_unloaded):
+        rate_th = conf.loadBalancerMsgRateDifferenceShedderThreshold
+        thr_th = conf.loadBalancerMsgThroughputMultiplierDifferenceShedderThreshold
+        p = conf.maxUnloadPercentage
+        max_rate = max_thr = -1.0
+        min_rate = min_thr = INT_MAX_AS_DOUBLE
+        rate_over = thr_over = rate_under = thr_under = None
+        rates, thrs = view.msg_rate.tolist(), view.msg_throughput.tolist()
+        for j in range(view.nb):
+            r, t = rates[j], thrs[j]
+            if r > max_rate:
+                max_rate, rate_over = r, j
+            if t > max_thr:
+                max_thr, thr_over = t, j
+            if r < min_rate:
+                min_rate, rate_under = r, j
+            if t < min_thr:
+                min_thr, thr_under = t, j
+        res = SheddingResult(self.name, "Skip", "", score_unit="msg/s")
+        res.scores = {b: rates[j] for j, b in enumerate(view.brokers)}
+        res.notes.append("throughput (B/s): " + ", ".join(f"{b} {thrs[j]:,.0f}" for j, b in enumerate(view.brokers[:20])))
+        if view.nb == 0:
+            res.reason = "no brokers"
+            return res
+        if -EPS <= min_rate <= EPS:
+            min_rate = 1.0
+        if -EPS <= min_thr <= EPS:
+            min_thr = 1.0
+        rate_pct = (max_rate - min_rate) * 100 / min_rate
+        thr_ratio = max_thr / min_thr
+        rate_hit = rate_th > 0 and rate_pct > rate_th
+        thr_hit = thr_th > 0 and thr_ratio > thr_th
+        res.lines = {"max msg rate": max_rate, "min msg rate": min_rate,
+                     "min msg rate x (1 + threshold)": min_rate * (1 + rate_th / 100.0)}
+        res.state = {"msg_rate_difference_pct": rate_pct, "throughput_ratio": thr_ratio,
+                     "max_rate_broker": view.brokers[rate_over], "min_rate_broker": view.brokers[rate_under],
+                     "max_throughput_broker": view.brokers[thr_over], "min_throughput_broker": view.brokers[thr_under]}
+        rate_txt = (f"msg rate {view.brokers[rate_over]} {fmt_rate(max_rate)} vs {view.brokers[rate_under]} "
+                    f"{fmt_rate(min_rate)}: difference {rate_pct:.1f} % {'>' if rate_hit else '<='} {rate_th:g} %")
+        thr_txt = (f"throughput {view.brokers[thr_over]} {fmt_bytes(max_thr)} vs {view.brokers[thr_under]} "
+                   f"{fmt_bytes(min_thr)}: ratio {thr_ratio:.2f} {'>' if thr_hit else '<='} {thr_th:g}")
+        for j, b in enumerate(view.brokers):
+            st = "over" if (rate_hit and j == rate_over) or (not rate_hit and thr_hit and j == thr_over) else (
+                "under" if j in (rate_under, thr_under) else "ok")
+            res.verdicts.append(BrokerVerdict(b, rates[j], min_rate * (1 + rate_th / 100.0),
+                                              "min msg rate × (1 + threshold)", st))
+        if not (rate_hit or thr_hit):
+            res.reason = f"balanced: {rate_txt}; {thr_txt}"
+            return res
+        req_rate = java_int((max_rate - min_rate) * p)
+        req_thr = java_int((max_thr - min_thr) * p)
+        recent = view.recent_mask(recently_unloaded)
+        max_n = conf.maxUnloadBundleNumPerShedding
+        if rate_hit:
+            j, req, floor, vals, unit, txt = rate_over, req_rate, conf.minUnloadMessage, view.short_rate, "msg/s", rate_txt
+            amount_txt = f"move (int)(({max_rate:,.1f} - {min_rate:,.1f}) x {p:g}) = {req_rate:,} msg/s"
+        else:
+            j, req, floor, vals, unit, txt = thr_over, req_thr, conf.minUnloadMessageThroughput, view.short_throughput, "B/s", thr_txt
+            amount_txt = f"move (int)(({max_thr:,.0f} - {min_thr:,.0f}) x {p:g}) = {req_thr:,} B/s"
+        b = view.brokers[j]
+        v = res.verdicts[j]
+        v.need, v.need_unit = float(req), unit
+        v.reason = f"{txt}; {amount_txt}"
+        nb = int(view.num_bundles[j])
+        if nb <= 1:
+            v.status = "skipped"
+            res.reason = f"{v.reason}; but {b} has {'only one bundle' if nb == 1 else 'no bundles'}"
+            return res
+        if req < floor:
+            v.status = "skipped"
+            res.reason = f"{v.reason}; below the minimum {floor:,} {unit} (min unload floor)"
+            return res
+        idx = sort_desc(view, candidate_bundles(view, j, recent), vals)
+        for k in idx.tolist():
+            if max_n != -1 and len(res.selected) >= max_n:
+                continue
+            x = float(vals[k])
+            if x <= req:
+                req = req + java_int(-x)
+                res.selected.append(Selection(b, view.bundles[k], x, unit, float(view.short_rate[k]),
+                                              float(view.short_throughput[k]), reason=v.reason))
+        finish_result(res, v.reason + "; no bundle small enough to fit")
+        return res

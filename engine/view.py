@@ -1,0 +1,416 @@
+"""Columnar, read-only view of a ``LoadData`` snapshot: what the strategies read.
+
+Strategies never walk Python objects per bundle: they read numpy arrays (per broker and per bundle)
+from a :class:`LoadView`. A view is built from a :class:`engine.model.LoadData`
+(:meth:`LoadView.from_load_data`) or directly from arrays (:meth:`LoadView.from_arrays`, used by
+the simulator and the benchmarks), so a 1,000-broker, 100,000-bundle cycle stays well under 100 ms.
+
+Order matters for fidelity: :attr:`LoadView.brokers` is in Java ``ConcurrentHashMap`` iteration
+order (how Pulsar iterates ``loadData.brokerData``), and :meth:`LoadView.shed_rank` gives each bundle's
+position in the ``HashMap`` returned by ``getBundleDataForLoadShedding()``, which breaks ties in
+Pulsar's stable sorts.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from .javacompat import hashmap_capacity, java_map_rank, java_string_hashes, percent_usage_array
+from .model import (
+    BundleData,
+    LoadData,
+    TimeAverageMessageData,
+    bundle_namespace,
+    default_bundle_data,
+    is_sla_or_heartbeat_namespace,
+)
+
+__all__ = ["LoadView", "BrokerInfo"]
+
+_F = np.float64
+
+
+@dataclass(frozen=True)
+class BrokerInfo:
+    """Per-broker facts the placement filters need that are not numbers."""
+
+    load_manager_class_name: str | None = None
+    version: str | None = None
+    persistent_topics_enabled: bool = True
+    non_persistent_topics_enabled: bool = True
+
+
+@dataclass(eq=False)
+class LoadView:
+    """Arrays describing one moment of the cluster as the leader sees it.
+
+    Per broker (length ``nb``, in :attr:`brokers` order): resource percentages (float32-derived),
+    message rates and throughputs of the load report, the long-term message rate of its time-average
+    data, topic counts, report time. Per bundle (length ``nk``): short/long-term averages, topics,
+    whether it is in ``bundleData`` and not an SLA/heartbeat bundle (``sheddable``), its namespace.
+    Ownership: ``owned[i]`` = indices of the bundles broker ``i`` lists in its ``bundles`` set.
+    """
+
+    now_ms: int
+    brokers: list
+    cpu: np.ndarray
+    memory: np.ndarray
+    direct_memory: np.ndarray
+    bandwidth_in: np.ndarray
+    bandwidth_out: np.ndarray
+    msg_rate_in: np.ndarray
+    msg_rate_out: np.ndarray
+    msg_throughput_in: np.ndarray
+    msg_throughput_out: np.ndarray
+    long_term_msg_rate: np.ndarray  # timeAverageData longTermMsgRateIn + Out
+    num_topics: np.ndarray
+    last_update: np.ndarray
+    bundles: list
+    st: np.ndarray  # (nk, 4): short-term thrIn, thrOut, rateIn, rateOut
+    lt: np.ndarray  # (nk, 4): long-term  thrIn, thrOut, rateIn, rateOut
+    st_samples: np.ndarray
+    lt_samples: np.ndarray
+    topics: np.ndarray
+    in_bundle_data: np.ndarray  # bool
+    owned: list  # list of int arrays
+    broker_info: list = field(default_factory=list)
+    st_max: int = 10
+    lt_max: int = 1000
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_load_data(cls, ld: LoadData) -> "LoadView":
+        """Build the view of a snapshot (missing bundle data derived as Pulsar's leader does)."""
+        ld.ensure_bundle_data()
+        order = ld.broker_order()
+        names: dict[str, int] = {}
+        for b in ld.bundle_data:
+            names.setdefault(b, len(names))
+        for bid in order:
+            for b in ld.brokers[bid].local.bundles:
+                names.setdefault(b, len(names))
+        nk = len(names)
+        st = np.zeros((nk, 4))
+        lt = np.zeros((nk, 4))
+        st_n = np.zeros(nk, dtype=np.int64)
+        lt_n = np.zeros(nk, dtype=np.int64)
+        topics = np.zeros(nk, dtype=np.int64)
+        inbd = np.zeros(nk, dtype=bool)
+        for b, d in ld.bundle_data.items():
+            i = names[b]
+            s, t = d.short_term, d.long_term
+            st[i] = (s.msg_throughput_in, s.msg_throughput_out, s.msg_rate_in, s.msg_rate_out)
+            lt[i] = (t.msg_throughput_in, t.msg_throughput_out, t.msg_rate_in, t.msg_rate_out)
+            st_n[i], lt_n[i], topics[i] = s.num_samples, t.num_samples, d.topics
+            inbd[i] = True
+        nb = len(order)
+        arr = {k: np.zeros(nb) for k in ("cpu_u", "cpu_l", "mem_u", "mem_l", "dm_u", "dm_l", "in_u", "in_l",
+                                         "out_u", "out_l", "ri", "ro", "ti", "to", "ltr")}
+        ntop = np.zeros(nb, dtype=np.int64)
+        lup = np.zeros(nb, dtype=np.int64)
+        owned, info = [], []
+        for j, bid in enumerate(order):
+            bd = ld.brokers[bid]
+            L = bd.local
+            for key, r in (("cpu", L.cpu), ("mem", L.memory), ("dm", L.direct_memory), ("in", L.bandwidth_in),
+                           ("out", L.bandwidth_out)):
+                arr[key + "_u"][j] = r.usage
+                arr[key + "_l"][j] = r.limit
+            arr["ri"][j], arr["ro"][j] = L.msg_rate_in, L.msg_rate_out
+            arr["ti"][j], arr["to"][j] = L.msg_throughput_in, L.msg_throughput_out
+            ta = bd.time_average
+            arr["ltr"][j] = ta.long_term_msg_rate_in + ta.long_term_msg_rate_out
+            ntop[j] = L.num_topics
+            lup[j] = L.last_update
+            owned.append(np.fromiter((names[b] for b in L.bundles), dtype=np.int64, count=len(L.bundles)))
+            info.append(BrokerInfo(L.load_manager_class_name, L.broker_version_string,
+                                   L.persistent_topics_enabled, L.non_persistent_topics_enabled))
+        # time averages: recompute from bundle data when the snapshot gave none
+        for j, bid in enumerate(order):
+            bd = ld.brokers[bid]
+            if not any(bd.time_average.values()) and bd.local.last_stats:
+                bd.time_average.reset(bd.local.last_stats.keys(), ld.bundle_data)
+                arr["ltr"][j] = bd.time_average.long_term_msg_rate_in + bd.time_average.long_term_msg_rate_out
+        return cls(
+            now_ms=ld.now, brokers=order,
+            cpu=percent_usage_array(arr["cpu_u"], arr["cpu_l"]),
+            memory=percent_usage_array(arr["mem_u"], arr["mem_l"]),
+            direct_memory=percent_usage_array(arr["dm_u"], arr["dm_l"]),
+            bandwidth_in=percent_usage_array(arr["in_u"], arr["in_l"]),
+            bandwidth_out=percent_usage_array(arr["out_u"], arr["out_l"]),
+            msg_rate_in=arr["ri"], msg_rate_out=arr["ro"], msg_throughput_in=arr["ti"],
+            msg_throughput_out=arr["to"], long_term_msg_rate=arr["ltr"], num_topics=ntop, last_update=lup,
+            bundles=list(names), st=st, lt=lt, st_samples=st_n, lt_samples=lt_n, topics=topics,
+            in_bundle_data=inbd, owned=owned, broker_info=info,
+        )
+
+    @classmethod
+    def from_arrays(cls, *, brokers: Sequence[str], bundles: Sequence[str], owner: np.ndarray,
+                    cpu, direct_memory=None, bandwidth_in=None, bandwidth_out=None, memory=None,
+                    msg_rate_in=None, msg_rate_out=None, msg_throughput_in=None, msg_throughput_out=None,
+                    long_term_msg_rate=None, num_topics=None, st=None, lt=None, st_samples=None,
+                    lt_samples=None, topics=None, now_ms: int = 0, last_update=None,
+                    java_order: bool = True, broker_info=None) -> "LoadView":
+        """Build a view from arrays (percentages already computed, e.g. by the simulator).
+
+        ``owner[k]`` is the broker index (into ``brokers``) of bundle ``k`` (-1 for unowned). Broker
+        report rates/throughputs default to the sums of the owned bundles' short-term values and the
+        long-term broker rate to the sum of the long-term values. With ``java_order`` the brokers are
+        reordered into Java ``ConcurrentHashMap`` order (all arrays follow).
+        """
+        brokers = list(brokers)
+        nb, nk = len(brokers), len(bundles)
+        owner = np.asarray(owner, dtype=np.int64)
+        z = np.zeros(nb)
+        st = np.zeros((nk, 4)) if st is None else np.asarray(st, dtype=_F)
+        lt = st.copy() if lt is None else np.asarray(lt, dtype=_F)
+        valid = owner >= 0
+
+        def per_broker(col_arr):
+            return np.bincount(owner[valid], weights=col_arr[valid], minlength=nb).astype(_F)
+
+        if msg_throughput_in is None:
+            msg_throughput_in = per_broker(st[:, 0])
+        if msg_throughput_out is None:
+            msg_throughput_out = per_broker(st[:, 1])
+        if msg_rate_in is None:
+            msg_rate_in = per_broker(st[:, 2])
+        if msg_rate_out is None:
+            msg_rate_out = per_broker(st[:, 3])
+        if long_term_msg_rate is None:
+            long_term_msg_rate = per_broker(lt[:, 2] + lt[:, 3])
+        topics = np.zeros(nk, dtype=np.int64) if topics is None else np.asarray(topics, dtype=np.int64)
+        if num_topics is None:
+            num_topics = np.bincount(owner[valid], weights=topics[valid], minlength=nb).astype(np.int64)
+        order = np.argsort(java_map_rank(brokers, concurrent=True)) if java_order else np.arange(nb)
+        inv = np.empty(nb, dtype=np.int64)
+        inv[order] = np.arange(nb)
+        new_owner = np.where(valid, inv[np.where(valid, owner, 0)], -1)
+        # CSR of owned bundles per broker (bundle index order)
+        srt = np.argsort(new_owner, kind="stable")
+        counts = np.bincount(new_owner[valid], minlength=nb)
+        starts = np.concatenate(([0], np.cumsum(counts)))
+        first_valid = nk - int(valid.sum())
+        owned = [srt[first_valid + starts[j]:first_valid + starts[j + 1]] for j in range(nb)]
+
+        def o(a, default=z):
+            a = default if a is None else np.asarray(a, dtype=_F)
+            return a[order]
+
+        info = broker_info or [BrokerInfo() for _ in range(nb)]
+        return cls(
+            now_ms=int(now_ms), brokers=[brokers[i] for i in order],
+            cpu=o(cpu), memory=o(memory), direct_memory=o(direct_memory), bandwidth_in=o(bandwidth_in),
+            bandwidth_out=o(bandwidth_out), msg_rate_in=o(msg_rate_in), msg_rate_out=o(msg_rate_out),
+            msg_throughput_in=o(msg_throughput_in), msg_throughput_out=o(msg_throughput_out),
+            long_term_msg_rate=o(long_term_msg_rate),
+            num_topics=np.asarray(num_topics, dtype=np.int64)[order],
+            last_update=(np.full(nb, now_ms, dtype=np.int64) if last_update is None
+                         else np.asarray(last_update, dtype=np.int64)[order]),
+            bundles=list(bundles), st=st, lt=lt,
+            st_samples=(np.full(nk, 10, dtype=np.int64) if st_samples is None else np.asarray(st_samples)),
+            lt_samples=(np.full(nk, 1000, dtype=np.int64) if lt_samples is None else np.asarray(lt_samples)),
+            topics=topics, in_bundle_data=np.ones(nk, dtype=bool), owned=owned,
+            broker_info=[info[i] for i in order],
+        )
+
+    # ------------------------------------------------------------------ lookups
+    @cached_property
+    def broker_index(self) -> dict:
+        return {b: i for i, b in enumerate(self.brokers)}
+
+    @cached_property
+    def bundle_index(self) -> dict:
+        return {b: i for i, b in enumerate(self.bundles)}
+
+    @property
+    def nb(self) -> int:
+        return len(self.brokers)
+
+    @property
+    def nk(self) -> int:
+        return len(self.bundles)
+
+    @cached_property
+    def msg_rate(self) -> np.ndarray:
+        """``msgRateIn + msgRateOut`` of each broker's report."""
+        return self.msg_rate_in + self.msg_rate_out
+
+    @cached_property
+    def msg_throughput(self) -> np.ndarray:
+        """``msgThroughputIn + msgThroughputOut`` of each broker's report."""
+        return self.msg_throughput_in + self.msg_throughput_out
+
+    @cached_property
+    def short_rate(self) -> np.ndarray:
+        return self.st[:, 2] + self.st[:, 3]
+
+    @cached_property
+    def short_throughput(self) -> np.ndarray:
+        return self.st[:, 0] + self.st[:, 1]
+
+    @cached_property
+    def long_rate(self) -> np.ndarray:
+        return self.lt[:, 2] + self.lt[:, 3]
+
+    @cached_property
+    def long_throughput(self) -> np.ndarray:
+        return self.lt[:, 0] + self.lt[:, 1]
+
+    @cached_property
+    def num_bundles(self) -> np.ndarray:
+        """Size of each broker's ``bundles`` set."""
+        return np.fromiter((len(o) for o in self.owned), dtype=np.int64, count=self.nb)
+
+    @cached_property
+    def namespaces(self) -> list:
+        return sorted({bundle_namespace(b) for b in self.bundles})
+
+    @cached_property
+    def namespace_index(self) -> dict:
+        return {ns: i for i, ns in enumerate(self.namespaces)}
+
+    @cached_property
+    def bundle_namespace_id(self) -> np.ndarray:
+        idx = self.namespace_index
+        return np.fromiter((idx[bundle_namespace(b)] for b in self.bundles), dtype=np.int64, count=self.nk)
+
+    @cached_property
+    def sheddable(self) -> np.ndarray:
+        """In ``getBundleDataForLoadShedding()``: has BundleData and is not an SLA/heartbeat bundle."""
+        bad_ns = np.array([is_sla_or_heartbeat_namespace(ns) for ns in self.namespaces], dtype=bool)
+        if self.nk == 0:
+            return np.zeros(0, dtype=bool)
+        return self.in_bundle_data & ~bad_ns[self.bundle_namespace_id]
+
+    @cached_property
+    def owners(self) -> dict:
+        """bundle index -> list of broker indices listing it (more than one during a handover)."""
+        out: dict[int, list] = {}
+        for j, o in enumerate(self.owned):
+            for k in o.tolist():
+                out.setdefault(k, []).append(j)
+        return out
+
+    @cached_property
+    def shed_rank(self) -> np.ndarray:
+        """Position of each bundle in the ``HashMap`` of ``getBundleDataForLoadShedding()``.
+
+        That map is filled by iterating ``bundleData`` (a ``ConcurrentHashMap``), so inside a bucket
+        the order is the CHM order; CHM buckets use the CHM's own capacity. Bundles that are not
+        sheddable get rank ``nk`` + index (they are never sorted).
+        """
+        nk = self.nk
+        if nk == 0:
+            return np.zeros(0, dtype=np.int64)
+        h = java_string_hashes(self.bundles) & 0xFFFFFFFF
+        spread = h ^ (h >> 16)
+        n_bd = int(self.in_bundle_data.sum())
+        n_sh = int(self.sheddable.sum())
+        chm_b = spread & (hashmap_capacity(n_bd, concurrent=True) - 1)
+        new_b = spread & (hashmap_capacity(n_sh) - 1)
+        big = np.int64(1) << 40
+        key_new = np.where(self.sheddable, new_b, big)
+        order = np.lexsort((np.arange(nk), chm_b, key_new))
+        rank = np.empty(nk, dtype=np.int64)
+        rank[order] = np.arange(nk)
+        return rank
+
+    @cached_property
+    def persistent_ok(self) -> np.ndarray:
+        """Broker accepts persistent topics (``persistentTopicsEnabled``)."""
+        if not self.broker_info:
+            return np.ones(self.nb, dtype=bool)
+        return np.array([i.persistent_topics_enabled for i in self.broker_info], dtype=bool)
+
+    @cached_property
+    def non_persistent_ok(self) -> np.ndarray:
+        """Broker accepts non-persistent topics (``nonPersistentTopicsEnabled``)."""
+        if not self.broker_info:
+            return np.ones(self.nb, dtype=bool)
+        return np.array([i.non_persistent_topics_enabled for i in self.broker_info], dtype=bool)
+
+    @cached_property
+    def name_rank(self) -> np.ndarray:
+        """Rank of each broker id in lexicographic (Java ``String.compareTo``) order."""
+        order = sorted(range(self.nb), key=lambda i: self.brokers[i].encode("utf-16-be"))
+        r = np.empty(self.nb, dtype=np.int64)
+        r[order] = np.arange(self.nb)
+        return r
+
+    def ns_counts(self, ns: str) -> np.ndarray:
+        """Per broker: how many bundles of namespace ``ns`` it lists (BundleRangeCache, reported part)."""
+        cache = self.__dict__.setdefault("_ns_cache", {})
+        got = cache.get(ns)
+        if got is None:
+            if "_pairs" not in self.__dict__:
+                lens = self.num_bundles
+                self.__dict__["_pairs"] = (np.repeat(np.arange(self.nb), lens),
+                                           np.concatenate(self.owned) if self.nb else np.zeros(0, dtype=np.int64))
+            pb, pk = self.__dict__["_pairs"]
+            ns_id = self.namespace_index.get(ns)
+            if ns_id is None:
+                got = np.zeros(self.nb, dtype=np.int64)
+            else:
+                sel = self.bundle_namespace_id[pk] == ns_id if len(pk) else np.zeros(0, dtype=bool)
+                got = np.bincount(pb[sel], minlength=self.nb)
+            cache[ns] = got
+        return got
+
+    def usage_with_weight(self, weights: tuple) -> np.ndarray:
+        """``getMaxResourceUsageWithWeight(cpu, directMemory, bwIn, bwOut)`` of every broker (fraction)."""
+        cache = self.__dict__.setdefault("_uw_cache", {})
+        w = tuple(float(x) for x in weights)
+        got = cache.get(w)
+        if got is None:
+            cpu_w, dm_w, in_w, out_w = w
+            got = np.maximum.reduce([self.cpu * cpu_w, self.direct_memory * dm_w, self.bandwidth_in * in_w,
+                                     self.bandwidth_out * out_w]) / 100.0 if self.nb else np.zeros(0)
+            cache[w] = got
+        return got
+
+    def usage_unweighted(self) -> np.ndarray:
+        """``getMaxResourceUsage()`` of every broker (float32 max / 100, memory excluded)."""
+        if self.nb == 0:
+            return np.zeros(0)
+        m = np.maximum.reduce([self.cpu, self.direct_memory, self.bandwidth_in, self.bandwidth_out])
+        return (m.astype(np.float32) / np.float32(100.0)).astype(np.float32).astype(np.float64)
+
+    def bundle_data(self, bundle: str) -> BundleData:
+        """A fresh BundleData object for ``bundle`` (Pulsar's default when unknown)."""
+        i = self.bundle_index.get(bundle)
+        if i is None or not self.in_bundle_data[i]:
+            return default_bundle_data()
+        s, t = self.st[i], self.lt[i]
+        return BundleData(
+            TimeAverageMessageData(self.st_max, int(self.st_samples[i]), *map(float, s)),
+            TimeAverageMessageData(self.lt_max, int(self.lt_samples[i]), *map(float, t)),
+            int(self.topics[i]),
+        )
+
+    def bundle_value_key(self, i: int) -> tuple:
+        """Value identity of bundle ``i``'s BundleData (see :meth:`BundleData.value_key`)."""
+        s, t = self.st[i], self.lt[i]
+        return ((self.st_max, int(self.st_samples[i])) + tuple(map(float, s))
+                + (self.lt_max, int(self.lt_samples[i])) + tuple(map(float, t)) + (int(self.topics[i]),))
+
+    def recent_mask(self, recently_unloaded: Mapping[str, int]) -> np.ndarray:
+        """Boolean array: bundle is in ``recentlyUnloadedBundles``."""
+        m = np.zeros(self.nk, dtype=bool)
+        idx = self.bundle_index
+        for b in recently_unloaded:
+            i = idx.get(b)
+            if i is not None:
+                m[i] = True
+        return m
+
+    def broker_usage_table(self, weights: tuple) -> dict:
+        """Per broker: cpu, memory, direct memory, bandwidth in/out percentages and weighted usage."""
+        uw = self.usage_with_weight(weights)
+        return {b: {"cpu": float(self.cpu[i]), "memory": float(self.memory[i]),
+                    "directMemory": float(self.direct_memory[i]), "bandwidthIn": float(self.bandwidth_in[i]),
+                    "bandwidthOut": float(self.bandwidth_out[i]), "weighted": float(uw[i])}
+                for i, b in enumerate(self.brokers)}
