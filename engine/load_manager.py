@@ -383,6 +383,7 @@ class ModularLoadManager:
             any_unloaded = False
             for s in by_broker[broker]:
                 u = Unload(broker, s.bundle, None, s.reason, s.msg_rate, s.throughput)
+                cyc.processed.append(u)
                 ns = bundle_namespace(s.bundle)
                 if ns in cfg.loadBalancerSheddingExcludedNamespaces:
                     u.skipped = f"namespace {ns} is in loadBalancerSheddingExcludedNamespaces"

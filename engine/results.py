@@ -265,6 +265,7 @@ class Cycle:
     shedding: SheddingResult | None
     unloads: list = field(default_factory=list)  # Unload actually issued, in order
     skipped: list = field(default_factory=list)  # Unload not issued (same broker, excluded, ...)
+    processed: list = field(default_factory=list)  # every Unload (issued or skipped) in processing order
     reason: str = ""
     source: str | None = None  # snapshot file for replay
 

@@ -26,17 +26,17 @@ def cycle_text(c: Cycle, top: int = 12) -> str:
                 lines.append(f"  {v.broker}: {v.reason}")
         for n in sh.notes[:3]:
             lines.append(f"  note: {n}")
-    if c.unloads:
-        for u in c.unloads:
-            how = ""
-            if u.placement is not None:
-                how = f" [{u.placement.strategy}{', random' if u.placement.random else ''}: {u.placement.reason}]"
+    for u in c.processed:
+        how = ""
+        if u.placement is not None:
+            how = f" [{u.placement.strategy}{', random' if u.placement.random else ''}: {u.placement.reason}]"
+        if u.skipped:
+            lines.append(f"  skipped {u.bundle} from {u.broker}: {u.skipped}{how}")
+        else:
             lines.append(f"  UNLOAD {u.bundle} from {u.broker} -> {u.destination} "
                          f"({fmt_rate(u.msg_rate)}, {fmt_bytes(u.throughput)}){how}")
-    else:
+    if not c.unloads:
         lines.append(f"  nothing unloaded: {c.reason}")
-    for u in c.skipped:
-        lines.append(f"  skipped {u.bundle} from {u.broker}: {u.skipped}")
     return "\n".join(lines)
 
 
