@@ -13,11 +13,13 @@ from dash import Dash, dcc, html
 
 import layouts
 from dashboard import ids
+from dashboard.cache import background_manager
 
 app = Dash(
     __name__,
     use_pages=True,
     pages_folder="",
+    background_callback_manager=background_manager(),
     title="Shedlab",
     update_title=None,
     suppress_callback_exceptions=False,
