@@ -113,6 +113,8 @@ class ModularLoadManager:
         self.view: LoadView
         self._ctx = None
         self._mask_key = None
+        self._prealloc_version = 0
+        self._prefix_cache = {}
         self.update(data)
         seeds = getattr(data, "strategy_state", None) or {}
         if seeds:
@@ -264,21 +266,8 @@ class ModularLoadManager:
             dec = self.placement.select_broker(c, bundle, data, v, cfg, ctx)
             dec.filters = [FilterStep("given candidates", c, names=names)]
             return dec
-        steps = []
-        base = self._apply_policies(bundle, non_persistent)
-        steps.append(FilterStep("available brokers (namespace policies, topic type)", base, self._avail,
-                                names=names))
-        c = base
-        mx = cfg.loadBalancerBrokerMaxTopics
-        totals = v.num_topics + ctx.pre_topics
-        kept = c[totals[c] <= mx]
-        if len(kept):
-            if len(kept) != len(c):
-                steps.append(FilterStep(f"loadBalancerBrokerMaxTopics <= {mx}", kept, c, names=names))
-            c = kept
-        elif len(c):
-            steps.append(FilterStep(f"loadBalancerBrokerMaxTopics <= {mx}", c, c,
-                                    "every broker is over the limit: filter ignored", names=names))
+        steps, base, c = self._prefix(bundle, non_persistent, ctx)
+        steps = list(steps)
         c2 = self.policies.anti_affinity_filter(bundle, c, v)
         if len(c2) != len(c):
             steps.append(FilterStep("anti-affinity", c2, c, names=names))
@@ -324,6 +313,33 @@ class ModularLoadManager:
                 dec = alt
         return dec
 
+    def _prefix(self, bundle: str, non_persistent: bool, ctx):
+        """Namespace policies and the max-topics filter: the same for every bundle until a
+        preallocation changes topic counts, so cached per (view, preallocation version)."""
+        key = (self._prealloc_version, non_persistent)
+        pc = self._prefix_cache
+        if self.policies.__class__ is NamespacePolicies and pc.get("view") is self.view and pc.get("key") == key:
+            return pc["value"]
+        v, cfg, names = self.view, self.config, self.view.brokers
+        steps = []
+        base = self._apply_policies(bundle, non_persistent)
+        steps.append(FilterStep("available brokers (namespace policies, topic type)", base, self._avail,
+                                names=names))
+        c = base
+        mx = cfg.loadBalancerBrokerMaxTopics
+        totals = v.num_topics + ctx.pre_topics
+        kept = c[totals[c] <= mx]
+        if len(kept):
+            if len(kept) != len(c):
+                steps.append(FilterStep(f"loadBalancerBrokerMaxTopics <= {mx}", kept, c, names=names))
+            c = kept
+        elif len(c):
+            steps.append(FilterStep(f"loadBalancerBrokerMaxTopics <= {mx}", c, c,
+                                    "every broker is over the limit: filter ignored", names=names))
+        value = (tuple(steps), base, c)
+        self._prefix_cache = {"view": self.view, "key": key, "value": value}
+        return value
+
     def _bundle_data(self, bundle: str) -> BundleData:
         i = self.view.bundle_index.get(bundle)
         if i is not None and self.view.in_bundle_data[i]:
@@ -351,6 +367,7 @@ class ModularLoadManager:
             j = self.view.broker_index[dec.broker]
             ctx.pre_rate[j] += d.long_term.msg_rate_in + d.long_term.msg_rate_out
             ctx.pre_topics[j] += d.topics
+            self._prealloc_version += 1
             dec.preallocated = True
         return dec
 

@@ -83,10 +83,10 @@ def _bigo_over_unloading() -> LoadData:
     brokers, k = {}, 0
     for key, ip in ips.items():
         n = 20
-        sizes = [thr[key] / n] * n
+        w = [1 + 0.01 * (i - n / 2) for i in range(n)]
+        sizes = [thr[key] * x / sum(w) for x in w]
         bundles = {}
-        for i, s in enumerate(sizes):
-            s2 = s * (1 + 0.01 * (i - n / 2))
+        for s2 in sizes:
             bundles[names[k]] = dict(rate=round(s2 * 900, 3), throughput=s2 * MB, topics=10)
             k += 1
         u = real[key] * 100

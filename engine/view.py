@@ -32,6 +32,20 @@ __all__ = ["LoadView", "BrokerInfo"]
 
 _F = np.float64
 
+# Facts derived from the bundle-name list alone (namespaces, Java hashes) are cached by the list's
+# identity: a simulator or a timeline builds a new view every minute over the same names.
+_NAME_CACHE: list = []
+
+
+def _name_facts(bundles: list) -> dict:
+    for obj, facts in _NAME_CACHE:
+        if obj is bundles and facts["n"] == len(bundles):
+            return facts
+    facts = {"n": len(bundles)}
+    _NAME_CACHE.insert(0, (bundles, facts))
+    del _NAME_CACHE[4:]
+    return facts
+
 
 @dataclass(frozen=True)
 class BrokerInfo:
@@ -222,9 +236,12 @@ class LoadView:
     def broker_index(self) -> dict:
         return {b: i for i, b in enumerate(self.brokers)}
 
-    @cached_property
+    @property
     def bundle_index(self) -> dict:
-        return {b: i for i, b in enumerate(self.bundles)}
+        f = _name_facts(self.bundles)
+        if "index" not in f:
+            f["index"] = {b: i for i, b in enumerate(self.bundles)}
+        return f["index"]
 
     @property
     def nb(self) -> int:
@@ -265,26 +282,43 @@ class LoadView:
         """Size of each broker's ``bundles`` set."""
         return np.fromiter((len(o) for o in self.owned), dtype=np.int64, count=self.nb)
 
-    @cached_property
+    def _ns_facts(self) -> dict:
+        f = _name_facts(self.bundles)
+        if "namespaces" not in f:
+            per = [bundle_namespace(b) for b in self.bundles]
+            nss = sorted(set(per))
+            idx = {ns: i for i, ns in enumerate(nss)}
+            f["namespaces"] = nss
+            f["namespace_index"] = idx
+            f["ns_id"] = np.fromiter((idx[x] for x in per), dtype=np.int64, count=len(per))
+            f["bad_ns"] = np.array([is_sla_or_heartbeat_namespace(ns) for ns in nss], dtype=bool)
+        return f
+
+    @property
     def namespaces(self) -> list:
-        return sorted({bundle_namespace(b) for b in self.bundles})
+        return self._ns_facts()["namespaces"]
 
-    @cached_property
+    @property
     def namespace_index(self) -> dict:
-        return {ns: i for i, ns in enumerate(self.namespaces)}
+        return self._ns_facts()["namespace_index"]
 
-    @cached_property
+    @property
     def bundle_namespace_id(self) -> np.ndarray:
-        idx = self.namespace_index
-        return np.fromiter((idx[bundle_namespace(b)] for b in self.bundles), dtype=np.int64, count=self.nk)
+        return self._ns_facts()["ns_id"]
+
+    def _spread(self) -> np.ndarray:
+        f = _name_facts(self.bundles)
+        if "spread" not in f:
+            h = java_string_hashes(self.bundles) & 0xFFFFFFFF
+            f["spread"] = h ^ (h >> 16)
+        return f["spread"]
 
     @cached_property
     def sheddable(self) -> np.ndarray:
         """In ``getBundleDataForLoadShedding()``: has BundleData and is not an SLA/heartbeat bundle."""
-        bad_ns = np.array([is_sla_or_heartbeat_namespace(ns) for ns in self.namespaces], dtype=bool)
         if self.nk == 0:
             return np.zeros(0, dtype=bool)
-        return self.in_bundle_data & ~bad_ns[self.bundle_namespace_id]
+        return self.in_bundle_data & ~self._ns_facts()["bad_ns"][self.bundle_namespace_id]
 
     @cached_property
     def owners(self) -> dict:
@@ -306,8 +340,7 @@ class LoadView:
         nk = self.nk
         if nk == 0:
             return np.zeros(0, dtype=np.int64)
-        h = java_string_hashes(self.bundles) & 0xFFFFFFFF
-        spread = h ^ (h >> 16)
+        spread = self._spread()
         n_bd = int(self.in_bundle_data.sum())
         n_sh = int(self.sheddable.sum())
         chm_b = spread & (hashmap_capacity(n_bd, concurrent=True) - 1)

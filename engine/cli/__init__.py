@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 
 from ..errors import ShedlabError
@@ -87,3 +88,9 @@ def main(argv=None) -> int:
         return 2
     except KeyboardInterrupt:  # pragma: no cover
         return 130
+    except BrokenPipeError:  # output piped into `head`: not an error
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:  # pragma: no cover
+            pass
+        return 0

@@ -33,17 +33,13 @@ def register(sub):
 
 
 def run(args) -> int:
-    cfg = build_config(args)
-    # `place --strategy X` names the *placement* strategy
+    # `place --strategy X` names the *placement* strategy (AvgShedder needs AvgShedder shedding too)
     if args.strategy and not args.placement:
-        from ..strategies import fqn, placement_name
+        from ..strategies import placement_name
 
-        name = placement_name(args.strategy)
-        shed = cfg.loadBalancerLoadSheddingStrategy if name != "AvgShedder" else fqn("AvgShedder")
-        from ..config import LoadBalancerConfig  # noqa: F401
-
-        cfg = cfg.with_values({"loadBalancerLoadPlacementStrategy": fqn(name),
-                               "loadBalancerLoadSheddingStrategy": shed})
+        args.placement = placement_name(args.strategy)
+        args.strategy = "AvgShedder" if args.placement == "AvgShedder" else None
+    cfg = build_config(args)
     ld = load_snapshot(args.snapshot)
     lm = make_manager(ld, cfg, args.seed)
     cands = [c.strip() for c in args.candidates.split(",") if c.strip()] if args.candidates else None

@@ -32,22 +32,47 @@ class LeastResourceUsageWithWeight(PlacementStrategy):
                    "loadBalancerBandwidthInResourceWeight", "loadBalancerBandwidthOutResourceWeight")
 
     def __init__(self, history: dict | None = None):
-        self.history: dict[str, float] = dict(history or {})
+        self._hist: dict[str, float] = dict(history or {})
+        # the same history as an array aligned with a view's broker list (fast path)
+        self._arr = None
+        self._arr_brokers = None
+
+    @property
+    def history(self) -> dict:
+        """``broker -> historical weighted usage`` (fraction)."""
+        self._sync_dict()
+        return self._hist
+
+    def _sync_dict(self):
+        if self._arr is not None:
+            for b, v in zip(self._arr_brokers, self._arr.tolist()):
+                if v == v:  # not NaN
+                    self._hist[b] = v
+            self._arr = self._arr_brokers = None
+
+    def _array_for(self, view) -> np.ndarray:
+        if self._arr is None or self._arr_brokers is not view.brokers:
+            self._sync_dict()
+            self._arr = np.array([self._hist.get(b, np.nan) for b in view.brokers], dtype=float)
+            self._arr_brokers = view.brokers
+        return self._arr
 
     def state(self):
         return {"history": dict(self.history)}
 
     def reset(self):
-        self.history.clear()
+        self._arr = self._arr_brokers = None
+        self._hist.clear()
 
     def load_state(self, state):
         self.history.update({str(k): float(v) for k, v in (state.get("history") or {}).items()})
 
     def on_active_brokers_change(self, active_brokers):
         active = set(active_brokers)
-        for b in list(self.history):
+        h = self.history
+        for b in list(h):
             if b not in active:
-                del self.history[b]
+                del h[b]
 
     def select_broker(self, cand, bundle, data, view, conf, ctx):
         dec = new_decision(self.name, bundle, view, cand)
@@ -55,14 +80,17 @@ class LeastResourceUsageWithWeight(PlacementStrategy):
             dec.reason = "no candidate broker"
             return dec
         h = conf.loadBalancerHistoryResourcePercentage
-        names = [view.brokers[j] for j in cand.tolist()]
-        old = np.array([self.history.get(b, np.nan) for b in names], dtype=float)
-        restart = (view.num_bundles[cand] == 0) | ((view.msg_rate_in[cand] == 0) & (view.msg_rate_out[cand] == 0))
-        old[restart] = np.nan
-        cur = view.usage_with_weight(conf.weights)[cand]
-        new = np.where(np.isnan(old), cur, h * old + (1 - h) * cur)
-        self.history.update(zip(names, new.tolist()))
-        avg = seq_sum(new.tolist()) / len(cand)
+        arr = self._array_for(view)
+        cur_all, restart_all = _inputs(view, conf.weights)
+        old = arr[cand]
+        cur = cur_all[cand]
+        # restart reset (no bundles or no traffic) and first observation: start from the current usage
+        new = h * old + (1 - h) * cur
+        fresh = np.isnan(old) | restart_all[cand]
+        if fresh.any():
+            new[fresh] = cur[fresh]
+        arr[cand] = new
+        avg = seq_sum(new) / len(cand)
         diff = conf.loadBalancerAverageResourceUsageDifferenceThresholdPercentage / 100.0
         dec.set_scores(new * 100, "%")
         dec.lines = {"average": avg * 100, "average - threshold": (avg - diff) * 100}
@@ -78,3 +106,14 @@ class LeastResourceUsageWithWeight(PlacementStrategy):
         dec.set_best(best)
         dec.random = len(best) > 1
         return dec
+
+
+def _inputs(view, weights):
+    """Current weighted usage and the restart-reset mask of every broker (cached per view)."""
+    cache = view.__dict__.setdefault("_lruww_cache", {})
+    got = cache.get(weights)
+    if got is None:
+        restart = (view.num_bundles == 0) | ((view.msg_rate_in == 0) & (view.msg_rate_out == 0))
+        got = (view.usage_with_weight(weights), restart)
+        cache[weights] = got
+    return got

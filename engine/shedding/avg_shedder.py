@@ -185,9 +185,11 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
                 pair.reason += "; no bundle fits the amount"
         for k, b in enumerate(view.brokers):
             res.verdicts.append(BrokerVerdict(b, float(scores[k]), None, "", status.get(b, "ok")))
+        if not res.selected:
+            fired = [p.reason for p in res.pairs if p.triggered]
+            if fired:
+                res.reason = "; ".join(fired)
         finish_result(res, "no pair reached its hit count")
-        if not res.selected and not res.reason:
-            res.reason = "no pair reached its hit count"
         res.state = self.state()
         return res
 

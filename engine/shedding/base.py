@@ -50,11 +50,12 @@ class SheddingStrategy:
 
 
 def seq_sum(values) -> float:
-    """Sum in iteration order, as a Java ``for`` loop does (numpy's pairwise sum rounds differently)."""
-    t = 0.0
-    for v in values:
-        t += v
-    return t
+    """Sum in iteration order, as a Java ``for`` loop does (numpy's pairwise ``sum`` rounds differently;
+    ``cumsum`` accumulates left to right, so its last element is the loop's result)."""
+    a = np.asarray(values, dtype=np.float64)
+    if a.size == 0:
+        return 0.0
+    return float(np.cumsum(a)[-1])
 
 
 def candidate_bundles(view: LoadView, j: int, recent: np.ndarray) -> np.ndarray:
@@ -96,5 +97,5 @@ def finish_result(res: SheddingResult, nothing_reason: str) -> None:
         n = len({s.broker for s in res.selected})
         res.reason = f"{len(res.selected)} bundle(s) from {n} broker(s)"
     elif not res.reason:
-        over = [v for v in res.verdicts if v.status in ("over", "skipped")]
+        over = [v for v in res.verdicts if v.status in ("over", "skipped") and v.reason]
         res.reason = "; ".join(v.reason for v in over) if over else nothing_reason

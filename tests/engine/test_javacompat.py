@@ -1,0 +1,97 @@
+"""Java semantics: float32 percentages, String.hashCode, HashMap order, (int) casts."""
+import math
+
+import numpy as np
+import pytest
+
+from engine.javacompat import (
+    guava_crc32_as_int,
+    hashmap_capacity,
+    java_abs_int,
+    java_int,
+    java_map_order,
+    java_string_hash,
+    java_string_hashes,
+    percent_usage,
+    percent_usage_array,
+)
+
+
+@pytest.mark.parametrize("usage,limit,expected", [
+    (999, 1000, 99.9000015258789),      # verified on a JVM (reference §1.1)
+    (30, 100, 30.000001907348633),
+    (10, 100, 10.0),
+    (80, 100, 80.0),
+    (140, 100, 140.0),                  # over 100 % allowed
+    (5, 0, 0.0),                        # limit <= 0 -> 0
+    (5, -1, 0.0),
+])
+def test_percent_usage_float32(usage, limit, expected):
+    assert percent_usage(usage, limit) == expected
+    assert percent_usage_array([usage], [limit])[0] == expected
+
+
+def test_percent_usage_differs_from_double_arithmetic():
+    # the reason for the emulation: plain double gives 30.0, Java gives 30.000001907348633
+    assert 30 / 100 * 100 == 30.0
+    assert percent_usage(30, 100) != 30.0
+
+
+def test_string_hash_known_values():
+    assert java_string_hash("hello") == 99162322
+    assert java_string_hash("") == 0
+    assert java_string_hash("Aa") == java_string_hash("BB") == 2112
+    # 32-bit wrap to negative
+    assert java_string_hash("polygenelubricants") == -2147483648
+
+
+def test_vectorised_hashes_match_scalar():
+    keys = [f"persistent://tenant-{i}/ns-é/topic-{i * 7}" for i in range(300)] + ["", "x"]
+    from engine import javacompat
+
+    javacompat._hash_cache.clear()
+    vec = java_string_hashes(keys)
+    javacompat._hash_cache.clear()
+    assert vec.tolist() == [java_string_hash(k) for k in keys]
+
+
+def test_hashmap_order_reference_examples():
+    # pulsar-load-balancing.md §1.4, verified on a JVM
+    assert java_map_order([f"broker{i}:8080" for i in range(100)])[:5] == [
+        "broker83:8080", "broker22:8080", "broker3:8080", "broker67:8080", "broker19:8080"]
+    assert java_map_order([f"bundle-{i}" for i in range(11)]) == [
+        "bundle-0", "bundle-2", "bundle-1", "bundle-10", "bundle-8", "bundle-7", "bundle-9", "bundle-4",
+        "bundle-3", "bundle-6", "bundle-5"]
+    assert java_map_order([f"broker-{i}" for i in range(11)]) == [
+        "broker-8", "broker-9", "broker-6", "broker-7", "broker-10", "broker-4", "broker-5", "broker-2",
+        "broker-3", "broker-0", "broker-1"]
+
+
+def test_hashmap_capacity_growth():
+    assert hashmap_capacity(0) == 16 and hashmap_capacity(12) == 16 and hashmap_capacity(13) == 32
+    # ConcurrentHashMap resizes when the count reaches 3/4
+    assert hashmap_capacity(11, concurrent=True) == 16 and hashmap_capacity(12, concurrent=True) == 32
+    # Guava ArrayListMultimap: HashMap sized for 12 keys -> table 32
+    assert hashmap_capacity(24, initial=32) == 32 and hashmap_capacity(25, initial=32) == 64
+
+
+def test_same_bucket_keeps_insertion_order():
+    # "Aa" and "BB" share a hash: iteration keeps insertion order inside the bucket
+    assert java_map_order(["BB", "Aa"]) == ["BB", "Aa"]
+    assert java_map_order(["Aa", "BB"]) == ["Aa", "BB"]
+
+
+def test_java_int_truncation():
+    assert java_int(1916.9) == 1916
+    assert java_int(-1680.7) == -1680
+    assert java_int(math.nan) == 0
+    assert java_int(1e12) == 2**31 - 1 and java_int(-1e12) == -(2**31)
+
+
+def test_abs_and_crc32():
+    assert java_abs_int(-(2**31)) == -(2**31)
+    assert java_abs_int(-5) == 5
+    import zlib
+
+    v = zlib.crc32(b"12345")
+    assert guava_crc32_as_int("12345") == (v - 2**32 if v >= 2**31 else v)
