@@ -58,7 +58,8 @@ Deliberate differences from Pulsar:
 * **Iteration order is the caller's.** ``BundleSplitterTask`` walks brokers and each broker's
   ``lastStats`` in Java hash-map order, which matters only when ``loadBalancerNamespaceMaximumBundles``
   cuts a round short; :func:`auto_split` walks the bundles in the order given.
-* **Expected spread is Monte-Carlo**, not exact (see :func:`expected_max_over_mean`).
+* **Expected spread is Monte-Carlo**, not exact (see :func:`expected_max_over_mean`); it is an
+  analysis aid with no Pulsar counterpart.
 """
 from __future__ import annotations
 
@@ -115,6 +116,7 @@ __all__ = [
     "flow_or_qps_equally_divide",
     "split_bundle",
     "split_from_config",
+    "divide_range",
     "apply_split",
     # auto split
     "ThresholdHit",
@@ -128,6 +130,7 @@ __all__ = [
     "gini",
     "ExpectedSpread",
     "expected_max_over_mean",
+    "PARTITION_MODEL_MAX_HASHES",
     "NamespaceLayout",
     "build_layout",
 ]
@@ -979,6 +982,13 @@ def split_bundle(
         ``flow_or_qps_equally_divide`` when it is not the default algorithm (Pulsar fails on the
         option type), and whenever ``splitBundles`` would throw.
 
+    Notes
+    -----
+    Name resolution follows the admin path: a name outside ``supportedNamespaceBundleSplitAlgorithms``
+    is refused before anything runs; a supported name Pulsar does not know (possible only with a
+    hand-edited supported list), like ``None``, falls back to the configured default and then to
+    ``range_equally_divide`` (``getNamespaceBundleSplitAlgorithmByName``).
+
     Examples
     --------
     >>> r = split_bundle(initial_boundaries(4), "0xc0000000_0xffffffff")
@@ -997,9 +1007,12 @@ def split_bundle(
                                f"{', '.join(supported)}", namespace=namespace)
         name = algorithm
     else:
+        name = None
+    # getNamespaceBundleSplitAlgorithmByName: unknown → the configured default → range_equally_divide
+    if name not in SPLIT_ALGORITHMS:
         name = defaultNamespaceBundleSplitAlgorithm
-        if name not in SPLIT_ALGORITHMS:
-            name = RANGE_EQUALLY_DIVIDE
+    if name not in SPLIT_ALGORITHMS:
+        name = RANGE_EQUALLY_DIVIDE
     owned, owned_rate, owned_thr = _owned(b, lower, upper, topics, msg_rate, throughput)
     if name == RANGE_EQUALLY_DIVIDE:
         r = range_equally_divide(lower, upper)
@@ -1071,6 +1084,24 @@ def _owned(b, lower, upper, topics, msg_rate, throughput):
     if len(msg_rate) != len(topics) or len(throughput) != len(topics):
         raise InputError("topics, msg_rate and throughput must have the same length")
     return owned, [msg_rate[i] for i in sel], [throughput[i] for i in sel]
+
+
+def divide_range(lower: int, upper: int, num_bundles: int) -> tuple:
+    """Split points of ``splitBundles(bundle, numBundles, null)`` (the old API, no boundaries given).
+
+    ``seg = (upper − lower) // numBundles``; points ``lower + seg·i`` for ``i = 1 … numBundles − 1``.
+    With ``seg = 0`` the points repeat and :func:`apply_split` refuses them (Pulsar: empty bundle).
+
+    Examples
+    --------
+    >>> [hex(x) for x in divide_range(0, 0x40000000, 4)]
+    ['0x10000000', '0x20000000', '0x30000000']
+    """
+    lower, upper = _check_range(lower, upper)
+    if isinstance(num_bundles, bool) or not isinstance(num_bundles, (int, np.integer)) or num_bundles < 2:
+        raise InputError(f"num_bundles must be an integer ≥ 2, got {num_bundles!r}")
+    seg = (upper - lower) // int(num_bundles)
+    return tuple(lower + seg * i for i in range(1, int(num_bundles)))
 
 
 def apply_split(boundaries: Sequence[int] | np.ndarray, lower: int, upper: int,
@@ -1384,11 +1415,11 @@ def distribution(per_bundle: Sequence[float] | np.ndarray, quantity: str = "topi
 
 @dataclass(frozen=True)
 class ExpectedSpread:
-    """What ``max/mean`` topics per bundle random hashing gives for ``topics`` over ``bundles``.
+    """What ``max/mean`` topics per bundle random names give for ``topics`` over ``bundles``.
 
-    Monte-Carlo: each trial drops ``topics`` uniform hashes into the bundles (multinomial with
-    probabilities ∝ bundle widths). ``p_at_least_observed`` is the share of trials whose fullest
-    bundle holds at least ``observed_max`` topics: small means the real layout is unlucky.
+    Monte-Carlo (see :func:`expected_max_over_mean` for the two models). ``p_at_least_observed``
+    is the share of trials whose fullest bundle holds at least ``observed_max`` topics: small means
+    the real layout is unlucky; ``p_at_most_observed`` small means it is flatter than usual.
     """
 
     topics: int
@@ -1405,6 +1436,7 @@ class ExpectedSpread:
     observed_max_over_mean: float | None = None
     p_at_least_observed: float | None = None
     p_at_most_observed: float | None = None
+    model: str = "multinomial"
 
     @property
     def verdict(self) -> str:
@@ -1418,18 +1450,36 @@ class ExpectedSpread:
         return "typical"
 
     def to_json(self) -> dict:
-        out = {k: _clean(getattr(self, k)) for k in ("topics", "bundles", "method", "trials", "mean_max",
-                                              "mean_max_over_mean", "p05", "p50", "p95", "observed_max",
-                                              "observed_max_over_mean", "p_at_least_observed",
-                                              "p_at_most_observed")}
+        out = {k: _clean(getattr(self, k)) for k in ("topics", "bundles", "method", "model", "trials", "mean_max",
+                                                      "mean_max_over_mean", "p05", "p50", "p95", "observed_max",
+                                                      "observed_max_over_mean", "p_at_least_observed",
+                                                      "p_at_most_observed")}
         out["seed"] = self.seed if isinstance(self.seed, (int, type(None))) else repr(self.seed)
         out["verdict"] = self.verdict
         return out
 
 
+#: partition-names model: at most this many hashes in total (trials × partitions)
+PARTITION_MODEL_MAX_HASHES = 5_000_000
+_NAME_ALPHABET = np.array(list("abcdefghijklmnopqrstuvwxyz0123456789-_"))
+
+
+def _partition_name_maxes(k: int, b: np.ndarray, trials: int, rng: np.random.Generator) -> np.ndarray:
+    nb = b.size - 1
+    suffixes = [f"-partition-{i}" for i in range(k)]
+    maxes = np.empty(trials, dtype=np.int64)
+    for t in range(trials):
+        local = "".join(rng.choice(_NAME_ALPHABET, int(rng.integers(3, 25))))
+        base = f"persistent://tenant-{int(rng.integers(1000))}/ns/{local}"
+        idx = bundle_indices(topic_hashes([base + s for s in suffixes]), b)
+        maxes[t] = np.bincount(idx[idx >= 0], minlength=nb).max()
+    return maxes
+
+
 def expected_max_over_mean(n_topics: int, bundles: int | Sequence[int] | np.ndarray, *,
                            observed_max: int | None = None, trials: int = 1000,
-                           seed: int | np.random.Generator | None = 0) -> ExpectedSpread:
+                           seed: int | np.random.Generator | None = 0,
+                           model: str = "multinomial") -> ExpectedSpread:
     """Expected fullest-bundle load relative to the mean for ``n_topics`` random names.
 
     Parameters
@@ -1444,6 +1494,11 @@ def expected_max_over_mean(n_topics: int, bundles: int | Sequence[int] | np.ndar
         Monte-Carlo trials.
     seed : int, Generator or None, default 0
         Randomness (an int seeds ``numpy.random.default_rng``).
+    model : {"multinomial", "partition-names"}
+        ``multinomial``: every topic hashes independently and uniformly (right for many unrelated
+        topic names). ``partition-names``: each trial hashes the real partition names
+        ``<random base>-partition-0 … -(n_topics-1)`` of one random topic name (right for the
+        partitions of one topic; needs ``n_topics × trials ≤`` :data:`PARTITION_MODEL_MAX_HASHES`).
 
     Returns
     -------
@@ -1451,8 +1506,11 @@ def expected_max_over_mean(n_topics: int, bundles: int | Sequence[int] | np.ndar
 
     Notes
     -----
-    Monte-Carlo, not exact: CRC-32 of distinct names behaves like a uniform hash, so a layout is a
-    multinomial draw. Quantiles are of ``max/mean`` with ``mean = n_topics / bundles``.
+    Monte-Carlo, not exact. CRC-32 is linear: the partition names of one topic differ only in a few
+    trailing bytes, so their hashes are an XOR-shifted copy of a fixed pattern and spread *more
+    evenly* than independent hashes (e.g. 120 partitions over 180 bundles: mean max ≈ 3.2 with real
+    partition names vs ≈ 3.7 with independent hashes). Hence the ``partition-names`` model for a
+    partitioned topic. Quantiles are of ``max/mean`` with ``mean = n_topics / bundles``.
 
     Examples
     --------
@@ -1462,21 +1520,30 @@ def expected_max_over_mean(n_topics: int, bundles: int | Sequence[int] | np.ndar
     """
     if isinstance(n_topics, bool) or not isinstance(n_topics, (int, np.integer)) or n_topics < 0:
         raise InputError(f"n_topics must be a non-negative integer, got {n_topics!r}")
-    if not isinstance(trials, (int, np.integer)) or trials < 1:
+    if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 1:
         raise InputError(f"trials must be a positive integer, got {trials!r}")
+    if model not in ("multinomial", "partition-names"):
+        raise InputError(f"model must be 'multinomial' or 'partition-names', got {model!r}")
     if isinstance(bundles, (int, np.integer)) and not isinstance(bundles, bool):
         b = initial_boundaries(int(bundles))
     else:
         b = check_boundaries(bundles)
-    widths = np.diff(b).astype(float)  # the hash 0xffffffff itself is served by no bundle
-    nb = widths.size
-    p = widths / widths.sum()
+    trials = int(trials)
+    nb = b.size - 1
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    maxes = np.empty(int(trials), dtype=np.int64)
-    chunk = max(1, min(int(trials), 2_000_000 // max(nb, 1)))
-    for start in range(0, int(trials), chunk):
-        k = min(chunk, int(trials) - start)
-        maxes[start:start + k] = rng.multinomial(int(n_topics), p, size=k).max(axis=1)
+    if model == "partition-names":
+        if n_topics * trials > PARTITION_MODEL_MAX_HASHES:
+            raise InputError(f"partition-names model: {n_topics:,} partitions × {trials:,} trials is more than "
+                             f"{PARTITION_MODEL_MAX_HASHES:,} hashes; use fewer trials or the multinomial model")
+        maxes = _partition_name_maxes(int(n_topics), b, trials, rng)
+    else:
+        widths = np.diff(b).astype(float)  # the hash 0xffffffff itself is served by no bundle
+        p = widths / widths.sum()
+        maxes = np.empty(trials, dtype=np.int64)
+        chunk = max(1, min(trials, 2_000_000 // max(nb, 1)))
+        for start in range(0, trials, chunk):
+            k = min(chunk, trials - start)
+            maxes[start:start + k] = rng.multinomial(int(n_topics), p, size=k).max(axis=1)
     mean = n_topics / nb
     ratio = maxes / mean if mean > 0 else np.full(maxes.shape, np.nan)
     q = np.quantile(ratio, [0.05, 0.5, 0.95]) if mean > 0 else [float("nan")] * 3
@@ -1486,10 +1553,10 @@ def expected_max_over_mean(n_topics: int, bundles: int | Sequence[int] | np.ndar
         obs_ratio = observed_max / mean if mean > 0 else None
         p_ge = float(np.mean(maxes >= observed_max))
         p_le = float(np.mean(maxes <= observed_max))
-    return ExpectedSpread(int(n_topics), nb, "monte-carlo", int(trials),
+    return ExpectedSpread(int(n_topics), nb, "monte-carlo", trials,
                           seed if isinstance(seed, (int, type(None))) else "generator",
                           float(maxes.mean()), float(np.mean(ratio)), float(q[0]), float(q[1]), float(q[2]),
-                          observed_max, obs_ratio, p_ge, p_le)
+                          observed_max, obs_ratio, p_ge, p_le, model)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1570,11 +1637,38 @@ class NamespaceLayout:
             out["throughput"] = distribution(self.throughput, "throughput")
         return out
 
-    def expected(self, *, trials: int = 1000, seed=0) -> ExpectedSpread:
-        """:func:`expected_max_over_mean` for this layout's topic count and boundaries."""
+    def single_partitioned_topic(self) -> str | None:
+        """The topic, when this namespace holds exactly the partitions ``0..K-1`` of one topic."""
+        if not self.topics:
+            return None
+        base = None
+        idx = set()
+        for t in self.topics:
+            i = t.rfind(PARTITIONED_TOPIC_SUFFIX)
+            if i < 0:
+                return None
+            p = _partition_index(t)
+            if p < 0 or (base is not None and t[:i] != base):
+                return None
+            base = t[:i]
+            idx.add(p)
+        return base if idx == set(range(len(self.topics))) else None
+
+    def expected(self, *, trials: int = 1000, seed=0, model: str = "auto") -> ExpectedSpread:
+        """:func:`expected_max_over_mean` for this layout's topic count and boundaries.
+
+        ``model="auto"``: ``partition-names`` when the namespace is the partitions of one topic (and
+        the work fits), else ``multinomial``.
+        """
         c = self.counts
-        return expected_max_over_mean(int(c.sum()), self.boundaries, observed_max=int(c.max()),
-                                      trials=trials, seed=seed)
+        n = int(c.sum())
+        if model == "auto":
+            fits = len(self.topics) * trials <= PARTITION_MODEL_MAX_HASHES
+            model = "partition-names" if fits and self.single_partitioned_topic() else "multinomial"
+        if model == "partition-names":
+            n = len(self.topics)  # the model hashes all K partitions (an unserved one included)
+        return expected_max_over_mean(n, self.boundaries, observed_max=int(c.max()), trials=trials, seed=seed,
+                                      model=model)
 
     def most_loaded(self) -> int:
         """Index of the busiest bundle: by msg rate when known (and non-zero), else by topics."""
@@ -1607,8 +1701,16 @@ class NamespaceLayout:
                           None if self.topic_throughput is None else self.throughput.tolist(),
                           {self.namespace: self.n_bundles}, **config)
 
+    @property
+    def has_non_persistent(self) -> np.ndarray:
+        """Per bundle: holds a non-persistent topic (Pulsar's ``hasNonPersistentTopic``, §4.4)."""
+        nonp = np.fromiter((t.startswith("non-persistent://") for t in self.topics), dtype=bool,
+                           count=len(self.topics))
+        return self._per_bundle(nonp.astype(float)) > 0
+
     def to_frame(self) -> pd.DataFrame:
-        """One row per bundle: ``bundle, range, lower, upper, topics, msg_rate, throughput``."""
+        """One row per bundle: ``bundle, range, lower, upper, topics, msg_rate, throughput,
+        has_non_persistent``."""
         b = self.boundaries
         df = pd.DataFrame({
             "bundle": self.bundle_names(),
@@ -1619,6 +1721,7 @@ class NamespaceLayout:
         })
         df["msg_rate"] = self.msg_rate if self.topic_msg_rate is not None else np.nan
         df["throughput"] = self.throughput if self.topic_throughput is not None else np.nan
+        df["has_non_persistent"] = self.has_non_persistent
         return df
 
 

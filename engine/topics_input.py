@@ -40,6 +40,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
@@ -73,6 +74,8 @@ MAX_TOPICS = 10_000_000
 #: refuse files larger than this
 MAX_FILE_BYTES = 1 << 30
 
+_PARTITION = re.compile(r"(.*)-partition-(0|[1-9][0-9]{0,9})", re.ASCII | re.DOTALL)
+_INT_MAX = 2**31 - 1
 _RATE_KEYS = ("msgRateIn", "msgRateOut", "msgThroughputIn", "msgThroughputOut")
 
 
@@ -136,12 +139,12 @@ class TopicList:
     def partitioned_topics(self) -> dict[str, int]:
         """``{partitioned topic: number of its partitions present}``."""
         out: dict[str, int] = {}
+        match = _PARTITION.fullmatch
         for n in self.names:
-            i = n.rfind("-partition-")
-            if i >= 0:
-                t = parse_topic_name(n)
-                if t.is_partitioned:
-                    out[t.partitioned_topic_name] = out.get(t.partitioned_topic_name, 0) + 1
+            m = match(n)
+            if m is not None and int(m.group(2)) <= _INT_MAX:  # TopicName.getPartitionIndex rules
+                base = m.group(1)
+                out[base] = out.get(base, 0) + 1
         return out
 
 
@@ -347,7 +350,8 @@ def parse_broker_stats_topics(obj: Any, *, source: str | None = None) -> TopicLi
             per_ns_ranges.setdefault(ns, []).append((lo, up))
             full_bundle = f"{ns}/0x{lo:08x}_0x{up:08x}"
             if not isinstance(by_domain, dict):
-                raise InputError("expected {\"persistent\": {...}, \"non-persistent\": {...}}", source=source, field=f_b)
+                raise InputError('expected {"persistent": {...}, "non-persistent": {...}}', source=source,
+                                 field=f_b)
             for domain, topics in by_domain.items():
                 f_d = f"{f_b}[{domain!r}]"
                 if domain not in ("persistent", "non-persistent"):

@@ -4,7 +4,8 @@ Usage::
 
     python -m engine bundles TOPICS [--bundles N] [--split ALGORITHM] [--split-bundle RANGE]
                              [--positions P[,P...]] [--force] [--partitions-of NAME=K]...
-                             [--set KEY=VALUE]... [--trials N] [--seed N] [--limit N] [--json]
+                             [--preset NAME] [--conf broker.conf] [--set KEY=VALUE]...
+                             [--trials N] [--seed N] [--limit N] [--json]
 
 ``TOPICS`` is a file or a generator spec:
 
@@ -19,14 +20,17 @@ Usage::
 
 For each namespace in the input the command prints the bundle layout and its distribution metrics
 (topics per bundle: max, mean, max/mean, Gini, empty bundles; traffic per bundle when the input has
-it), how that compares with random layouts of the same size (Monte-Carlo, ``--trials``/``--seed``),
+it), how that compares with random layouts of the same size (Monte-Carlo, ``--trials``/``--seed``;
+random partition names when the namespace holds the partitions of one topic, else independent hashes),
 the split of the most loaded bundle (by msg rate when known, else by topics; or ``--split-bundle``)
 with ``--split`` (default ``defaultNamespaceBundleSplitAlgorithm``), and the bundles the auto-split
 check would pick. The layout is ``--bundles N`` initial bundles; without it, the bundles the input
 names when they cover the namespace's whole range, else ``defaultNumberOfNamespaceBundles`` (4).
 
-``--set KEY=VALUE`` takes the Pulsar ``broker.conf`` keys of
-:data:`engine.bundles.BUNDLE_CONFIG_DEFAULTS` (e.g. ``--set loadBalancerNamespaceBundleMaxTopics=50``).
+Config: ``--preset NAME``, ``--conf broker.conf`` and ``--set KEY=VALUE`` work as in the other
+commands (:func:`engine.cli.common.build_config`); the keys used here are those of
+:data:`engine.bundles.BUNDLE_CONFIG_DEFAULTS` (e.g. ``--set loadBalancerNamespaceBundleMaxTopics=50``;
+``--preset pulsar-5`` makes new namespaces 32 bundles).
 ``flow_or_qps_equally_divide`` only runs when it is also the default algorithm, as in Pulsar:
 ``--split flow_or_qps_equally_divide --set defaultNamespaceBundleSplitAlgorithm=flow_or_qps_equally_divide``.
 
@@ -49,11 +53,14 @@ JSON contract (``--json``; stable, keys only ever added)::
           "boundaries": ["0x%08x", ...],
           "partitioned_topics": {name: partitions present},
           "per_bundle": [{"bundle": str, "range": str, "lower": int, "upper": int, "topics": int,
-                          "msg_rate": float | null, "throughput": float | null}, ...],
+                          "msg_rate": float | null, "throughput": float | null,
+                          "has_non_persistent": bool}, ...],
           "distribution": {"topics": D, "msg_rate": D | null, "throughput": D | null},
               # D = {"quantity", "bundles", "total", "max", "min", "mean", "max_over_mean",
               #      "gini", "empty", "argmax"}   (max_over_mean, gini: null when the total is 0)
-          "expected": {"topics", "bundles", "method": "monte-carlo", "trials", "seed", "mean_max",
+          "expected": {"topics", "bundles", "method": "monte-carlo",
+                       "model": "multinomial" | "partition-names",   # see expected_max_over_mean
+                       "trials", "seed", "mean_max",
                        "mean_max_over_mean", "p05", "p50", "p95", "observed_max",
                        "observed_max_over_mean", "p_at_least_observed", "p_at_most_observed",
                        "verdict": "typical" | "unlucky" | "lucky"},
@@ -81,8 +88,10 @@ import sys
 import numpy as np
 
 from .. import bundles as B
+from ..config import PRESETS
 from ..errors import InputError, UsageError
 from ..topics_input import TopicList, load_topics
+from .common import build_config
 
 __all__ = ["register", "run", "MAX_BUNDLES"]
 
@@ -110,8 +119,10 @@ def register(subparsers) -> None:
     p.add_argument("--force", action="store_true", help="specified_positions_divide: split even with ≤ 1 topic")
     p.add_argument("--partitions-of", action="append", default=[], metavar="NAME=K",
                    help="expand partitioned topic NAME (listed by its base name) into K partitions; repeatable")
+    p.add_argument("--conf", metavar="broker.conf", help="read load-balancer keys from a broker.conf")
+    p.add_argument("--preset", choices=sorted(PRESETS), help="start from a preset (default pulsar-4)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="a broker.conf key: " + ", ".join(B.BUNDLE_CONFIG_DEFAULTS))
+                   help="set a broker.conf key (repeatable); used here: " + ", ".join(B.BUNDLE_CONFIG_DEFAULTS))
     p.add_argument("--trials", type=int, default=1000, help="Monte-Carlo trials for the expected spread (1000)")
     p.add_argument("--seed", type=int, default=0, help="seed of the Monte-Carlo trials (0)")
     p.add_argument("--limit", type=int, default=20, help="rows of the text tables; 0 = all (20)")
@@ -133,34 +144,10 @@ def _parse_partitions_of(items) -> dict[str, int]:
     return out
 
 
-def _parse_value(key: str, text: str):
-    default = B.BUNDLE_CONFIG_DEFAULTS[key]
-    t = text.strip()
-    if isinstance(default, bool):
-        if t.lower() not in ("true", "false"):
-            raise UsageError(f"--set {key}: expected true or false, got {text!r}")
-        return t.lower() == "true"
-    if isinstance(default, int):
-        try:
-            return int(t)
-        except ValueError:
-            raise UsageError(f"--set {key}: expected an integer, got {text!r}") from None
-    if isinstance(default, tuple):
-        return tuple(x.strip() for x in t.split(",") if x.strip())
-    return t
-
-
-def _config(items) -> dict:
-    conf = dict(B.BUNDLE_CONFIG_DEFAULTS)
-    for item in items:
-        key, sep, value = item.partition("=")
-        key = key.strip()
-        if not sep or key not in conf:
-            raise UsageError(f"--set wants KEY=VALUE with KEY one of {', '.join(conf)}; got {item!r}")
-        conf[key] = _parse_value(key, value)
-    if conf["defaultNumberOfNamespaceBundles"] < 1:
-        raise UsageError("defaultNumberOfNamespaceBundles must be ≥ 1")
-    return conf
+def _config(args) -> dict:
+    """The bundle keys after ``--preset`` → ``--conf`` → ``--set`` (the shared config rules)."""
+    cfg = build_config(args)
+    return {k: getattr(cfg, k, default) for k, default in B.BUNDLE_CONFIG_DEFAULTS.items()}
 
 
 def _positions(text):
@@ -203,10 +190,10 @@ def _namespace_report(tl: TopicList, ns: str, ix: np.ndarray, args, conf: dict) 
             if i >= b.size - 1 or b[i] != target[0] or b[i + 1] != target[1]:
                 raise UsageError(f"--split-bundle {sb} is not a bundle of {ns} (layout from {src}: "
                                  f"{layout.n_bundles} bundles)")
-    split_conf = {k: conf[k] for k in ("defaultNamespaceBundleSplitAlgorithm", "supportedNamespaceBundleSplitAlgorithms",
-                                       "loadBalancerNamespaceBundleMaxMsgRate",
-                                       "loadBalancerNamespaceBundleMaxBandwidthMbytes",
-                                       "flowOrQpsDifferenceThresholdPercentage")}
+    split_conf = {k: conf[k] for k in (
+        "defaultNamespaceBundleSplitAlgorithm", "supportedNamespaceBundleSplitAlgorithms",
+        "loadBalancerNamespaceBundleMaxMsgRate", "loadBalancerNamespaceBundleMaxBandwidthMbytes",
+        "flowOrQpsDifferenceThresholdPercentage")}
     if args.split == B.FLOW_OR_QPS_EQUALLY_DIVIDE and layout.topic_msg_rate is None and \
             conf["defaultNamespaceBundleSplitAlgorithm"] == B.FLOW_OR_QPS_EQUALLY_DIVIDE:
         raise UsageError("flow_or_qps_equally_divide needs per-topic traffic: give broker-stats topics JSON")
@@ -235,7 +222,8 @@ def _namespace_report(tl: TopicList, ns: str, ix: np.ndarray, args, conf: dict) 
     per_bundle = [
         {"bundle": r.bundle, "range": r.range, "lower": int(r.lower), "upper": int(r.upper), "topics": int(r.topics),
          "msg_rate": None if np.isnan(r.msg_rate) else float(r.msg_rate),
-         "throughput": None if np.isnan(r.throughput) else float(r.throughput)}
+         "throughput": None if np.isnan(r.throughput) else float(r.throughput),
+         "has_non_persistent": bool(r.has_non_persistent)}
         for r in frame.itertuples(index=False)
     ]
     parts = TopicList(tuple(names), tl.format).partitioned_topics()
@@ -258,13 +246,16 @@ def _namespace_report(tl: TopicList, ns: str, ix: np.ndarray, args, conf: dict) 
     return rep, layout
 
 
-def build_report(args) -> tuple[dict, list]:
-    """The JSON report of the module docstring (and the layouts, for text output)."""
+def build_report(args, topic_rows: int | None = None) -> tuple[dict, list]:
+    """The JSON report of the module docstring (and the layouts, for text output).
+
+    ``topic_rows`` limits the ``topics`` list to the first rows (text output); ``None`` = all.
+    """
     if args.bundles is not None and not 1 <= args.bundles <= MAX_BUNDLES:
         raise UsageError(f"--bundles must be in 1..{MAX_BUNDLES}, got {args.bundles}")
     if args.trials < 1 or args.trials > 100_000:
         raise UsageError(f"--trials must be in 1..100000, got {args.trials}")
-    conf = _config(args.set)
+    conf = _config(args)
     tl = load_topics(args.topics, partitions_of=_parse_partitions_of(args.partitions_of))
     if len(tl) == 0:
         raise InputError("no topics in the input", source=tl.source)
@@ -273,6 +264,7 @@ def build_report(args) -> tuple[dict, list]:
         bns = B.parse_bundle_name(args.split_bundle.strip())[0]
         if bns not in groups:
             raise UsageError(f"--split-bundle {args.split_bundle}: namespace {bns} has no topics in the input")
+    want = len(tl) if topic_rows is None else min(topic_rows, len(tl))
     namespaces, layouts, topics_json = [], [], [None] * len(tl)
     for ns, ix in groups.items():
         rep, layout = _namespace_report(tl, ns, ix, args, conf)
@@ -280,6 +272,8 @@ def build_report(args) -> tuple[dict, list]:
         layouts.append(layout)
         names_now = layout.bundle_names()
         for j, i in enumerate(ix):
+            if i >= want:
+                break
             k = int(layout.index[j])
             h = int(layout.hashes[j])
             topics_json[i] = {"topic": tl.names[i], "namespace": ns, "hash": h, "hash_hex": f"0x{h:08x}",
@@ -287,12 +281,12 @@ def build_report(args) -> tuple[dict, list]:
                               "reported_bundle": tl.reported_bundles[i] if tl.reported_bundles else None}
     conf_json = {k: (list(v) if isinstance(v, tuple) else v) for k, v in conf.items()}
     report = {"source": tl.source, "format": tl.format, "topics_total": len(tl), "config": conf_json,
-              "topics": topics_json, "namespaces": namespaces}
+              "topics": topics_json[:want], "namespaces": namespaces}
     return report, layouts
 
 
 def run(args) -> int:
-    report, layouts = build_report(args)
+    report, layouts = build_report(args, None if args.json or args.limit <= 0 else args.limit)
     if args.json:
         from . import print_json
 
@@ -340,8 +334,8 @@ def _print_text(report: dict, layouts: list, limit: int) -> None:
                    "typical": "typical for random hashing"}.get(e["verdict"], e["verdict"])
         prob = (f"P(max ≤ {e['observed_max']}) = {e['p_at_most_observed']:.1%}" if e["verdict"] == "lucky"
                 else f"P(max ≥ {e['observed_max']}) = {e['p_at_least_observed']:.1%}")
-        out(f"  random layouts ({e['method']}, {e['trials']} trials, seed {e['seed']}): max/mean median "
-            f"{_f(e['p50'])}, 90% within [{_f(e['p05'])}, {_f(e['p95'])}]; {prob} → {verdict}\n")
+        out(f"  random layouts ({e['method']}, {e['model']} model, {e['trials']} trials, seed {e['seed']}): "
+            f"max/mean median {_f(e['p50'])}, 90% within [{_f(e['p05'])}, {_f(e['p95'])}]; {prob} → {verdict}\n")
         if rep["reported"]:
             r = rep["reported"]
             out(f"  reported bundles: {r['hash_in_reported_bundle']:,} of {r['topics']:,} topics hash into the bundle "
@@ -355,7 +349,8 @@ def _print_text(report: dict, layouts: list, limit: int) -> None:
         c = a["config"]
         out(f"  auto split: {len(chosen)} of {rep['bundles']:,} bundles would split "
             f"(topics > {c['loadBalancerNamespaceBundleMaxTopics']}, sessions > "
-            f"{c['loadBalancerNamespaceBundleMaxSessions']}, rate > {c['loadBalancerNamespaceBundleMaxMsgRate']} msg/s, "
+            f"{c['loadBalancerNamespaceBundleMaxSessions']}, "
+            f"rate > {c['loadBalancerNamespaceBundleMaxMsgRate']} msg/s, "
             f"throughput > {c['loadBalancerNamespaceBundleMaxBandwidthMbytes']} MB/s; at most "
             f"{c['loadBalancerNamespaceMaximumBundles']} bundles{'' if a['enabled'] else '; auto split disabled'})\n")
         for dec in a["decisions"]:
@@ -372,8 +367,8 @@ def _print_text(report: dict, layouts: list, limit: int) -> None:
         for r in shown:
             out(f"    {r['range']:<23} {r['topics']:>7,}"
                 + (f" {_f(r['msg_rate']):>12} {_f(r['throughput']):>14}" if traffic else "") + "\n")
-    topics = report["topics"]
-    shown = topics if limit <= 0 else topics[:limit]
-    out(f"\ntopics{'' if len(shown) == len(topics) else f' (first {len(shown)} of {len(topics):,})'}:\n")
+    shown = report["topics"]
+    total = report["topics_total"]
+    out(f"\ntopics{'' if len(shown) == total else f' (first {len(shown)} of {total:,})'}:\n")
     for t in shown:
         out(f"  {t['topic']}  {t['hash_hex']}  {t['bundle'] or 'unassignable (hash 0xffffffff)'}\n")
