@@ -66,12 +66,15 @@ dead node downgraded). ``from`` / ``to`` are ``null`` where a type has no such n
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from ..errors import InputError, UsageError
 from . import print_json
 
 __all__ = ["register", "run", "build_config", "format_plan"]
+
+_QUIRK_LIST = re.compile(r"^\s*(all|[Qq]\d+(\s*,\s*[Qq]\d+)*)?\s*$")
 
 
 def register(subparsers) -> None:
@@ -81,7 +84,8 @@ def register(subparsers) -> None:
         description="What Apache Pegasus' meta server would do with a cluster: cure, then "
                     "balance round by round (text of `app NAME -d` / `nodes -d`, or JSON).",
     )
-    p.add_argument("snapshot", metavar="SNAPSHOT", help="app -d / nodes -d text, or JSON")
+    p.add_argument("snapshot", metavar="SNAPSHOT", nargs="?", default=None,
+                   help="app -d / nodes -d text, or JSON")
     p.add_argument("--cluster-balance", action="store_true", help="balance_cluster = true")
     p.add_argument("--only-primary", action="store_true", help="only_primary_balancer = true")
     p.add_argument("--only-move-primary", action="store_true", help="only_move_primary = true")
@@ -210,6 +214,12 @@ def run(args) -> int:
 
     if args.max_rounds is not None and args.max_rounds < 1:
         raise UsageError("--max-rounds must be at least 1")
+    if args.snapshot is None:
+        # `--no-quirks SNAPSHOT`: argparse gave the file to the optional LIST
+        if args.no_quirks is not None and not _QUIRK_LIST.match(args.no_quirks):
+            args.snapshot, args.no_quirks = args.no_quirks, "all"
+        else:
+            raise UsageError("python -m engine pegasus: the SNAPSHOT file is required")
     cfg = build_config(args)
     snap = load_snapshot(args.snapshot)
     plan = run_plan(snap, cfg, seed=args.seed, max_rounds=args.max_rounds)

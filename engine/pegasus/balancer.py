@@ -34,15 +34,10 @@ class BalanceResult:
 
 def all_replica_infos_collected(state) -> bool:
     """Every node reported where its replicas live (a serving entry per hosted partition)."""
-    for hp in state.map_nodes():
-        ns = state.nodes[hp]
-        if not ns.has_collected_replicas:
-            return False
-        for gpids in ns.partitions.values():
-            for g in gpids:
-                if hp not in state.pc(g).serving:
-                    return False
-    return True
+    in_map = set(state.map_nodes())
+    if any(not state.nodes[hp].has_collected_replicas for hp in in_map):
+        return False
+    return not any(hp in in_map for _g, hp in state.serving_gaps)
 
 
 def _run(state, config: PegasusConfig, checker: bool, chooser) -> BalanceResult:

@@ -47,9 +47,42 @@ def _min_max_sets(counts: dict):
             sorted(k for k, v in counts.items() if v == hi))
 
 
+class PartitionMaps:
+    """``app_migration_info.partitions`` (pidx -> {node: PRIMARY/SECONDARY}), built lazily:
+    a partition's map is read from the configuration until a move changes it."""
+
+    __slots__ = ("pcs", "changed")
+
+    def __init__(self, pcs):
+        self.pcs = pcs
+        self.changed: dict = {}
+
+    def __len__(self) -> int:
+        return len(self.pcs)
+
+    def __getitem__(self, pidx: int) -> dict:
+        m = self.changed.get(pidx)
+        if m is None:
+            pc = self.pcs[pidx]
+            m = {pc.primary: PRIMARY}
+            for s in pc.secondaries:
+                m[s] = SECONDARY
+            self.changed[pidx] = m
+        return m
+
+    def status(self, pidx: int, node):
+        m = self.changed.get(pidx)
+        if m is not None:
+            return m.get(node)
+        pc = self.pcs[pidx]
+        if node == pc.primary:
+            return PRIMARY
+        return SECONDARY if node in pc.secondaries else None
+
+
 @dataclass
 class AppMigrationInfo:
-    partitions: list                      # pidx -> {node: PRIMARY/SECONDARY}
+    partitions: PartitionMaps             # pidx -> {node: PRIMARY/SECONDARY}
     replicas_count: dict                  # node -> count of the stage's role
 
 
@@ -103,32 +136,24 @@ def get_cluster_migration_info(run: BalanceRun, btype: str):
             if a.eligible and a.app_id not in cfg.ignored_app_list]
     apps_info, apps_skew, true_skew = {}, {}, {}
     for app in apps:
-        parts = []
-        for pc in app.pcs:
-            if len(pc.secondaries) != app.max_replica_count - 1:
-                return None
-            m = {pc.primary: PRIMARY}
-            for s in pc.secondaries:
-                m[s] = SECONDARY
-            parts.append(m)
+        want = app.max_replica_count - 1
+        if any(len(pc.secondaries) != want for pc in app.pcs):
+            return None
+        parts = PartitionMaps(app.pcs)
         rc = {hp: _count(state.nodes[hp], btype, app.app_id) for hp in nodes}
         apps_info[app.app_id] = AppMigrationInfo(parts, rc)
         true_skew[app.app_id] = get_skew(rc)
         apps_skew[app.app_id] = get_skew({}) if cfg.quirk("Q1") else true_skew[app.app_id]
     eligible = set(apps_info)
     nodes_info = {}
+    all_eligible = len(eligible) == len(state.apps)
     for hp in nodes:
-        ns = state.nodes[hp]
-        disks: dict = {}
-        for app_id, gpids in ns.partitions.items():
-            if app_id not in eligible:
-                continue
-            pcs = state.apps[app_id].pcs
-            for g in gpids:
-                tag = pcs[g.pidx].serving.get(hp)
-                if tag is not None:
-                    disks.setdefault(tag, set()).add(g)
-        nodes_info[hp] = NodeMigrationInfo(dict(sorted(disks.items())))
+        disks = {}
+        for tag, gpids in sorted(state.disk_index[hp].items()):
+            sel = set(gpids) if all_eligible else {g for g in gpids if g.app_id in eligible}
+            if sel:
+                disks[tag] = sel
+        nodes_info[hp] = NodeMigrationInfo(disks)
     replicas_count = {hp: _count(state.nodes[hp], btype) for hp in nodes}
     return ClusterMigrationInfo(btype, apps_skew, apps_info, nodes_info, replicas_count, true_skew)
 
@@ -138,7 +163,7 @@ def _disk_partitions(info: ClusterMigrationInfo, node, app_id: int) -> dict:
     parts = info.apps_info[app_id].partitions
     out = {}
     for tag, gpids in info.nodes_info[node].partitions.items():
-        sel = sorted(g for g in gpids if g.app_id == app_id and parts[g.pidx].get(node) == status)
+        sel = sorted(g for g in gpids if g.app_id == app_id and parts.status(g.pidx, node) == status)
         if sel:
             out[tag] = sel
     return out
@@ -161,7 +186,7 @@ def _pick_up_move(run, info, max_nodes, min_nodes, app_id, selected):
         for g in gpids:
             if g.app_id not in info.apps_info or g in selected:
                 continue
-            if target not in info.apps_info[g.app_id].partitions[g.pidx]:
+            if info.apps_info[g.app_id].partitions.status(g.pidx, target) is None:
                 return Move(g, src, tag, target, info.type,
                             {"disk_choices": len(best), "disk_index": index,
                              "disk_load": len(gpids)})
@@ -222,7 +247,7 @@ def apply_move(run: BalanceRun, info: ClusterMigrationInfo, move: Move, selected
         return False
     if src not in ainfo.replicas_count or dst not in ainfo.replicas_count:
         return False
-    if g.pidx >= len(ainfo.partitions) or ainfo.partitions[g.pidx].get(src) != status:
+    if g.pidx >= len(ainfo.partitions) or ainfo.partitions.status(g.pidx, src) != status:
         return False
     if src not in info.nodes_info or dst not in info.nodes_info:
         return False

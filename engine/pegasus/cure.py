@@ -113,6 +113,8 @@ def confirm_cure_action(state, prop: Proposal, max_reserved: int = 1) -> None:
     ctype, _target, node = prop.actions[0]
     if pc.lb_actions and pc.lb_actions[0] is prop:
         pc.lb_actions.pop(0)
+    if not pc.lb_actions:
+        state.pending.discard(pc.gpid)
     _undo_newly(state, pc, prop)
     state.apply_action(prop.gpid, "ADD_SECONDARY" if ctype in _ADD else ctype, node, max_reserved)
 
@@ -290,6 +292,7 @@ def cure(state, config, gpid) -> CureResult:
         for prop in pc.lb_actions:
             _undo_newly(state, pc, prop)
         pc.lb_actions.clear()
+        state.pending.discard(gpid)
     if not pc.primary:
         res = _on_missing_primary(state, config, pc, app)
     elif len(pc.secondaries) + 1 < pc.max_replica_count:
@@ -300,6 +303,7 @@ def cure(state, config, gpid) -> CureResult:
         return CureResult(HEALTHY)
     if res.action is not None:
         pc.lb_actions.append(res.action)
+        state.pending.add(gpid)
     return res
 
 
@@ -313,12 +317,22 @@ def cure_pass(state, config) -> CurePass:
     """
     out = CurePass()
     adds = []
+    todo: dict = {}
+    for g in state.unhealthy | state.pending:            # every other partition is healthy
+        todo.setdefault(g.app_id, []).append(g)
     for app in sorted(state.apps.values(), key=lambda a: a.app_name):
         if app.status in ("AS_CREATING", "AS_DROPPING", "AS_DROPPED"):
             continue
-        for pc in app.pcs:
+        look = sorted(todo.get(app.app_id, ()))
+        out.healthy += app.partition_count - len(look)
+        for g in look:
+            pc = app.pcs[g.pidx]
             if pc.ballot == -1:
                 out.stuck.append((pc.gpid, "invalid ballot (-1)"))
+                continue
+            if (pc.primary and not pc.lb_actions
+                    and len(pc.secondaries) + 1 == pc.max_replica_count):
+                out.healthy += 1                      # what cure() would say, without the call
                 continue
             res = cure(state, config, pc.gpid)
             if res.status == HEALTHY:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 __all__ = ["PrimaryGraph", "AugmentingPath", "build_primary_graph", "find_shortest_path"]
 
 INT_MAX = 2**31 - 1
@@ -69,8 +71,9 @@ def build_primary_graph(state, app, ids: dict, vec: list):
     higher = lower = 0
     app_id = app.app_id
     counts = [0] * (n + 2)
+    nodes = state.nodes
     for i in range(1, n + 1):
-        c = state.nodes[vec[i]].primary_count(app_id)
+        c = len(nodes[vec[i]].primaries.get(app_id, ()))
         counts[i] = c
         if c > high:
             higher += 1
@@ -79,24 +82,27 @@ def build_primary_graph(state, app, ids: dict, vec: list):
     if higher == 0 and lower == 0:
         return None
     sink = n + 1
-    cap = [[0] * (n + 2) for _ in range(n + 2)]
+    cap = np.zeros((n + 2, n + 2), dtype=np.int64)
     pcs = app.pcs
+    rows, cols = [], []
     for i in range(1, n + 1):
         c = counts[i]
         if c > low:
-            cap[0][i] = c - low
+            cap[0, i] = c - low
         else:
-            cap[i][sink] = low - c
-        row = cap[i]
+            cap[i, sink] = low - c
         for g in state.nodes[vec[i]].primaries.get(app_id, ()):
             for s in pcs[g.pidx].secondaries:
-                row[ids[s]] += 1
+                rows.append(i)
+                cols.append(ids[s])
+    if rows:
+        np.add.at(cap, (np.asarray(rows), np.asarray(cols)), 1)
     if higher > 0 and lower == 0:
         for v in range(0, n + 2):
-            if cap[0][v] > 0:
-                cap[0][v] -= 1
+            if cap[0, v] > 0:
+                cap[0, v] -= 1
             else:
-                cap[v][sink] += 1
+                cap[v, sink] += 1
     return PrimaryGraph(n, low, high, higher, lower, cap)
 
 
@@ -108,34 +114,29 @@ def find_shortest_path(graph: PrimaryGraph):
     """
     n = graph.n
     sink = n + 1
-    cap = graph.cap
+    cap = np.asarray(graph.cap, dtype=np.int64)
     size = n + 2
-    flow = [0] * size
-    prev = [-1] * size
-    visit = [False] * size
+    flow = np.zeros(size, dtype=np.int64)
+    prev = np.full(size, -1, dtype=np.int64)
+    visit = np.zeros(size, dtype=bool)
     flow[0] = INT_MAX
     while not visit[sink]:
-        pos, best = -1, 0
-        for v in range(size):
-            if not visit[v] and flow[v] > best:
-                pos, best = v, flow[v]
-        if pos == -1:
+        cand = np.where(visit, 0, flow)
+        pos = int(np.argmax(cand))              # first maximum = smallest id on ties
+        if cand[pos] <= 0:
             break
         visit[pos] = True
-        row = cap[pos]
-        fp = flow[pos]
-        for v in range(size):
-            if not visit[v]:
-                m = fp if fp < row[v] else row[v]
-                if m > flow[v]:
-                    flow[v] = m
-                    prev[v] = pos
+        m = np.minimum(flow[pos], cap[pos])
+        better = (~visit) & (m > flow)          # strictly larger: the first writer keeps ties
+        flow[better] = m[better]
+        prev[better] = pos
     if not visit[sink] or flow[sink] == 0:
         return None
+    prev = [int(x) for x in prev]
     vertices = []
     cur = prev[sink]
     while cur != 0:
         vertices.append(cur)
         cur = prev[cur]
     vertices.reverse()
-    return AugmentingPath(flow[sink], vertices, prev)
+    return AugmentingPath(int(flow[sink]), vertices, prev)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 from .balancer import balance, check
@@ -18,7 +19,7 @@ from .config import FUNCTION_LEVELS, PegasusConfig
 from .cure import confirm_cure_action, cure_pass
 from .disks import make_disk_chooser
 from .health import table_health
-from .model import HostPort, Snapshot
+from .model import Snapshot
 from .proposals import DELTAS, OperationCount, Proposal, count_operations
 from .state import ClusterState
 
@@ -45,7 +46,8 @@ class Round:
     now_ms : int
         Simulated clock when the round was decided.
     counts : dict
-        ``{app_id: {HostPort: (primaries, secondaries)}}`` after the round.
+        ``{app_id: {HostPort: (primaries, secondaries)}}`` after the round (kept as a compact
+        array: apps x nodes x 2).
     note : str
     """
 
@@ -55,8 +57,16 @@ class Round:
     proposals: tuple
     operation_count: OperationCount
     now_ms: int
-    counts: dict = field(repr=False)
+    counts_array: np.ndarray = field(repr=False, compare=False)
+    index: tuple = field(repr=False, compare=False)        # (app ids, nodes)
     note: str = ""
+
+    @property
+    def counts(self) -> dict:
+        apps, nodes = self.index
+        arr = self.counts_array
+        return {a: {hp: (int(arr[i, j, 0]), int(arr[i, j, 1])) for j, hp in enumerate(nodes)}
+                for i, a in enumerate(apps)}
 
 
 def effective_level(state: ClusterState, cfg: PegasusConfig) -> tuple:
@@ -104,6 +114,8 @@ def _skew(values) -> int:
 def _drop_dead(state: ClusterState, cfg: PegasusConfig) -> list:
     """Downgrade replicas on dead nodes to inactive (what the meta server does when a node dies)."""
     out = []
+    if not any(not ns.alive and ns.partition_count() for ns in state.nodes.values()):
+        return out
     for app in state.apps.values():
         for pc in app.pcs:
             victims = [(pc.primary, "drop_pri")] if pc.primary and not state.is_alive(pc.primary) else []
@@ -123,7 +135,6 @@ def _drop_dead(state: ClusterState, cfg: PegasusConfig) -> list:
 def _apply_balance(state: ClusterState, prop: Proposal, cfg: PegasusConfig) -> None:
     for ctype, _target, node in prop.actions:
         state.apply_action(prop.gpid, ctype, node, cfg.max_reserved_dropped_replicas)
-
 
 
 @dataclass(frozen=True)
@@ -163,11 +174,6 @@ class Plan:
     def operation_count_plan(self) -> OperationCount:
         """Sum of what the balancer reported after each of its rounds."""
         return count_operations(self.balance_proposals)
-
-    @property
-    def node_addresses(self) -> list:
-        return sorted(self.initial_counts[next(iter(self.initial_counts))]) if self.initial_counts \
-            else sorted(n.address for n in self.snapshot.nodes)
 
     def counts_at(self, step: int) -> dict:
         """Counts after the first ``step`` proposals (0 = before the plan).
@@ -322,6 +328,10 @@ def run_plan(snapshot: Snapshot, config: PegasusConfig | None = None, seed=None,
     (dead empty nodes leave the node map), and in ``steady`` level only counts. The clock advances
     by ``lb_interval_ms`` per round. Every proposal is applied as a whole (all its actions) before
     the next round; new replicas go to the target's disk with the fewest replicas of the table.
+    The plan ends at the first balancer round without proposals; with a random disk choice
+    (``seed``) a later round could still draw a disk that yields a move in cluster mode (the real
+    meta server keeps trying every ``lb_interval_ms``), with the default always-first choice an
+    empty round is final.
 
     Examples
     --------
@@ -348,6 +358,11 @@ def run_plan(snapshot: Snapshot, config: PegasusConfig | None = None, seed=None,
         f"random(seed={seed})" if isinstance(seed, int) else "random")
     state = ClusterState(snapshot)
     initial_counts = state.counts()
+    index = (tuple(initial_counts), tuple(state.nodes))
+    app_pos = {a: i for i, a in enumerate(index[0])}
+    node_pos = {hp: j for j, hp in enumerate(index[1])}
+    current = np.array([[initial_counts[a][hp] for hp in index[1]] for a in index[0]],
+                       dtype=np.int32).reshape(len(index[0]), len(index[1]), 2)
     limit = max_rounds if max_rounds is not None else 1000 + snapshot.partition_total
     rounds: list = []
     before = after = None
@@ -357,8 +372,15 @@ def run_plan(snapshot: Snapshot, config: PegasusConfig | None = None, seed=None,
     def add_round(kind, stage, props, note="", op=None):
         n = len(rounds) + 1
         numbered = tuple(p.numbered(n, p.seq or i + 1) for i, p in enumerate(props))
+        for p in numbered:                               # counts follow the proposals' deltas
+            dfrom, dto = DELTAS[p.type]
+            i = app_pos[p.gpid.app_id]
+            if dfrom:
+                current[i, node_pos[p.from_node]] += dfrom
+            if dto:
+                current[i, node_pos[p.to_node]] += dto
         rounds.append(Round(n, kind, stage, numbered, op or OperationCount(), state.now_ms,
-                            state.counts(), note))
+                            current.copy(), index, note))
 
     while True:
         if len(rounds) >= limit:

@@ -207,17 +207,30 @@ class ClusterState:
         self.node_map = NodeMap(order)
         self.newly = {hp: NewlyPartitions() for hp in self.nodes}
         self.now_ms = snapshot.now_ms
+        #: (gpid, node) of hosted replicas without a serving entry (disk tag unknown)
+        self.serving_gaps: set = set()
+        #: node -> disk tag -> gpids served there (the ``serving`` lists, indexed by node)
+        self.disk_index: dict = {hp: {} for hp in self.nodes}
+        #: partitions cure must look at: not fully replicated, invalid ballot, or pending actions
+        self.unhealthy: set = set()
+        self.pending: set = set()
         for app in self.apps.values():
             for pc in app.pcs:
                 if pc.primary:
                     self.nodes[pc.primary].put_partition(pc.gpid, True)
                 for s in pc.secondaries:
                     self.nodes[s].put_partition(pc.gpid, False)
+                for hp in ([pc.primary] if pc.primary else []) + pc.secondaries:
+                    if hp not in pc.serving:
+                        self.serving_gaps.add((pc.gpid, hp))
+                for hp, tag in pc.serving.items():
+                    self.disk_index[hp].setdefault(tag, set()).add(pc.gpid)
+                self._update_health(pc)
 
     # ------------------------------------------------------------------ views
     def map_nodes(self) -> list:
         """Nodes in node-map iteration order (the order behind node ids and cure scans)."""
-        return [HostPort(*k) for k in self.node_map]
+        return list(self.node_map)             # the keys are the HostPort objects inserted
 
     def pc(self, gpid: Gpid) -> PartitionState:
         return self.apps[gpid.app_id].pcs[gpid.pidx]
@@ -237,11 +250,35 @@ class ClusterState:
         """``{app_id: {node: (primaries, secondaries)}}`` for every node (zeros included)."""
         out = {}
         for app_id in self.apps:
-            out[app_id] = {hp: (ns.primary_count(app_id), ns.secondary_count(app_id))
-                           for hp, ns in self.nodes.items()}
+            per = {}
+            for hp, ns in self.nodes.items():
+                p = len(ns.primaries.get(app_id, ()))
+                per[hp] = (p, len(ns.partitions.get(app_id, ())) - p)
+            out[app_id] = per
         return out
 
     # ------------------------------------------------------------------ config updates
+    def _update_health(self, pc: PartitionState) -> None:
+        if (pc.ballot == -1 or not pc.primary
+                or len(pc.secondaries) + 1 != pc.max_replica_count):
+            self.unhealthy.add(pc.gpid)
+        else:
+            self.unhealthy.discard(pc.gpid)
+
+    def _serve(self, pc: PartitionState, node: HostPort, tag: str) -> None:
+        old = pc.serving.get(node)
+        if old is not None:
+            self.disk_index[node].get(old, set()).discard(pc.gpid)
+        pc.serving[node] = tag
+        self.disk_index[node].setdefault(tag, set()).add(pc.gpid)
+        self.serving_gaps.discard((pc.gpid, node))
+
+    def _unserve(self, pc: PartitionState, node: HostPort) -> None:
+        old = pc.serving.pop(node, None)
+        if old is not None:
+            self.disk_index[node].get(old, set()).discard(pc.gpid)
+        self.serving_gaps.discard((pc.gpid, node))
+
     def _choose_disk(self, node: HostPort, app_id: int) -> str:
         """Disk for a new replica: fewest replicas of this app, then fewest in total, then first.
 
@@ -251,15 +288,9 @@ class ClusterState:
         disks = ns.disks or (DEFAULT_DISK,)
         if len(disks) == 1:
             return disks[0]
-        per_app = {d: 0 for d in disks}
-        total = {d: 0 for d in disks}
-        for a, gpids in ns.partitions.items():
-            for g in gpids:
-                tag = self.pc(g).serving.get(node)
-                if tag in total:
-                    total[tag] += 1
-                    if a == app_id:
-                        per_app[tag] += 1
+        index = self.disk_index[node]
+        total = {d: len(index.get(d, ())) for d in disks}
+        per_app = {d: sum(1 for g in index.get(d, ()) if g.app_id == app_id) for d in disks}
         return min(disks, key=lambda d: (per_app[d], total[d], disks.index(d)))
 
     def _drops_remove(self, pc: PartitionState, node: HostPort) -> None:
@@ -300,7 +331,9 @@ class ClusterState:
             if pc.primary or node in pc.secondaries:
                 raise ValueError(f"{gpid}: cannot assign primary to {node}")
             pc.primary = node
-            pc.serving.setdefault(node, self._choose_disk(node, gpid.app_id))
+            if node not in pc.serving:
+                self._serve(pc, node, self._choose_disk(node, gpid.app_id))
+            self.serving_gaps.discard((gpid, node))
             ns.put_partition(gpid, True)
             self._drops_remove(pc, node)
         elif action == "UPGRADE_TO_PRIMARY":
@@ -314,7 +347,7 @@ class ClusterState:
             if pc.is_member(node):
                 raise ValueError(f"{gpid}: {node} is already a member")
             pc.secondaries.append(node)
-            pc.serving[node] = self._choose_disk(node, gpid.app_id)
+            self._serve(pc, node, self._choose_disk(node, gpid.app_id))
             ns.put_partition(gpid, False)
             self._drops_remove(pc, node)
         elif action == "DOWNGRADE_TO_SECONDARY":
@@ -330,13 +363,14 @@ class ClusterState:
                 pc.secondaries.remove(node)
             else:
                 raise ValueError(f"{gpid}: {node} is not a member")
-            pc.serving.pop(node, None)
+            self._unserve(pc, node)
             ns.remove_partition(gpid, only_primary=False)
             self._drops_add(pc, node)
             self.check_dropped_size(pc, max_reserved)
         else:
             raise ValueError(f"unknown action {action!r}")
         pc.ballot += 1
+        self._update_health(pc)
 
     def erase_node(self, hp: HostPort) -> None:
         """``can_run_balancer``: a dead node hosting nothing leaves the node map."""

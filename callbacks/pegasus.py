@@ -1,0 +1,112 @@
+"""Pegasus page callbacks (thin: parse inputs, call the service, hand over to figure builders)."""
+from __future__ import annotations
+
+import dash
+from dash import Input, Output, State, callback, dcc, no_update
+
+from dashboard import ids
+from dashboard.figures_pegasus import node_counts_figure, skew_figure
+from dashboard.pegasus_service import (PageOptions, health_rows, plan_csv, plan_for, plan_json,
+                                       skew_points, source_digest, source_from_sample,
+                                       source_from_upload, step_rows)
+from engine.errors import InputError
+from layouts.pegasus import alert, health_table, proposal_table, step_label, summary_view
+
+__all__ = ["choose_source", "compute_plan", "show_step", "download_plan"]
+
+
+@callback(
+    Output(ids.PEGASUS_SOURCE, "data"),
+    Output(ids.PEGASUS_ALERT, "children", allow_duplicate=True),
+    Output(ids.PEGASUS_UPLOAD, "contents"),
+    Input(ids.PEGASUS_SAMPLE, "value"),
+    Input(ids.PEGASUS_UPLOAD, "contents"),
+    State(ids.PEGASUS_UPLOAD, "filename"),
+    prevent_initial_call=True,
+)
+def choose_source(sample, contents, filename):
+    """A sample picked or a file dropped: load it; a bad file keeps the previous cluster."""
+    trigger = dash.ctx.triggered_id
+    try:
+        if trigger == ids.PEGASUS_UPLOAD:
+            if not contents:
+                return no_update, no_update, no_update
+            return source_from_upload(contents, filename), None, None
+        return source_from_sample(sample), None, no_update
+    except InputError as exc:
+        return no_update, alert(f"Not loaded: {exc}"), None
+
+
+@callback(
+    Output(ids.PEGASUS_SUMMARY, "children"),
+    Output(ids.PEGASUS_HEALTH, "children"),
+    Output(ids.PEGASUS_TABLE, "options"),
+    Output(ids.PEGASUS_TABLE, "value"),
+    Output(ids.PEGASUS_STEP, "max"),
+    Output(ids.PEGASUS_STEP, "value"),
+    Output(ids.PEGASUS_ALERT, "children"),
+    Input(ids.PEGASUS_SOURCE, "data"),
+    Input(ids.PEGASUS_OPTIONS, "value"),
+    Input(ids.PEGASUS_SEED, "value"),
+    State(ids.PEGASUS_TABLE, "value"),
+)
+def compute_plan(source, options, seed, table):
+    """Cluster or toggles changed: run the plan, reset the slider to the end of the plan."""
+    try:
+        plan = plan_for(source, PageOptions.from_inputs(options, seed))
+    except InputError as exc:
+        return (no_update,) * 6 + (alert(f"Cannot plan: {exc}"),)
+    names = [t.app_name for t in plan.snapshot.tables]
+    table_options = [{"label": "cluster", "value": ""}] + [{"label": f"table {n}", "value": n}
+                                                         for n in names]
+    warnings = (source or {}).get("warnings") or list(plan.snapshot.warnings)
+    steps = len(plan.proposals)
+    return (summary_view(plan, warnings), health_table(health_rows(plan)), table_options,
+            table if table in names else "", steps, steps, None)
+
+
+@callback(
+    Output(ids.PEGASUS_COUNTS, "figure"),
+    Output(ids.PEGASUS_SKEW, "figure"),
+    Output(ids.PEGASUS_PROPOSALS, "children"),
+    Output(ids.PEGASUS_STEP_LABEL, "children"),
+    Input(ids.PEGASUS_STEP, "value"),
+    Input(ids.PEGASUS_TABLE, "value"),
+    State(ids.PEGASUS_SOURCE, "data"),
+    State(ids.PEGASUS_OPTIONS, "value"),
+    State(ids.PEGASUS_SEED, "value"),
+)
+def show_step(step, table, source, options, seed):
+    """Slider moved or table picked: counts at that step, skew line, proposal list window."""
+    try:
+        plan = plan_for(source, PageOptions.from_inputs(options, seed))
+    except InputError:
+        return no_update, no_update, no_update, no_update
+    steps = len(plan.proposals)
+    step = max(0, min(int(step or 0), steps))
+    name = table or None
+    title = f"table {name}" if name else "cluster"
+    return (node_counts_figure(step_rows(plan, step, name), title, step, steps),
+            skew_figure(skew_points(plan, name), step, title),
+            proposal_table(plan.proposals, step), step_label(plan, step))
+
+
+@callback(
+    Output(ids.PEGASUS_DOWNLOAD, "data"),
+    Input(ids.PEGASUS_DOWNLOAD_CSV, "n_clicks"),
+    Input(ids.PEGASUS_DOWNLOAD_JSON, "n_clicks"),
+    State(ids.PEGASUS_SOURCE, "data"),
+    State(ids.PEGASUS_OPTIONS, "value"),
+    State(ids.PEGASUS_SEED, "value"),
+    prevent_initial_call=True,
+)
+def download_plan(_csv, _json, source, options, seed):
+    """Export the plan as CSV (proposal list) or JSON (the CLI's contract)."""
+    try:
+        plan = plan_for(source, PageOptions.from_inputs(options, seed))
+    except InputError:
+        return no_update
+    stem = f"pegasus-plan-{source_digest(source)}"
+    if dash.ctx.triggered_id == ids.PEGASUS_DOWNLOAD_JSON:
+        return dcc.send_string(plan_json(plan), f"{stem}.json")
+    return dcc.send_string(plan_csv(plan), f"{stem}.csv")
