@@ -10,6 +10,8 @@ Formats (``design.md``):
   ``cpu``) is read as a one-broker snapshot. Shedlab extension: ``"shedlabStrategyState"`` —
   ``{strategy name: state}`` seeds a strategy's memory (e.g. ThresholdShedder history) to replay a
   leader exactly.
+* **Extensible snapshot** — ``{"brokerLoadData": {id: BrokerLoadData}, "topBundlesLoadData": ...}``
+  (layout in :mod:`engine.extensible.snapshot`): read as an ``ExtensibleLoadData``.
 * **Load-report directory** — one ``pulsar-admin broker-stats load-report`` JSON per broker (``*.json``);
   the broker id is ``brokerId`` or the file name.
 * **ZooKeeper dump** — a directory (or ``.zip``) holding ``brokers/<id>``,
@@ -83,7 +85,15 @@ def _is_report(obj) -> bool:
 
 
 def load_data_from_json(obj, source: str = "<json>") -> LoadData:
-    """Build a :class:`LoadData` from parsed LoadData JSON (or a single load report)."""
+    """Build a :class:`LoadData` from parsed LoadData JSON (or a single load report).
+
+    JSON in the extensible form (``brokerLoadData``, see :mod:`engine.extensible.snapshot`) gives an
+    :class:`engine.extensible.ExtensibleLoadData` instead.
+    """
+    if isinstance(obj, dict) and "brokerLoadData" in obj and "brokers" not in obj:
+        from .extensible.snapshot import extensible_from_json
+
+        return extensible_from_json(obj, source)
     warnings: list[str] = []
     if _is_report(obj):
         rep = LocalBrokerData.from_json(obj, path="", source=source, warnings=warnings)

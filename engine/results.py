@@ -22,6 +22,7 @@ __all__ = [
     "FilterStep",
     "PlacementDecision",
     "Unload",
+    "UnloadDecision",
     "Cycle",
     "fmt_rate",
     "fmt_bytes",
@@ -120,6 +121,7 @@ class SheddingResult:
     pairs: list = field(default_factory=list)  # AvgPair (AvgShedder)
     notes: list = field(default_factory=list)
     state: dict = field(default_factory=dict)  # strategy state after the call (hit counts, history)
+    decisions: list = field(default_factory=list)  # UnloadDecision (extensible load manager)
 
     @property
     def nothing(self) -> bool:
@@ -238,6 +240,25 @@ class PlacementDecision:
 
 
 @dataclass
+class UnloadDecision:
+    """Pulsar's extensible ``UnloadDecision``: a label, a reason code and (for Success) the unload.
+
+    ``label`` is ``"Success"``, ``"Skip"`` or ``"Failure"``; ``reason`` one of Pulsar's codes
+    (``Overloaded``, ``Underloaded``, ``Balanced``, ``HitCount``, ``NoBundles``, ``CoolDown``,
+    ``OutDatedData``, ``NoLoadData``, ``NoBrokers``, ``Unknown``, ``Admin``), as in the metric
+    ``pulsar_lb_unload_broker_breakdown_total``; ``detail`` says the same in words with the numbers.
+    """
+
+    label: str
+    reason: str
+    broker: str | None = None
+    bundle: str | None = None
+    destination: str | None = None
+    detail: str = ""
+    swap: bool = False  # a bundle of the cooler broker moved to the hotter one to make room
+
+
+@dataclass
 class Unload:
     """One bundle the leader unloads (or would have, when ``skipped`` says why not)."""
 
@@ -290,6 +311,8 @@ class Cycle:
             "notes": list(sh.notes) if sh else [],
             "state": _clean(sh.state) if sh else {},
         }
+        if sh is not None and sh.decisions:
+            out["decisions"] = _clean(sh.decisions)
         if self.source:
             out["snapshot"] = self.source
         return out

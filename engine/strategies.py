@@ -34,6 +34,9 @@ def _resolve(name: str, table: dict, kind: str) -> str:
     n = name.strip()
     if n in table:
         return n
+    for k, full in FQN.items():  # exact class name first: two packages may share a simple name
+        if full == n and k in table:
+            return k
     short = n.rsplit(".", 1)[-1]
     if short in table and (n == short or FQN.get(short) == n or n.startswith("org.apache.pulsar.")):
         return short

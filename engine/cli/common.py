@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ..config import LoadBalancerConfig, PRESETS, parse_broker_conf
 from ..errors import InputError, UsageError
-from ..strategies import fqn, placement_name, shedding_name
+from ..strategies import PLACEMENT, SHEDDING, fqn, placement_name, shedding_name
 
 __all__ = ["add_config_args", "build_config", "read_conf_file"]
 
@@ -37,7 +37,12 @@ def read_conf_file(path: str) -> LoadBalancerConfig:
 
 
 def build_config(args) -> LoadBalancerConfig:
-    """Preset → ``--conf`` → ``--set`` → ``--strategy``/``--placement``, in that order."""
+    """Preset → ``--conf`` → ``--set`` → ``--strategy``/``--placement``, in that order.
+
+    A strategy of another load manager (``--strategy TransferShedder``, or an extensible placement)
+    also sets ``loadManagerClassName`` to it; TransferShedder without ``--placement`` gets its default
+    placement (the extensible LeastResourceUsageWithWeight) unless the configured one is extensible.
+    """
     cfg = PRESETS[args.preset] if getattr(args, "preset", None) else LoadBalancerConfig()
     if getattr(args, "conf", None):
         cfg = parse_broker_conf(Path(args.conf).read_text(encoding="utf-8") if Path(args.conf).exists()
@@ -56,15 +61,33 @@ def build_config(args) -> LoadBalancerConfig:
     if strategy:
         s = shedding_name(strategy)
         changes["loadBalancerLoadSheddingStrategy"] = fqn(s)
-        if not placement and s == "AvgShedder":
+        cls = SHEDDING.get(s)
+        lm_class = getattr(cls, "load_manager_class_name", None)
+        if lm_class:  # e.g. TransferShedder: the extensible load manager and its own placement
+            if lm_class != cfg.loadManagerClassName:
+                changes["loadManagerClassName"] = lm_class
+            if not placement and not getattr(PLACEMENT.get(_placement_or_none(cfg)), "extensible", False):
+                placement = cls.default_placement
+        elif not placement and s == "AvgShedder":
             placement = "AvgShedder"
         elif not placement and cfg.placement_strategy == "AvgShedder" and s != "AvgShedder":
             placement = "LeastLongTermMessageRate"
     if placement:
-        changes["loadBalancerLoadPlacementStrategy"] = fqn(placement_name(placement))
+        pn = placement_name(placement)
+        changes["loadBalancerLoadPlacementStrategy"] = fqn(pn)
+        lm_class = getattr(PLACEMENT.get(pn), "load_manager_class_name", None)
+        if lm_class and lm_class != cfg.loadManagerClassName:  # an extensible placement
+            changes["loadManagerClassName"] = lm_class
     if changes:
         cfg = cfg.with_values(changes)
     return cfg
+
+
+def _placement_or_none(cfg):
+    try:
+        return placement_name(cfg.loadBalancerLoadPlacementStrategy)
+    except UsageError:
+        return None
 
 
 def _missing(path):

@@ -32,9 +32,20 @@ def register(sub):
     p.set_defaults(func=run)
 
 
+def _has_own_manager(name: str) -> bool:
+    from ..errors import UsageError
+    from ..strategies import SHEDDING, shedding_name
+
+    try:
+        return getattr(SHEDDING.get(shedding_name(name)), "manager_factory", None) is not None
+    except UsageError:
+        return False
+
+
 def run(args) -> int:
     # `place --strategy X` names the *placement* strategy (AvgShedder needs AvgShedder shedding too)
-    if args.strategy and not args.placement:
+    # (a shedding strategy with its own load manager, e.g. TransferShedder, is kept as the strategy)
+    if args.strategy and not args.placement and not _has_own_manager(args.strategy):
         from ..strategies import placement_name
 
         args.placement = placement_name(args.strategy)

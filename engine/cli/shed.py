@@ -9,7 +9,9 @@ JSON contract (``--json``)::
                               "msg_rate": FLOAT, "throughput": FLOAT, "placement": {...}}, ...],
                  "skipped": [{"broker", "bundle", "destination", "reason"}],
                  "scores": {BROKER: NUMBER}, "score_unit": "%"|"msg/s", "lines": {NAME: NUMBER},
-                 "verdicts": [...], "pairs": [...], "notes": [...], "state": {...}}, ...]}
+                 "verdicts": [...], "pairs": [...], "notes": [...], "state": {...},
+                 "decisions": [{"label", "reason", "broker", "bundle", "destination", "detail",
+                                "swap"}]}, ...]}     # "decisions": extensible load manager only
 
 Unloads are in the order Pulsar issues them. Cycles run on unchanged load reports, one shedding
 interval apart, with strategy state carried over and unloaded bundles entering the grace period.
@@ -57,11 +59,17 @@ def run(args) -> int:
 
 
 def make_manager(ld, cfg, seed):
-    """A manager for the command line; the extensible load manager plugs in here."""
-    from ..strategies import SHEDDING
+    """A manager for the command line; the extensible load manager plugs in here.
 
-    cls = SHEDDING.get(cfg.shedding_strategy)
+    The strategy's ``manager_factory`` is used when it has one (TransferShedder); an extensible
+    ``loadManagerClassName`` or an extensible snapshot also selects the extensible load manager.
+    """
+    from ..strategies import SHEDDING, shedding_name
+
+    cls = SHEDDING.get(shedding_name(cfg.loadBalancerLoadSheddingStrategy))
     factory = getattr(cls, "manager_factory", None)
+    if factory is None and (cfg.extensible or getattr(ld, "extensible", False)):
+        factory = getattr(SHEDDING.get("TransferShedder"), "manager_factory", None)
     if factory is not None:
         return factory(ld, cfg, seed=seed)
     return ModularLoadManager(ld, cfg, seed=seed)

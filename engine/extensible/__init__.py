@@ -1,0 +1,60 @@
+"""The Extensible Load Manager (PIP-192): TransferShedder, its placement, and their inputs.
+
+Modules, one concept each:
+
+* :mod:`~engine.extensible.broker_load_data` — ``BrokerLoadData`` and its EMA (§8.1);
+* :mod:`~engine.extensible.top_bundles` — top-K bundle reports, ``NamespaceBundleStats.compareTo`` (§8.2);
+* :mod:`~engine.extensible.snapshot` — the extensible snapshot (JSON layout) and
+  :func:`derive_extensible` from a modular ``LoadData``;
+* :mod:`~engine.extensible.filters` — the broker filter pipeline and ``transferable`` (§8.4);
+* :mod:`~engine.extensible.placement` — the extensible LeastResourceUsageWithWeight and round robin (§8.5);
+* :mod:`~engine.extensible.transfer_shedder` — TransferShedder (§8.3);
+* :mod:`~engine.extensible.load_manager` — :class:`ExtensibleLoadManager` (``UnloadScheduler``, ``selectAsync``).
+
+Importing the package registers, in :mod:`engine.strategies`, the shedding strategy
+``TransferShedder`` (``org.apache.pulsar.broker.loadbalance.extensions.scheduler.TransferShedder``;
+its ``manager_factory`` builds an :class:`ExtensibleLoadManager`) and the placement strategy
+``ExtensibleLeastResourceUsageWithWeight``: a distinct short name because the modular
+``LeastResourceUsageWithWeight`` owns the plain one; Pulsar's fully qualified
+``org.apache.pulsar.broker.loadbalance.extensions.strategy.LeastResourceUsageWithWeight`` resolves to it.
+
+Examples
+--------
+>>> from engine.strategies import placement_name, shedding_name
+>>> shedding_name("org.apache.pulsar.broker.loadbalance.extensions.scheduler.TransferShedder")
+'TransferShedder'
+>>> placement_name("org.apache.pulsar.broker.loadbalance.extensions.strategy.LeastResourceUsageWithWeight")
+'ExtensibleLeastResourceUsageWithWeight'
+>>> placement_name("org.apache.pulsar.broker.loadbalance.impl.LeastResourceUsageWithWeight")
+'LeastResourceUsageWithWeight'
+"""
+from ..strategies import register_placement, register_shedding
+from .broker_load_data import BrokerLoadData
+from .filters import ExtensiblePolicies, FilterContext, transferable
+from .load_manager import ExtensibleLoadManager
+from .placement import EXTENSIBLE_LRUWW_FQN, ExtensibleLeastResourceUsageWithWeight, ExtensibleRoundRobin
+from .snapshot import (
+    EXTENSIBLE_LOAD_MANAGER,
+    BrokerLookupData,
+    ExtensibleLoadData,
+    derive_extensible,
+    extensible_config,
+    extensible_from_json,
+    is_extensible_json,
+    load_extensible_snapshot,
+    save_extensible_snapshot,
+)
+from .top_bundles import BundleLoadData, bundle_stats_key, compare_bundle_stats, top_k_bundles
+from .transfer_shedder import TRANSFER_SHEDDER_FQN, LoadStats, TransferShedder
+
+__all__ = [
+    "BrokerLoadData", "BundleLoadData", "top_k_bundles", "bundle_stats_key", "compare_bundle_stats",
+    "ExtensibleLoadData", "BrokerLookupData", "derive_extensible", "extensible_config", "extensible_from_json",
+    "is_extensible_json",
+    "load_extensible_snapshot", "save_extensible_snapshot", "ExtensiblePolicies", "FilterContext", "transferable",
+    "ExtensibleLeastResourceUsageWithWeight", "ExtensibleRoundRobin", "TransferShedder", "LoadStats",
+    "ExtensibleLoadManager", "EXTENSIBLE_LOAD_MANAGER", "EXTENSIBLE_LRUWW_FQN", "TRANSFER_SHEDDER_FQN",
+]
+
+register_shedding(TransferShedder, TRANSFER_SHEDDER_FQN)
+register_placement(ExtensibleLeastResourceUsageWithWeight, EXTENSIBLE_LRUWW_FQN)

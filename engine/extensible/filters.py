@@ -1,0 +1,167 @@
+"""The extensible load manager's broker filter pipeline and TransferShedder's ``transferable`` check.
+
+Examples
+--------
+>>> from engine.config import LoadBalancerConfig
+>>> from engine.extensible.broker_load_data import BrokerLoadData
+>>> from engine.extensible.snapshot import ExtensibleLoadData
+>>> data = ExtensibleLoadData({"a:8080": BrokerLoadData(topics=50000), "b:8080": BrokerLoadData(topics=49999)})
+>>> ctx = FilterContext(data, LoadBalancerConfig())
+>>> ctx.filter(["a:8080", "b:8080"], "t/n/0x00000000_0xffffffff").candidates   # topics >= max dropped
+['b:8080']
+>>> transferable(ctx, "t/n/0x00000000_0xffffffff", "b:8080", "a:8080")          # a is filtered out
+False
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..config import LoadBalancerConfig
+from ..model import bundle_namespace
+from ..results import FilterStep
+from .snapshot import ExtensibleLoadData, extensible_config
+
+__all__ = ["ExtensiblePolicies", "FilterContext", "FilterResult", "BrokerFilterError", "transferable"]
+
+_SEMVER = re.compile(r"^(\d+)\.(\d+)\.(\d+)")
+
+
+class BrokerFilterError(Exception):
+    """A filter failed (Pulsar's ``BrokerFilterException``), e.g. an unparsable broker version."""
+
+
+class ExtensiblePolicies:
+    """Hook for namespace isolation and anti-affinity policies (none by default).
+
+    Subclass and override to model ``AntiAffinityGroupPolicyFilter`` and
+    ``BrokerIsolationPoliciesFilter`` and which namespaces carry such policies (their bundles are left
+    out of top-K reports and are not transferable unless
+    ``loadBalancerSheddingBundlesWithPoliciesEnabled``).
+    """
+
+    def has_policies(self, namespace: str) -> bool:
+        """The namespace has isolation policies or an anti-affinity group."""
+        return False
+
+    def anti_affinity_filter(self, brokers: list, bundle: str, data: ExtensibleLoadData) -> list:
+        return brokers
+
+    def isolation_filter(self, brokers: list, bundle: str, data: ExtensibleLoadData) -> list:
+        return brokers
+
+
+@dataclass
+class FilterResult:
+    """Candidates after the pipeline, the steps that removed brokers, and a filter failure if any."""
+
+    candidates: list
+    steps: list = field(default_factory=list)  # FilterStep
+    error: str | None = None
+
+
+class FilterContext:
+    """Runs the filter pipeline of ``ExtensibleLoadManagerImpl`` over one snapshot and config.
+
+    Pipeline, in order: ``BrokerLoadManagerClassFilter`` (the broker's ``loadManagerClassName`` must
+    equal the config's), ``BrokerMaxTopicCountFilter`` (drop brokers whose reported ``topics >=
+    loadBalancerBrokerMaxTopics``; no load data counts as 0 topics; **no** fallback when every broker
+    is dropped, unlike the modular filter), ``BrokerVersionFilter`` (with ``preferLaterVersions``, keep
+    the highest version; an unparsable version is a filter failure: ``transferable`` is then false,
+    while a placement goes on with what the other filters left, as ``selectAsync`` does), then the
+    anti-affinity and isolation filters of :class:`ExtensiblePolicies`.
+
+    Notes
+    -----
+    ``pulsar-load-balancing.md`` §8.4. Config keys: ``loadManagerClassName`` (read through
+    :func:`~engine.extensible.snapshot.extensible_config`: a modular class name counts as
+    ExtensibleLoadManagerImpl), ``loadBalancerBrokerMaxTopics``, ``preferLaterVersions``. The
+    bundle-independent part of the pipeline is computed once per context (one context per shedding
+    cycle or placement).
+    """
+
+    def __init__(self, data: ExtensibleLoadData, conf: LoadBalancerConfig,
+                 policies: ExtensiblePolicies | None = None):
+        self.data, self.conf = data, extensible_config(conf)
+        self.policies = policies or ExtensiblePolicies()
+        self._base: dict = {}
+        self.available = data.available_brokers  # HashMap order of the broker registry
+
+
+    def _static(self, brokers: tuple) -> FilterResult:
+        got = self._base.get(brokers)
+        if got is not None:
+            return got
+        conf, data = self.conf, self.data
+        c = list(brokers)
+        steps = []
+        kept = [b for b in c if data.lookup_data(b).load_manager_class_name == conf.loadManagerClassName]
+        if len(kept) != len(c):
+            steps.append(FilterStep(f"BrokerLoadManagerClassFilter (loadManagerClassName = "
+                                    f"{conf.loadManagerClassName.rsplit('.', 1)[-1]})", kept, c))
+        c = kept
+        mx = conf.loadBalancerBrokerMaxTopics
+        store = data.broker_load_data
+        kept = [b for b in c if (store[b].topics if b in store else 0) < mx]
+        if len(kept) != len(c):
+            steps.append(FilterStep(f"BrokerMaxTopicCountFilter (topics >= {mx} dropped)", kept, c,
+                                    "no fallback: the extensible filter may leave no broker" if not kept else ""))
+        c = kept
+        error = None
+        if conf.preferLaterVersions and c:
+            vers = []
+            for b in c:
+                v = data.lookup_data(b).broker_version or ""
+                m = _SEMVER.match(v)
+                if not m:
+                    error = f"BrokerVersionFilter failed: cannot parse the version {v!r} of {b}"
+                    break
+                vers.append(tuple(int(x) for x in m.groups()))
+            if error is None:
+                top = max(vers)
+                kept = [b for b, v in zip(c, vers) if v == top]
+                if len(kept) != len(c):
+                    steps.append(FilterStep(f"BrokerVersionFilter (latest {'.'.join(map(str, top))})", kept, c))
+                c = kept
+            else:
+                steps.append(FilterStep("BrokerVersionFilter", c, c, error + " (it removes nothing)"))
+        res = FilterResult(c, steps, error)
+        self._base[brokers] = res
+        return res
+
+    def filter(self, brokers: list, bundle: str) -> FilterResult:
+        """Run the whole pipeline on ``brokers`` (kept in the given order) for ``bundle``."""
+        base = self._static(tuple(brokers))
+        c = base.candidates
+        steps = list(base.steps)
+        p = self.policies
+        c2 = p.anti_affinity_filter(list(c), bundle, self.data)
+        if len(c2) != len(c):
+            steps.append(FilterStep("AntiAffinityGroupPolicyFilter", c2, c))
+        c3 = p.isolation_filter(list(c2), bundle, self.data)
+        if len(c3) != len(c2):
+            steps.append(FilterStep("BrokerIsolationPoliciesFilter", c3, c2))
+        return FilterResult(list(c3), steps, base.error)
+
+
+def transferable(ctx: FilterContext, bundle: str, src: str, dst: str | None) -> bool:
+    """TransferShedder's ``isTransferable(bundle, src, dst)`` (§8.4).
+
+    False when the namespace has policies and ``loadBalancerSheddingBundlesWithPoliciesEnabled`` is
+    off, when a filter fails, or when ``dst`` is given but filtered out. Otherwise, once ``src`` is
+    removed from the filtered available brokers: some candidate is left (no ``dst``, or
+    ``loadBalancerTransferEnabled`` off), or ``dst`` is among them.
+    """
+    conf = ctx.conf
+    if ctx.policies.has_policies(bundle_namespace(bundle)) and not conf.loadBalancerSheddingBundlesWithPoliciesEnabled:
+        return False
+    res = ctx.filter(ctx.available, bundle)
+    if res.error:
+        return False
+    cands = set(res.candidates)
+    if dst is not None and dst not in cands:
+        return False
+    cands.discard(src)
+    if dst is None or not conf.loadBalancerTransferEnabled:
+        return bool(cands)
+    return dst in cands

@@ -1,0 +1,304 @@
+"""The Extensible Load Manager's leader side: ``UnloadScheduler`` + TransferShedder + ``selectAsync``.
+
+:class:`ExtensibleLoadManager` has the interface of :class:`engine.load_manager.ModularLoadManager`
+(``update``, ``do_load_shedding``, ``run_cycles``, ``select_broker``,
+``select_broker_for_assignment``, ``state``; attributes ``shedding``, ``placement``, ``view``,
+``recently_unloaded``), so the command line and the pages can drive either.
+
+Driving it from a simulator
+---------------------------
+Keep one :class:`~engine.extensible.broker_load_data.BrokerLoadData` per broker and call its
+``update(...)`` at every load-data generation (``loadBalancerReportUpdateMinIntervalMillis``, 5 s —
+the EMA advances on each call); build each broker's top-K list with
+:func:`~engine.extensible.top_bundles.top_k_bundles`; every shedding interval pass an
+:class:`~engine.extensible.snapshot.ExtensibleLoadData` (with ``ownership`` = the simulator's bundle
+owners and ``now_ms``) to :meth:`ExtensibleLoadManager.update`, call
+:meth:`ExtensibleLoadManager.do_load_shedding` with the same time and move every
+``cycle.unloads[i].bundle`` from ``.broker`` to ``.destination`` (``None``: left unassigned). The
+manager keeps the hit count, ``recentlyUnloadedBundles`` (grace period) and
+``recentlyUnloadedBrokers`` (the 180 s cool-down compares each broker's ``updatedAt`` with its last
+unload, so the cool-down ends only once fresh load data arrives).
+
+Examples
+--------
+>>> from engine.samples import load_sample
+>>> lm = ExtensibleLoadManager(load_sample("yahoo-japan-3-brokers"))
+>>> [c.shedding.decisions[0].reason for c in lm.run_cycles(3)]     # hit count 1, 2, 3 <= 3
+['HitCount', 'HitCount', 'HitCount']
+>>> cyc = lm.do_load_shedding(lm.now + 60_000)
+>>> cyc.shedding.label, {u.broker for u in cyc.unloads}
+('Success', {'broker1:8080'})
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..config import LoadBalancerConfig
+from ..errors import InputError, UsageError
+from ..javacompat import java_map_order
+from ..load_manager import as_rng
+from ..model import LoadData, bundle_namespace
+from ..results import Cycle, FilterStep, PlacementDecision, Unload
+from ..strategies import PLACEMENT, placement_name, shedding_name
+from .filters import ExtensiblePolicies, FilterContext
+from .placement import ExtensibleLeastResourceUsageWithWeight, ExtensibleRoundRobin
+from .snapshot import ExtensibleLoadData, derive_extensible, extensible_config
+from .transfer_shedder import SUCCESS, TransferShedder
+
+__all__ = ["ExtensibleLoadManager"]
+
+
+class ExtensibleLoadManager:
+    """The extensible leader over one snapshot (or a sequence of them).
+
+    Parameters
+    ----------
+    data : ExtensibleLoadData or LoadData
+        An extensible snapshot, or a modular one (derived with
+        :func:`~engine.extensible.snapshot.derive_extensible`; successive modular snapshots continue
+        the EMAs).
+    config : LoadBalancerConfig, optional
+        Pulsar 4.x defaults if omitted. A ``loadManagerClassName`` other than
+        ``ExtensibleLoadManagerImpl`` is replaced by it (this manager *is* that class).
+    seed : int or numpy.random.Generator, optional
+        Randomness of the placement draw.
+    shedding, placement : optional
+        Strategy instances overriding the config (e.g. to carry state over).
+    policies : ExtensiblePolicies, optional
+        Isolation / anti-affinity hooks (none by default).
+
+    Notes
+    -----
+    ``pulsar-load-balancing.md`` §8.3 (``UnloadScheduler``) and §8.5 (``selectAsync``). Config keys:
+    ``loadBalancerEnabled``, ``loadBalancerSheddingEnabled``, ``loadBalancerSheddingIntervalMinutes``,
+    ``loadBalancerSheddingGracePeriodMinutes``, ``loadBalancerTransferEnabled``,
+    ``loadBalancerSheddingExcludedNamespaces`` (round robin), the filter keys of
+    :class:`~engine.extensible.filters.FilterContext` and every key of TransferShedder.
+
+    * Shedding runs when enabled and at least 2 brokers are available; recently unloaded bundles
+      older than the grace period are forgotten first.
+    * Every Success decision is an unload: the bundle enters ``recently_unloaded`` and its source
+      broker ``recently_unloaded_brokers`` (both at the cycle's time). With
+      ``loadBalancerTransferEnabled`` the destination is TransferShedder's min broker (no placement);
+      otherwise the bundle is released and the next lookup places it: :meth:`select_broker` with no
+      broker excluded, so it may land on its source again (shown, still counted).
+    * The service-unit channel's ownership is the snapshot's (explicit, or derived from the top-K
+      lists), except that bundles this manager moved and that a stale report still shows on their
+      old broker count as owned by their new one while they are recently unloaded.
+    * A ``loadBalancerLoadSheddingStrategy`` that is not an extensible unload strategy falls back to
+      TransferShedder, as Pulsar's ``createNamespaceUnloadStrategy`` does; a modular placement strategy
+      is replaced by the extensible LeastResourceUsageWithWeight (``RoundRobinBrokerSelector`` is kept
+      as round robin). Both are recorded in :attr:`notes`.
+    * "Now" is the snapshot's own time; :meth:`run_cycles` advances it by one shedding interval per
+      cycle and shifts every broker's ``updatedAt`` by the same amount (the brokers keep publishing
+      unchanged load data), so report ages, the TTL and the cool-down behave as on a live cluster.
+    """
+
+    def __init__(self, data, config: LoadBalancerConfig | None = None, *, seed=None, shedding=None, placement=None,
+                 policies: ExtensiblePolicies | None = None):
+        self.notes: list[str] = []
+        self.config = extensible_config(config)
+        self.rng = as_rng(seed)
+        self.policies = policies or ExtensiblePolicies()
+        self.shedding = shedding if shedding is not None else self._make_shedding()
+        self.placement = placement if placement is not None else self._make_placement()
+        self.round_robin = ExtensibleRoundRobin()
+        self.recently_unloaded: dict[str, int] = {}
+        self.recently_unloaded_brokers: dict[str, int] = {}
+        self._moved: dict[str, tuple] = {}  # bundle -> (source, destination) of our own unloads
+        self._assigned: dict[str, str] = {}  # bundle -> broker of select_broker_for_assignment
+        self.cycles = 0
+        self.unload_bundle_count = 0
+        self.unload_broker_count = 0
+        self.view: ExtensibleLoadData | None = None
+        self.now = 0
+        self.update(data)
+        seeds = self.view.strategy_state or {}
+        if shedding is None and isinstance(seeds.get(self.shedding.name), dict):
+            self.shedding.load_state(seeds[self.shedding.name])
+
+    # ------------------------------------------------------------------ wiring
+    def _make_shedding(self) -> TransferShedder:
+        raw = self.config.loadBalancerLoadSheddingStrategy
+        try:
+            name = shedding_name(raw)
+        except UsageError:
+            name = None
+        if name != TransferShedder.name:
+            self.notes.append(f"loadBalancerLoadSheddingStrategy {raw.rsplit('.', 1)[-1]} is not an extensible unload "
+                              "strategy: TransferShedder is used, as Pulsar falls back to it")
+        return TransferShedder()
+
+    def _make_placement(self):
+        raw = self.config.loadBalancerLoadPlacementStrategy
+        try:
+            name = placement_name(raw)
+        except UsageError:
+            name = None
+        cls = PLACEMENT.get(name) if name else None
+        if cls is not None and getattr(cls, "extensible", False):
+            return cls()
+        if name == "RoundRobinBrokerSelector":
+            return ExtensibleRoundRobin()
+        self.notes.append(f"placement {raw.rsplit('.', 1)[-1]} is a modular strategy: the extensible "
+                          "LeastResourceUsageWithWeight is used")
+        return ExtensibleLeastResourceUsageWithWeight()
+
+    def update(self, data) -> None:
+        """New load data (a timeline step): an :class:`ExtensibleLoadData` (shallow-copied: the caller's
+        objects are never modified; its top-K lists are shared, read only) or a modular
+        ``LoadData`` (derived; EMAs continue from the previous view). Recently unloaded bundles and
+        brokers of the snapshot are merged with the manager's."""
+        if isinstance(data, ExtensibleLoadData):
+            view = data.shallow_copy()
+        elif isinstance(data, LoadData):
+            view = derive_extensible(data, self.config, previous=self.view, has_policies=self.policies.has_policies)
+        else:
+            raise InputError(f"expected an ExtensibleLoadData or a LoadData, got {type(data).__name__}")
+        for b, t in view.recently_unloaded.items():
+            self.recently_unloaded[b] = max(int(t), self.recently_unloaded.get(b, 0))
+        for b, t in view.recently_unloaded_brokers.items():
+            self.recently_unloaded_brokers[b] = max(int(t), self.recently_unloaded_brokers.get(b, 0))
+        self.view = view
+        self.now = int(view.now)
+
+    def owners(self) -> dict[str, str]:
+        """The service-unit channel's bundle → owner (see the class Notes)."""
+        own = self.view.owners()
+        for b, (src, dst) in list(self._moved.items()):
+            if b not in self.recently_unloaded:
+                del self._moved[b]
+            elif own.get(b) == src:
+                if dst is None:
+                    own.pop(b, None)
+                else:
+                    own[b] = dst
+        for b, dst in self._assigned.items():
+            own.setdefault(b, dst)
+        return own
+
+    def state(self) -> dict:
+        """Everything the leader remembers between cycles."""
+        return {"shedding": self.shedding.state(), "placement": self.placement.state(),
+                "recently_unloaded": dict(self.recently_unloaded),
+                "recently_unloaded_brokers": dict(self.recently_unloaded_brokers),
+                "round_robin": self.round_robin.state()}
+
+    # ------------------------------------------------------------------ placement (selectAsync)
+    def select_broker(self, bundle: str, *, candidates: Sequence[str] | None = None, non_persistent: bool = False,
+                      exclude: Sequence[str] = ()) -> PlacementDecision:
+        """``selectAsync(bundle, excludeBrokerSet)``: available brokers minus ``exclude`` → filter
+        pipeline → none left: no broker → the strategy (round robin for
+        ``loadBalancerSheddingExcludedNamespaces``).
+
+        With ``candidates`` only the strategy runs, on exactly those brokers (in the given order).
+        ``non_persistent`` is accepted for interface compatibility: the extensible pipeline has no
+        topic-type filter.
+        """
+        view, cfg = self.view, self.config
+        ns = bundle_namespace(bundle)
+        excluded_ns = ns in cfg.loadBalancerSheddingExcludedNamespaces
+        strategy = self.round_robin if excluded_ns else self.placement
+        if candidates is not None:
+            cand = list(candidates)
+            known = set(view.brokers)
+            unknown = [b for b in cand if b not in known]
+            if unknown:
+                raise InputError(f"unknown broker(s): {', '.join(unknown)}", field="--candidates")
+            dec = strategy.select(cand, bundle, view, cfg, self.rng)
+            dec.filters = [FilterStep("given candidates", cand)]
+            return dec
+        avail = java_map_order(view.available_brokers, concurrent=True)  # a ConcurrentHashMap copy
+        skip = set(exclude)
+        base = [b for b in avail if b not in skip]
+        steps = [FilterStep("available brokers (broker registry)" + (" minus excluded" if skip else ""), base, avail)]
+        fr = FilterContext(view, cfg, self.policies).filter(base, bundle)
+        steps.extend(fr.steps)
+        c = fr.candidates
+        if not c:
+            dec = PlacementDecision(bundle, strategy.name, cand=[])
+            dec.filters = steps
+            dec.reason = "no broker left after the filters: no broker is assigned"
+            return dec
+        dec = strategy.select(c, bundle, view, cfg, self.rng)
+        dec.filters = steps
+        if excluded_ns:
+            dec.reason = f"namespace {ns} is in loadBalancerSheddingExcludedNamespaces: " + dec.reason
+        return dec
+
+    def select_broker_for_assignment(self, bundle: str, non_persistent: bool = False) -> PlacementDecision:
+        """A lookup of an unowned bundle: the current owner if the channel has one, else
+        :meth:`select_broker`, recorded as the bundle's owner."""
+        owner = self.owners().get(bundle)
+        if owner is not None:
+            dec = PlacementDecision(bundle, "ownership", broker=owner)
+            dec.reason = f"already owned by {owner} (service-unit channel)"
+            return dec
+        dec = self.select_broker(bundle, non_persistent=non_persistent)
+        if dec.broker is not None:
+            self._assigned[bundle] = dec.broker
+        return dec
+
+    # ------------------------------------------------------------------ shedding (UnloadScheduler)
+    def do_load_shedding(self, now: int | None = None) -> Cycle:
+        """One ``UnloadScheduler.execute`` at ``now`` (the snapshot's time by default)."""
+        cfg, view = self.config, self.view
+        if now is not None:
+            self.now = int(now)
+        self.cycles += 1
+        cyc = Cycle(self.cycles, self.now, None)
+        if not (cfg.loadBalancerEnabled and cfg.loadBalancerSheddingEnabled):
+            cyc.reason = "load balancer or shedding disabled (loadBalancerEnabled / loadBalancerSheddingEnabled)"
+            return cyc
+        avail = view.available_brokers
+        if len(avail) <= 1:
+            cyc.reason = f"{len(avail)} available broker(s): no load shedding"
+            return cyc
+        grace = cfg.loadBalancerSheddingGracePeriodMinutes * 60_000
+        for b in [b for b, t in self.recently_unloaded.items() if t + grace < self.now]:
+            del self.recently_unloaded[b]
+        filters = FilterContext(view, cfg, self.policies)
+        res = self.shedding.find_bundles_for_unloading(view, cfg, self.recently_unloaded,
+                                                       self.recently_unloaded_brokers, now_ms=self.now,
+                                                       filters=filters, owners=self.owners())
+        cyc.shedding = res
+        sources = set()
+        sel = iter(res.selected)
+        for d in res.decisions:
+            if d.label != SUCCESS:
+                continue
+            s = next(sel)
+            u = Unload(d.broker, d.bundle, d.destination, d.reason, s.msg_rate, s.throughput)
+            if d.destination is None:  # released: the next lookup places it
+                dec = self.select_broker(d.bundle)
+                u.placement = dec
+                u.destination = dec.broker
+                if dec.broker == d.broker:
+                    dec.reason += f" (back on its source {d.broker}: the unload only reconnects its clients)"
+            cyc.processed.append(u)
+            cyc.unloads.append(u)
+            self.recently_unloaded[d.bundle] = self.now
+            self.recently_unloaded_brokers[d.broker] = self.now
+            self._moved[d.bundle] = (d.broker, u.destination)
+            self.unload_bundle_count += 1
+            sources.add(d.broker)
+        self.unload_broker_count += len(sources)
+        cyc.reason = res.reason
+        if self.notes:
+            res.notes.extend(n for n in self.notes if n not in res.notes)
+        return cyc
+
+    def run_cycles(self, n: int) -> list[Cycle]:
+        """``n`` shedding cycles on unchanged load data, one shedding interval apart (see Notes)."""
+        out = []
+        step = self.config.loadBalancerSheddingIntervalMinutes * 60_000
+        t0 = self.now
+        for i in range(n):
+            if i:
+                for d in self.view.broker_load_data.values():
+                    if d.updated_at:
+                        d.updated_at += step
+                if self.view.now_ms is not None:
+                    self.view.now_ms += step
+            out.append(self.do_load_shedding(t0 + i * step))
+        return out

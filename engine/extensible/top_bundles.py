@@ -1,0 +1,175 @@
+"""Top-K bundle reports: what each broker publishes on ``loadbalancer-top-bundles-load-data``.
+
+Examples
+--------
+>>> from engine.config import LoadBalancerConfig
+>>> from engine.model import NamespaceBundleStats as S
+>>> stats = {"t/n/0x00000000_0x40000000": S(msg_throughput_in=300_000.0),
+...          "t/n/0x40000000_0x80000000": S(msg_throughput_in=900_000.0),
+...          "t/n/0x80000000_0xc0000000": S(msg_throughput_in=600_000.0),
+...          "t/n/0xc0000000_0xffffffff": S()}                       # no traffic: not reported
+>>> [b.bundle_name[4:] for b in top_k_bundles(stats, 2, LoadBalancerConfig())]   # ascending
+['0x80000000_0xc0000000', '0x40000000_0x80000000']
+>>> java_math_round(2.5), java_math_round(-2.5)                      # Math.round is half-up
+(3, -2)
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cmp_to_key
+from typing import Callable, Mapping
+
+from ..config import LoadBalancerConfig
+from ..javacompat import java_long, java_map_order
+from ..model import NamespaceBundleStats, bundle_namespace, is_sla_or_heartbeat_namespace
+
+__all__ = ["BundleLoadData", "top_k_bundles", "bundle_stats_key", "compare_bundle_stats", "java_math_round",
+           "partition_sort", "is_system_service_namespace", "MSG_RATE_RESOLUTION", "BW_RESOLUTION",
+           "TOPIC_CONN_RESOLUTION", "CACHE_SIZE_RESOLUTION"]
+
+MSG_RATE_RESOLUTION = 100
+BW_RESOLUTION = 100_000
+TOPIC_CONN_RESOLUTION = 500
+CACHE_SIZE_RESOLUTION = 100_000
+
+
+@dataclass
+class BundleLoadData:
+    """One entry of a top-K report: ``TopBundlesLoadData.BundleLoadData(bundleName, stats)``."""
+
+    bundle_name: str
+    stats: NamespaceBundleStats
+
+    @property
+    def throughput(self) -> float:
+        """``msgThroughputIn + msgThroughputOut`` (what TransferShedder moves)."""
+        return self.stats.msg_throughput_in + self.stats.msg_throughput_out
+
+    @property
+    def msg_rate(self) -> float:
+        return self.stats.msg_rate_in + self.stats.msg_rate_out
+
+    def to_json(self) -> dict:
+        return {"bundleName": self.bundle_name, "stats": self.stats.to_json()}
+
+
+def java_math_round(x: float) -> int:
+    """Java ``Math.round(double)``: ``floor(x + 1/2)`` computed exactly; NaN → 0; saturates."""
+    if isinstance(x, float) and math.isnan(x):
+        return 0
+    if math.isinf(x):
+        return java_long(x)
+    f = math.floor(x)
+    r = f + 1 if x - f >= 0.5 else f  # x - floor(x) is exact for doubles
+    return java_long(float(r)) if abs(r) >= 2**63 else int(r)
+
+
+def bundle_stats_key(s: NamespaceBundleStats) -> tuple:
+    """The five quantities ``NamespaceBundleStats.compareTo`` compares, in order, at Pulsar's resolutions.
+
+    ``round(thrIn/1e5)``, ``round(thrOut/1e5)``, ``round((rateIn+rateOut)/100)`` (``Math.round``),
+    ``(topics+consumers+producers)/500`` and ``cacheSize/100000`` (Java integer division).
+    """
+    conn = int(s.topics) + int(s.consumer_count) + int(s.producer_count)
+    return (java_math_round(s.msg_throughput_in / BW_RESOLUTION),
+            java_math_round(s.msg_throughput_out / BW_RESOLUTION),
+            java_math_round((s.msg_rate_in + s.msg_rate_out) / MSG_RATE_RESOLUTION),
+            int(conn / TOPIC_CONN_RESOLUTION),  # Java long division truncates toward zero
+            int(int(s.cache_size) / CACHE_SIZE_RESOLUTION))
+
+
+def compare_bundle_stats(a: NamespaceBundleStats, b: NamespaceBundleStats) -> int:
+    """``a.compareTo(b)``: -1, 0 or 1 (§2.1)."""
+    ka, kb = bundle_stats_key(a), bundle_stats_key(b)
+    return (ka > kb) - (ka < kb)
+
+
+def partition_sort(arr: list, k: int, cmp: Callable) -> None:
+    """``TopKBundles.partitionSort(arr, k)`` in place: three-way quickselect around the last element,
+    then a stable descending sort of the head.
+
+    After the call ``arr[:k]`` holds the top ``k`` in descending order. Ties keep the order this
+    (unstable) partitioning leaves them in, which is what Pulsar publishes.
+    """
+    start, end, target = 0, len(arr) - 1, k - 1
+    while start < end:
+        lo, hi, mid = start, end, start
+        pivot = arr[hi]
+        while mid <= hi:
+            c = cmp(pivot, arr[mid])
+            if c < 0:
+                arr[lo], arr[mid] = arr[mid], arr[lo]
+                lo += 1
+                mid += 1
+            elif c > 0:
+                arr[mid], arr[hi] = arr[hi], arr[mid]
+                hi -= 1
+            else:
+                mid += 1
+        if lo <= target < mid:
+            end = lo
+            break
+        if target < lo:
+            end = lo - 1
+        else:
+            start = mid
+    head = sorted(arr[:end], key=cmp_to_key(cmp), reverse=True)  # Collections.sort is stable
+    arr[:end] = head
+
+
+def is_system_service_namespace(namespace: str) -> bool:
+    """``NamespaceService.isSystemServiceNamespace``: ``pulsar/system``, heartbeat and SLA-monitor namespaces."""
+    return namespace == "pulsar/system" or is_sla_or_heartbeat_namespace(namespace)
+
+
+def top_k_bundles(bundle_stats: Mapping[str, NamespaceBundleStats], k: int | None = None,
+                  conf: LoadBalancerConfig | None = None,
+                  has_policies: Callable[[str], bool] | None = None) -> list[BundleLoadData]:
+    """The top-K list a broker publishes for its bundles, **ascending** (smallest of the top K first).
+
+    Parameters
+    ----------
+    bundle_stats : mapping
+        bundle name → its instantaneous :class:`NamespaceBundleStats` (the broker's bundle stats).
+    k : int, optional
+        ``loadBalancerMaxNumberOfBundlesInBundleLoadReport`` of ``conf`` (10) if omitted.
+    has_policies : callable, optional
+        ``namespace -> bool``: the namespace has isolation or anti-affinity policies (none by default).
+
+    Notes
+    -----
+    ``pulsar-load-balancing.md`` §8.2 (``models/TopKBundles.java``). Dropped: bundles with no
+    throughput, system namespaces (``pulsar/system``, heartbeat, SLA monitor), namespaces with policies
+    unless ``loadBalancerSheddingBundlesWithPoliciesEnabled``, and
+    ``loadBalancerSheddingExcludedNamespaces``. The ranking is ``NamespaceBundleStats.compareTo``
+    (:func:`bundle_stats_key`) via :func:`partition_sort`, fed in ``ConcurrentHashMap`` order of the
+    bundle names (Shedlab's assumption for the broker's bundle-stats map; it only decides ties).
+    """
+    conf = conf or LoadBalancerConfig()
+    k = conf.loadBalancerMaxNumberOfBundlesInBundleLoadReport if k is None else int(k)
+    excluded = conf.loadBalancerSheddingExcludedNamespaces
+    with_policies = conf.loadBalancerSheddingBundlesWithPoliciesEnabled
+    arr = []
+    keys = {}
+    for name in java_map_order(bundle_stats, concurrent=True):
+        s = bundle_stats[name]
+        if s.msg_throughput_in + s.msg_throughput_out == 0:
+            continue
+        ns = bundle_namespace(name)
+        if is_system_service_namespace(ns) or ns in excluded:
+            continue
+        if not with_policies and has_policies is not None and has_policies(ns):
+            continue
+        arr.append(name)
+        keys[name] = bundle_stats_key(s)
+    if not arr or k <= 0:
+        return []
+    k = min(k, len(arr))
+
+    def cmp(a, b):
+        ka, kb = keys[a], keys[b]
+        return (ka > kb) - (ka < kb)
+
+    partition_sort(arr, k, cmp)
+    return [BundleLoadData(arr[i], bundle_stats[arr[i]]) for i in range(k - 1, -1, -1)]

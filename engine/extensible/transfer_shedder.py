@@ -1,0 +1,518 @@
+"""TransferShedder: the Extensible Load Manager's shedding strategy (``scheduler/TransferShedder.java``).
+
+It aims at a target standard deviation of broker load (each broker's ``weightedMaxEMA``): after
+``loadBalancerSheddingConditionHitCountThreshold`` consecutive "unbalanced" cycles it pairs the most
+loaded broker with the least loaded one, moves about half their load difference (in bytes/s of the
+top-K bundles, smallest first), swaps bundles back when a bundle is too big, updates the std
+estimate, and repeats with the next pair, for at most ``loadBalancerMaxNumberOfBrokerSheddingPerCycle``
+brokers.
+
+Examples
+--------
+>>> from engine.config import LoadBalancerConfig
+>>> from engine.extensible.broker_load_data import BrokerLoadData
+>>> from engine.extensible.snapshot import ExtensibleLoadData
+>>> from engine.extensible.top_bundles import BundleLoadData
+>>> from engine.model import NamespaceBundleStats as S
+>>> data = ExtensibleLoadData(
+...     {"hot:8080": BrokerLoadData(weighted_max_ema=0.9, msg_throughput_in=900.0, updated_at=1000),
+...      "cool:8080": BrokerLoadData(weighted_max_ema=0.1, msg_throughput_in=100.0, updated_at=1000)},
+...     {"hot:8080": [BundleLoadData(f"t/n/b{i}", S(msg_throughput_in=t)) for i, t in enumerate([100.0, 300.0, 500.0])]},
+...     now_ms=1000)
+>>> ts = TransferShedder(unload_condition_hit_count=3)       # the 4th unbalanced cycle
+>>> res = ts.find_bundles_for_unloading(data, LoadBalancerConfig(), {}, {})
+>>> [(d.bundle, d.destination, d.reason) for d in res.decisions]   # offload (0.9-0.1)/2 of 900 B/s = 400
+[('t/n/b0', 'cool:8080', 'Overloaded'), ('t/n/b1', 'cool:8080', 'Overloaded')]
+>>> round(ts.stats.std, 6)                                   # 0.4 before; 0.9-0.4, 0.1+0.4 after
+0.0
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from ..config import LoadBalancerConfig
+from ..errors import UsageError
+from ..javacompat import java_map_order
+from ..model import bundle_namespace
+from ..results import BrokerVerdict, Selection, SheddingResult, UnloadDecision, fmt_bytes
+from .filters import FilterContext, transferable
+from .snapshot import EXTENSIBLE_LOAD_MANAGER, ExtensibleLoadData, extensible_config
+
+__all__ = ["TransferShedder", "LoadStats", "TRANSFER_SHEDDER_FQN", "SUCCESS", "SKIP", "FAILURE", "OVERLOADED",
+           "UNDERLOADED", "BALANCED", "HIT_COUNT", "NO_BUNDLES", "COOL_DOWN", "OUTDATED_DATA", "NO_LOAD_DATA",
+           "NO_BROKERS", "UNKNOWN"]
+
+TRANSFER_SHEDDER_FQN = "org.apache.pulsar.broker.loadbalance.extensions.scheduler.TransferShedder"
+
+SUCCESS, SKIP, FAILURE = "Success", "Skip", "Failure"
+OVERLOADED, UNDERLOADED, BALANCED = "Overloaded", "Underloaded", "Balanced"
+HIT_COUNT, NO_BUNDLES, COOL_DOWN = "HitCount", "NoBundles", "CoolDown"
+OUTDATED_DATA, NO_LOAD_DATA, NO_BROKERS, UNKNOWN = "OutDatedData", "NoLoadData", "NoBrokers", "Unknown"
+
+
+def _jsqrt(x: float) -> float:
+    """Java ``Math.sqrt``: NaN for a negative argument (rounding can make ``sqSum/n - avg²`` < 0)."""
+    return math.sqrt(x) if x >= 0 else math.nan
+
+
+def _jdiv(a: float, b: float) -> float:
+    """Java double division (``x/0`` is ±Infinity or NaN, never an exception)."""
+    if b == 0:
+        if a == 0 or math.isnan(a):
+            return math.nan
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
+    return a / b
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:.2f} %"
+
+
+@dataclass
+class LoadStats:
+    """``TransferShedder.LoadStats``: the load statistics of one call, and the min/max walk.
+
+    ``sorted_brokers`` holds *every* store entry by load ascending (stable over store order) —
+    including brokers whose data is outdated, which are left out of ``n``, ``avg`` and ``std``.
+    """
+
+    sum: float = 0.0
+    sq_sum: float = 0.0
+    n: int = 0
+    avg: float = 0.0
+    std: float = 0.0
+    sorted_brokers: list = field(default_factory=list)
+    min_idx: int = 0
+    max_idx: int = 0
+    shed_brokers: int = 0  # numberOfBrokerSheddingPerCycle
+    max_shed_brokers: int = 0  # maxNumberOfBrokerSheddingPerCycle
+
+    def update(self, total: float, sq_sum: float, n: int) -> None:
+        self.sum, self.sq_sum, self.n = total, sq_sum, n
+        if n == 0:
+            self.avg = self.std = 0.0
+        else:
+            self.avg = total / n
+            self.std = _jsqrt(sq_sum / n - self.avg * self.avg)
+
+    def offload(self, max_load: float, min_load: float, offload: float) -> None:
+        """The std estimate after moving ``offload`` of load from the max to the min broker (avg unchanged)."""
+        self.sq_sum -= max_load * max_load + min_load * min_load
+        maxd = max(0.0, max_load - offload)
+        mind = min_load + offload
+        self.sq_sum += maxd * maxd + mind * mind
+        self.std = math.sqrt(abs(self.sq_sum / self.n - self.avg * self.avg))
+        self.shed_brokers += 1
+        self.min_idx += 1
+
+    def has_transferable_brokers(self) -> bool:
+        return self.shed_brokers < self.max_shed_brokers and self.min_idx < self.max_idx
+
+    def peek_min(self) -> str:
+        return self.sorted_brokers[self.min_idx]
+
+    def peek_max(self) -> str:
+        return self.sorted_brokers[self.max_idx]
+
+    def poll_max(self) -> str:
+        b = self.sorted_brokers[self.max_idx]
+        self.max_idx -= 1
+        return b
+
+
+class TransferShedder:
+    """Pulsar's ``TransferShedder`` with its one piece of memory, ``unloadConditionHitCount``.
+
+    Parameters
+    ----------
+    unload_condition_hit_count : int
+        Consecutive cycles the shedding condition held (Pulsar starts at 0).
+
+    Notes
+    -----
+    ``pulsar-load-balancing.md`` §8.3, followed step by step. Config keys:
+    ``loadBalancerBrokerLoadTargetStd`` (0.25), ``loadBalancerSheddingConditionHitCountThreshold`` (3;
+    shedding needs ``hit > threshold``), ``loadBalancerTransferEnabled`` (destination = the min broker,
+    swaps allowed), ``loadBalancerMaxNumberOfBrokerSheddingPerCycle`` (3),
+    ``loadBalancerBrokerLoadDataTTLInSeconds`` (1800: older data → OutDatedData),
+    ``loadBalanceSheddingDelayInSeconds`` (180: CoolDown of the whole cycle while a recently unloaded
+    broker's data is not that much newer than its unload), ``loadBalancerBrokerOverloadedThresholdPercentage``
+    (85, ``isOverLoaded``), ``loadBalancerSheddingExcludedNamespaces``,
+    ``loadBalancerSheddingBundlesWithPoliciesEnabled`` and ``loadBalancerDebugModeEnabled``.
+
+    Reproduced quirks: the std is the population std; the sorted broker list includes outdated
+    brokers (they can be min or max) while ``n`` does not; the byte target uses the *instantaneous*
+    throughput but the std the EMA load; one min-broker iterator is shared by all bundles of a max
+    broker; swap candidates are not checked against ownership or recently unloaded bundles; swapped-in
+    traffic only counts (``trafficMarkedToGain``) when ``loadBalancerDebugModeEnabled`` is true.
+
+    Departures: ``now`` is the caller's (the snapshot's) time, not the wall clock; the decisions are
+    returned in the order they were made (Pulsar collects them in a ``HashSet`` whose order depends
+    on identity hash codes); an exception inside Pulsar's loop (label Failure, reason Unknown) has no
+    counterpart here.
+    """
+
+    name = "TransferShedder"
+    pulsar_class = TRANSFER_SHEDDER_FQN
+    #: placement the command line pairs with this strategy by default
+    default_placement = "ExtensibleLeastResourceUsageWithWeight"
+    #: ``loadManagerClassName`` a broker must run for this strategy to exist
+    load_manager_class_name = EXTENSIBLE_LOAD_MANAGER
+    config_keys = ("loadBalancerBrokerLoadTargetStd", "loadBalancerSheddingConditionHitCountThreshold",
+                   "loadBalancerTransferEnabled", "loadBalancerMaxNumberOfBrokerSheddingPerCycle",
+                   "loadBalanceSheddingDelayInSeconds", "loadBalancerBrokerLoadDataTTLInSeconds",
+                   "loadBalancerBrokerOverloadedThresholdPercentage", "loadBalancerSheddingBundlesWithPoliciesEnabled",
+                   "loadBalancerDebugModeEnabled", "loadBalancerSheddingExcludedNamespaces",
+                   "loadBalancerCPUResourceWeight", "loadBalancerMemoryResourceWeight",
+                   "loadBalancerDirectMemoryResourceWeight", "loadBalancerBandwidthInResourceWeight",
+                   "loadBalancerBandwidthOutResourceWeight", "loadBalancerHistoryResourcePercentage")
+
+    @staticmethod
+    def manager_factory(data, config: LoadBalancerConfig | None = None, *, seed=None):
+        """The load manager this strategy runs in (used by the command line's ``make_manager``)."""
+        from .load_manager import ExtensibleLoadManager
+
+        return ExtensibleLoadManager(data, config, seed=seed)
+
+    def __init__(self, unload_condition_hit_count: int = 0):
+        self.unload_condition_hit_count = int(unload_condition_hit_count)
+        #: load statistics of the last call (Pulsar's ``stats`` field)
+        self.stats = LoadStats()
+
+    # ------------------------------------------------------------------ state
+    def state(self) -> dict:
+        return {"unloadConditionHitCount": self.unload_condition_hit_count}
+
+    def load_state(self, state: Mapping) -> None:
+        self.unload_condition_hit_count = int(state.get("unloadConditionHitCount", 0))
+
+    def reset(self) -> None:
+        self.unload_condition_hit_count = 0
+        self.stats = LoadStats()
+
+    def on_active_brokers_change(self, active_brokers) -> None:
+        pass
+
+    def copy(self) -> "TransferShedder":
+        import copy
+
+        return copy.deepcopy(self)
+
+    # ------------------------------------------------------------------ the algorithm
+    def find_bundles_for_unloading(self, data: ExtensibleLoadData, conf: LoadBalancerConfig,
+                                   recently_unloaded: Mapping[str, int],
+                                   recently_unloaded_brokers: dict | None = None, *, now_ms: int | None = None,
+                                   filters: FilterContext | None = None,
+                                   owners: Mapping[str, str] | None = None) -> SheddingResult:
+        """``findBundlesForUnloading(context, recentlyUnloadedBundles, recentlyUnloadedBrokers)``.
+
+        Parameters
+        ----------
+        data : ExtensibleLoadData
+            The load-data stores (``brokerLoadData``, top-K bundles) and the broker registry.
+        recently_unloaded : mapping
+            bundle → unload time (ms) of the scheduler's ``recentlyUnloadedBundles``.
+        recently_unloaded_brokers : dict, optional
+            broker → last unload time (ms); **modified** like Pulsar's (a broker whose cool-down is
+            over is removed).
+        now_ms : int, optional
+            The time of the call (default: the snapshot's ``now``); used for the TTL.
+        filters : FilterContext, optional
+            Filter pipeline and policies for ``transferable`` (default: no policies).
+        owners : mapping, optional
+            bundle → owner from the service-unit channel (default: ``data.owners()``).
+
+        Returns
+        -------
+        SheddingResult
+            ``decisions`` holds Pulsar's ``UnloadDecision`` set: Success decisions (one per unload,
+            reason Overloaded or Underloaded), or one Skip decision with the reason.
+        """
+        if not isinstance(data, ExtensibleLoadData):
+            raise UsageError("TransferShedder runs in the Extensible Load Manager: give it an ExtensibleLoadData "
+                             "(engine.extensible.derive_extensible) or use ExtensibleLoadManager / "
+                             "--strategy TransferShedder")
+        conf = extensible_config(conf)
+        if recently_unloaded_brokers is None:
+            recently_unloaded_brokers = {}
+        now = data.now if now_ms is None else int(now_ms)
+        filters = filters or FilterContext(data, conf)
+        owners = data.owners() if owners is None else owners
+        store = data.broker_load_data
+        res = SheddingResult(self.name, SKIP, "", score_unit="%")
+        stats = LoadStats(max_shed_brokers=conf.loadBalancerMaxNumberOfBrokerSheddingPerCycle)
+        self.stats = stats
+        order = java_map_order(store, concurrent=True)
+        load = {b: store[b].weighted_max_ema for b in order}
+        res.scores = {b: load[b] * 100 for b in order}
+        verdicts = {b: BrokerVerdict(b, load[b] * 100) for b in order}
+        res.verdicts = [verdicts[b] for b in order]
+        # stats.setLoadDataStore: every store entry, by load ascending, stable over store order
+        stats.sorted_brokers = sorted(order, key=lambda b: load[b])
+        stats.max_idx = len(stats.sorted_brokers) - 1
+
+        def skip(reason: str, detail: str) -> SheddingResult:
+            res.label, res.reason = SKIP, f"{reason}: {detail}"
+            res.decisions = [UnloadDecision(SKIP, reason, detail=detail)]
+            res.state = self.state()
+            return res
+
+        # ---------------------------------------------------------- load statistics
+        ttl = conf.loadBalancerBrokerLoadDataTTLInSeconds * 1000
+        delay = conf.loadBalanceSheddingDelayInSeconds * 1000
+        reason = None
+        total = sq = 0.0
+        n = 0
+        for b in order:
+            d = store[b]
+            if now - d.updated_at > ttl:
+                reason = OUTDATED_DATA
+                v = verdicts[b]
+                v.status = "skipped"
+                v.reason = (f"load data updated {(now - d.updated_at) / 1000:,.0f} s ago > "
+                            f"loadBalancerBrokerLoadDataTTLInSeconds {conf.loadBalancerBrokerLoadDataTTLInSeconds}: "
+                            "left out of the average and std")
+                continue
+            if b in recently_unloaded_brokers:
+                elapsed = d.updated_at - recently_unloaded_brokers[b]
+                if elapsed < delay:
+                    return skip(COOL_DOWN, f"{b} was unloaded at {recently_unloaded_brokers[b]} and its load data "
+                                           f"is only {elapsed / 1000:,.0f} s newer (< loadBalanceSheddingDelayInSeconds "
+                                           f"{conf.loadBalanceSheddingDelayInSeconds}): no shedding this cycle")
+                del recently_unloaded_brokers[b]
+            x = load[b]
+            total += x
+            sq += x * x
+            n += 1
+        if n == 0:
+            if reason is None:
+                return skip(NO_BROKERS, "no broker load data")
+            return skip(reason, "every broker's load data is older than loadBalancerBrokerLoadDataTTLInSeconds "
+                                f"{conf.loadBalancerBrokerLoadDataTTLInSeconds}")
+        missing = [b for b in data.available_brokers if b not in store]
+        if missing:
+            return skip(NO_LOAD_DATA, f"no load data from available broker(s) {', '.join(missing)}")
+        stats.update(total, sq, n)
+        avg, std0 = stats.avg, stats.std
+
+        # ---------------------------------------------------------- trigger
+        target = conf.loadBalancerBrokerLoadTargetStd
+        transfer = conf.loadBalancerTransferEnabled
+        debug = conf.loadBalancerDebugModeEnabled
+        under_mult = min(0.5, max(0.0, target / 2.0))
+        over_line = conf.loadBalancerBrokerOverloadedThresholdPercentage / 100.0
+        res.lines = {"average": avg * 100, "std": std0 * 100, "target std": target * 100,
+                     "average + target std": (avg + target) * 100, "overload threshold": over_line * 100,
+                     "underload line": avg * under_mult * 100}
+
+        def is_under(b: str) -> bool:
+            d = store.get(b)
+            if d is None:
+                return False
+            if d.weighted_max_ema < avg * under_mult:
+                return True
+            mx = store.get(stats.peek_max())
+            if mx is None:
+                return False
+            return d.msg_throughput_ema < mx.msg_throughput_ema * under_mult
+
+        def is_over(b: str) -> bool:
+            d = store.get(b)
+            if d is None:
+                return False
+            x = d.weighted_max_ema
+            return x > over_line and x > avg + target
+
+        c_std, c_under, c_over = std0 > target, is_under(stats.peek_min()), is_over(stats.peek_max())
+        why = []
+        if c_std:
+            why.append(f"std {_pct(std0)} > target {_pct(target)}")
+        if c_under:
+            why.append(f"min broker {stats.peek_min()} is underloaded")
+        if c_over:
+            why.append(f"max broker {stats.peek_max()} is overloaded (> {_pct(over_line)} and > average + target "
+                       f"{_pct(avg + target)})")
+        if why:
+            self.unload_condition_hit_count += 1
+        else:
+            self.unload_condition_hit_count = 0
+        hit_th = conf.loadBalancerSheddingConditionHitCountThreshold
+        res.notes.append(f"load average {_pct(avg)}, std {_pct(std0)} over {n} broker(s); target std {_pct(target)}; "
+                         + ("; ".join(why) if why else "balanced (std within target, min not underloaded, max not "
+                                                        "overloaded)")
+                         + f"; hit count {self.unload_condition_hit_count}")
+        if self.unload_condition_hit_count <= hit_th:
+            if why:
+                detail = (f"shedding condition hit {self.unload_condition_hit_count} time(s) <= "
+                          f"loadBalancerSheddingConditionHitCountThreshold {hit_th} ({'; '.join(why)})")
+            else:
+                detail = (f"balanced: std {_pct(std0)} <= target {_pct(target)}, min broker not underloaded, max "
+                          f"broker not overloaded; hit count reset to 0")
+            return skip(HIT_COUNT, detail)
+
+        # ---------------------------------------------------------- main loop
+        top = data.top_bundles
+        empty_data = few_bundles = 0
+        decisions: list[UnloadDecision] = []
+        selections: list[Selection] = []
+        while stats.has_transferable_brokers():
+            if stats.std > target:
+                reason = OVERLOADED
+                because = f"std {_pct(stats.std)} > target {_pct(target)}"
+            elif is_under(stats.peek_min()):
+                reason = UNDERLOADED
+                because = f"{stats.peek_min()} is underloaded although std {_pct(stats.std)} <= target"
+            elif is_over(stats.peek_max()):
+                reason = OVERLOADED
+                because = f"{stats.peek_max()} is overloaded although std {_pct(stats.std)} <= target"
+            else:
+                res.notes.append(f"the cluster now meets the target: std {_pct(stats.std)} <= {_pct(target)}, "
+                                 "min not underloaded, max not overloaded")
+                break
+            max_b = stats.poll_max()
+            min_b = stats.peek_min()
+            if max_b not in store or min_b not in store:  # cannot happen with one store; kept from Pulsar
+                empty_data += 1
+                continue
+            max_d, min_d = store[max_b], store[min_b]
+            max_load, min_load = max_d.weighted_max_ema, min_d.weighted_max_ema
+            offload = (max_load - min_load) / 2
+            max_thr = max_d.msg_throughput_in + max_d.msg_throughput_out
+            min_thr = min_d.msg_throughput_in + min_d.msg_throughput_out
+            offload_thr = _jdiv(max_thr * offload, max_load)
+            vmax = verdicts[max_b]
+            head = (f"{max_b} ({_pct(max_load)}) -> {min_b} ({_pct(min_load)}): {reason} ({because}); offload "
+                    f"{_pct(offload)} = {fmt_bytes(offload_thr)} of {fmt_bytes(max_thr)}")
+            max_top = top.get(max_b)
+            if not max_top:
+                empty_data += 1
+                vmax.status, vmax.reason = "skipped", "NoLoadData: its top bundles load data is empty"
+                res.notes.append(head + " — no top bundles load data")
+                continue
+            if len(max_top) == 1:
+                few_bundles += 1
+                vmax.status = "skipped"
+                vmax.reason = f"NoBundles: its sole bundle {max_top[0].bundle_name} is overloading the broker"
+                res.notes.append(head + f" — sole bundle {max_top[0].bundle_name}: not unloaded")
+                continue
+            min_top = top.get(min_b)
+            mi = 0  # the shared iterator over the min broker's top bundles
+            marked = gained = 0.0
+            remaining = len(max_top)
+            skipped: list[str] = []
+            stopped = ""
+            n_moved = n_swapped = 0
+            for e in max_top:
+                x = e.bundle_name
+                if owners is not None and owners.get(x) != max_b:
+                    skipped.append(f"{x} (owned by {owners.get(x) or 'nobody'})")
+                    continue
+                ns = bundle_namespace(x)
+                if ns in conf.loadBalancerSheddingExcludedNamespaces:
+                    skipped.append(f"{x} (loadBalancerSheddingExcludedNamespaces)")
+                    continue
+                if x in recently_unloaded:
+                    skipped.append(f"{x} (recently unloaded at {recently_unloaded[x]})")
+                    continue
+                if not transferable(filters, x, max_b, min_b):
+                    skipped.append(f"{x} (not transferable: policies or filters)")
+                    continue
+                if remaining <= 1:
+                    stopped = "one top bundle left: kept"
+                    break
+                t = e.throughput
+                if t == 0:
+                    skipped.append(f"{x} (no throughput)")
+                    continue
+                swap = False
+                swaps = []
+                swap_thr = 0.0
+                if marked - gained + t > offload_thr:
+                    if transfer and min_top is not None:
+                        new_max = max_thr - marked + gained - t
+                        new_min = min_thr + marked - gained + t
+                        while mi < len(min_top):
+                            y = min_top[mi]
+                            mi += 1
+                            if not transferable(filters, y.bundle_name, min_b, max_b):
+                                continue
+                            ty = y.throughput
+                            if ty == 0:
+                                continue
+                            max_tmp, min_tmp = new_max + ty, new_min - ty
+                            if max_tmp < max_thr and min_tmp < max_thr:
+                                swaps.append(y)
+                                new_max, new_min = max_tmp, min_tmp
+                                swap_thr += ty
+                                if new_min <= new_max and new_max < max_thr * 0.75:
+                                    swap = True
+                                    break
+                    if not swap:
+                        stopped = (f"{x} ({fmt_bytes(t)}) would exceed the target "
+                                   f"({fmt_bytes(marked - gained + t)} > {fmt_bytes(offload_thr)})"
+                                   + (" and no swap balances it" if transfer else ""))
+                        break
+                if swap:
+                    for y in swaps:
+                        detail = (f"swap: {y.bundle_name} ({fmt_bytes(y.throughput)}) {min_b} -> {max_b} to make room "
+                                  f"for {x} ({fmt_bytes(t)})")
+                        decisions.append(UnloadDecision(SUCCESS, reason, min_b, y.bundle_name, max_b, detail, True))
+                        selections.append(Selection(min_b, y.bundle_name, y.throughput, "B/s", y.msg_rate,
+                                                    y.throughput, max_b, f"{reason}: {detail}"))
+                        n_swapped += 1
+                    if debug:  # Pulsar counts the swapped-in traffic only inside its debug logging block
+                        gained += swap_thr
+                dst = min_b if transfer else None
+                detail = (f"{x} ({fmt_bytes(t)}) {max_b} -> {dst or 'placement'}; marked "
+                          f"{fmt_bytes(marked + t)} of {fmt_bytes(offload_thr)}")
+                decisions.append(UnloadDecision(SUCCESS, reason, max_b, x, dst, detail))
+                selections.append(Selection(max_b, x, t, "B/s", e.msg_rate, t, dst, f"{reason}: {detail}"))
+                marked += t
+                remaining -= 1
+                n_moved += 1
+            tail = []
+            if skipped:
+                tail.append("skipped " + ", ".join(skipped))
+            if stopped:
+                tail.append("stopped: " + stopped)
+            if marked > 0:
+                adjusted = _jdiv((marked - gained) * max_load, max_thr)
+                before = stats.std
+                stats.offload(max_load, min_load, adjusted)
+                vmax.status, vmax.need, vmax.need_unit = "over", offload_thr, "B/s"
+                to = min_b if transfer else "placement"
+                vmax.reason = (f"{reason}: {n_moved} bundle(s), {fmt_bytes(marked)} to {to}"
+                               + (f", {n_swapped} swapped back" if n_swapped else ""))
+                vmin = verdicts[min_b]
+                vmin.status = "under"
+                vmin.reason = f"receives from {max_b}"
+                res.notes.append(head + f"; moved {n_moved} bundle(s) {fmt_bytes(marked)}"
+                                 + (f", swapped {n_swapped} ({fmt_bytes(gained)} counted)" if n_swapped else "")
+                                 + f"; load moved {_pct(adjusted)}; std {_pct(before)} -> {_pct(stats.std)}"
+                                 + ("; " + "; ".join(tail) if tail else ""))
+            else:
+                few_bundles += 1
+                vmax.status = "skipped"
+                vmax.reason = "NoBundles: no bundle of its top-K report could be unloaded"
+                res.notes.append(head + " — nothing could be unloaded" + ("; " + "; ".join(tail) if tail else ""))
+
+        res.lines["std after"] = stats.std * 100
+        if not decisions:
+            if empty_data > 0:
+                return skip(NO_LOAD_DATA, f"{empty_data} max broker(s) without top bundles load data")
+            if few_bundles > 0:
+                return skip(NO_BUNDLES, f"{few_bundles} max broker(s) had no bundle that could be unloaded "
+                                        "(sole bundle, or every bundle too big / excluded / recently unloaded)")
+            return skip(HIT_COUNT, "no broker pair to shed from")
+        self.unload_condition_hit_count = 0
+        res.label = SUCCESS
+        res.decisions = decisions
+        res.selected = selections
+        srcs = {d.broker for d in decisions if not d.swap}
+        res.reason = (f"{len(decisions)} unload(s) from {len(srcs)} broker(s)"
+                      + (f" incl. {sum(d.swap for d in decisions)} swap(s)" if any(d.swap for d in decisions) else "")
+                      + f"; std {_pct(std0)} -> {_pct(stats.std)} (target {_pct(target)})")
+        res.state = self.state()
+        return res

@@ -1,0 +1,141 @@
+"""The extensible snapshot: JSON layout, validation, loader detection, derivation, the shipped sample."""
+import json
+
+import numpy as np
+import pytest
+
+from engine.errors import InputError
+from engine.extensible import (
+    ExtensibleLoadData,
+    bundle_stats_key,
+    ExtensibleLoadManager,
+    derive_extensible,
+    extensible_from_json,
+    load_extensible_snapshot,
+)
+from engine.extensible.samples import EXTENSIBLE_SAMPLES, EXTENSIBLE_SAMPLES_DIR, extensible_sample_json
+from engine.io import load_snapshot, load_timeline
+from engine.samples import SAMPLES, load_sample
+
+from ._clusters import CFG, cluster
+
+
+def _doc():
+    return {
+        "brokerLoadData": {"a:8080": {"weightedMaxEMA": 0.9, "msgThroughputIn": 900.0, "updatedAt": 1000},
+                           "b:8080": {"weightedMaxEMA": 0.1, "msgThroughputIn": 100.0, "updatedAt": 1000}},
+        "topBundlesLoadData": {"a:8080": {"topBundlesLoadData": [
+            {"bundleName": "t/n/0x00000000_0x80000000", "stats": {"msgThroughputIn": 100.0}},
+            {"bundleName": "t/n/0x80000000_0xffffffff", "stats": {"msgThroughputIn": 300.0}}]},
+            "b:8080": [{"bundleName": "u/n/0x00000000_0xffffffff", "stats": {"msgThroughputIn": 50.0}}]},
+        "recentlyUnloadedBrokers": {"b:8080": 10},
+        "now": 2000,
+        "shedlabStrategyState": {"TransferShedder": {"unloadConditionHitCount": 2}},
+    }
+
+
+def test_read_and_round_trip():
+    data = extensible_from_json(_doc(), "x.json")
+    assert data.now == 2000 and set(data.available_brokers) == {"a:8080", "b:8080"}
+    assert [b.bundle_name for b in data.top_bundles["a:8080"]] == ["t/n/0x00000000_0x80000000",
+                                                                  "t/n/0x80000000_0xffffffff"]
+    assert data.owners() == {"t/n/0x00000000_0x80000000": "a:8080", "t/n/0x80000000_0xffffffff": "a:8080",
+                             "u/n/0x00000000_0xffffffff": "b:8080"}
+    again = extensible_from_json(json.loads(json.dumps(data.to_json())), "y.json")
+    assert again.to_json() == data.to_json()
+    assert again.strategy_state["TransferShedder"]["unloadConditionHitCount"] == 2
+
+
+def test_load_snapshot_recognises_the_extensible_form(tmp_path):
+    p = tmp_path / "ext.json"
+    p.write_text(json.dumps(_doc()))
+    got = load_snapshot(p)
+    assert isinstance(got, ExtensibleLoadData) and got.source == str(p)
+    assert isinstance(load_extensible_snapshot(p), ExtensibleLoadData)
+    tl = tmp_path / "timeline.json"
+    tl.write_text(json.dumps([_doc(), _doc()]))
+    assert all(isinstance(x, ExtensibleLoadData) for x in load_timeline(tl))
+
+
+@pytest.mark.parametrize("mutate, field", [
+    (lambda d: d.update(brokerLoadData=[]), "brokerLoadData"),
+    (lambda d: d["brokerLoadData"]["a:8080"].update(weightedMaxEMA=-1), "brokerLoadData['a:8080'].weightedMaxEMA"),
+    (lambda d: d["topBundlesLoadData"]["a:8080"]["topBundlesLoadData"][0].pop("bundleName"),
+     "topBundlesLoadData['a:8080'].topBundlesLoadData[0].bundleName"),
+    (lambda d: d["topBundlesLoadData"]["b:8080"][0]["stats"].update(msgThroughputIn="fast"),
+     "topBundlesLoadData['b:8080'][0].stats.msgThroughputIn"),
+    (lambda d: d["topBundlesLoadData"].update({"b:8080": 3}), "topBundlesLoadData['b:8080']"),
+    (lambda d: d.update(recentlyUnloadedBrokers={"b:8080": "soon"}), "recentlyUnloadedBrokers['b:8080']"),
+    (lambda d: d.update(now=-5), "now"),
+    (lambda d: d.update(bundleOwnership={"x": 1}), "bundleOwnership"),
+    (lambda d: d["shedlabStrategyState"]["TransferShedder"].update(unloadConditionHitCount=-1),
+     "shedlabStrategyState.TransferShedder.unloadConditionHitCount"),
+])
+def test_bad_input_names_file_and_field(tmp_path, mutate, field):
+    d = _doc()
+    mutate(d)
+    p = tmp_path / "bad.json"
+    p.write_text(json.dumps(d))
+    with pytest.raises(InputError) as e:
+        load_extensible_snapshot(p)
+    assert e.value.source == str(p) and e.value.field == field
+
+
+def test_not_json_and_not_extensible(tmp_path):
+    p = tmp_path / "x.json"
+    p.write_text("{nope")
+    with pytest.raises(InputError, match="not valid JSON"):
+        load_extensible_snapshot(p)
+    p.write_text(json.dumps({"brokers": {}}))
+    with pytest.raises(InputError, match="brokerLoadData"):
+        load_extensible_snapshot(p)
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_every_modular_sample_can_be_viewed_the_extensible_way(name):
+    ld = load_sample(name)
+    ext = derive_extensible(ld, CFG)
+    assert set(ext.broker_load_data) == set(ld.brokers)
+    for bid, bd in ld.brokers.items():
+        d = ext.broker_load_data[bid]
+        assert d.weighted_max_ema == d.weighted_max(CFG)  # first report: the EMA is the current value
+        assert d.msg_throughput == pytest.approx(bd.local.msg_throughput)
+        lst = ext.top_bundles[bid]
+        assert len(lst) <= CFG.loadBalancerMaxNumberOfBundlesInBundleLoadReport
+        keys = [bundle_stats_key(b.stats) for b in lst]
+        assert keys == sorted(keys)  # ascending in compareTo order (not raw throughput: 100 KB/s resolution)
+        assert all(ext.owners()[b.bundle_name] == bid for b in lst)
+    lm = ExtensibleLoadManager(ld, CFG, seed=1)
+    for c in lm.run_cycles(5):
+        assert c.shedding.decisions
+
+
+def test_shipped_sample_is_in_sync_and_reproduces_its_description():
+    for name in EXTENSIBLE_SAMPLES:
+        path = EXTENSIBLE_SAMPLES_DIR / f"{name}.json"
+        assert json.loads(path.read_text()) == json.loads(json.dumps(extensible_sample_json(name)))
+    data = load_snapshot(EXTENSIBLE_SAMPLES_DIR / "transfer-shedder-5-brokers.json")
+    lm = ExtensibleLoadManager(data, CFG)
+    c = lm.do_load_shedding()
+    d = c.shedding.decisions
+    assert c.shedding.label == "Success"
+    assert {x.broker for x in d if not x.swap} == {"broker-a:8080"}
+    assert {(x.broker, x.destination) for x in d if x.swap} == {("broker-e:8080", "broker-a:8080")}
+    assert sum(x.swap for x in d) == 4
+    loads = {b: v.weighted_max_ema for b, v in data.broker_load_data.items()}
+    assert loads["broker-a:8080"] == pytest.approx(0.92) and loads["broker-e:8080"] == pytest.approx(0.08)
+    assert c.shedding.lines["std"] == pytest.approx(float(np.std(list(loads.values()))) * 100)
+    moved = sum(s.throughput for s, x in zip(c.shedding.selected, d) if not x.swap) / 2 ** 20
+    assert moved == pytest.approx(12 + 20 + 30 + 40 + 55 + 70)  # 227 MB/s > the 210 MB/s target
+    adj = moved * 0.92 / 460
+    loads["broker-a:8080"] -= adj
+    loads["broker-e:8080"] += adj
+    assert c.shedding.lines["std after"] == pytest.approx(float(np.std(list(loads.values()))) * 100)
+    assert round(c.shedding.lines["std after"], 1) == 19.2
+
+
+def test_ownership_defaults_and_lookup_defaults():
+    data = cluster({"a:8080": (0.5, 1, [1, 2]), "b:8080": (0.5, 1, [3])})
+    assert data.lookup is None and data.available_brokers and data.lookup_data("a:8080").load_manager_class_name
+    data.top_bundles["b:8080"] = list(data.top_bundles["a:8080"])  # a handover: both list the bundles
+    assert set(data.owners().values()) == {"a:8080"} or set(data.owners().values()) == {"b:8080"}

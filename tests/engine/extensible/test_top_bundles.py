@@ -1,0 +1,84 @@
+"""Top-K bundle reports (§8.2) and NamespaceBundleStats.compareTo (§2.1)."""
+import random
+
+import pytest
+
+from engine.config import LoadBalancerConfig
+from engine.extensible import bundle_stats_key, compare_bundle_stats, top_k_bundles
+from engine.extensible.top_bundles import java_math_round, partition_sort
+from engine.model import NamespaceBundleStats as S
+
+
+def test_math_round_is_half_up_unlike_python_round():
+    assert [java_math_round(x) for x in (0.5, 1.5, 2.5, -0.5, -1.5, 2.4999999999999996)] == [1, 2, 3, 0, -1, 2]
+    assert round(2.5) == 2  # Python's banker's rounding would differ
+    assert java_math_round(0.49999999999999994) == 0  # exact floor(x + 1/2), not fp addition
+
+
+def test_compare_to_resolutions():
+    # throughput in: 100 KB/s resolution, Math.round: 250000 -> round(2.5) = 3 == round(3.49999) = 3
+    assert compare_bundle_stats(S(msg_throughput_in=250_000), S(msg_throughput_in=349_999)) == 0
+    assert compare_bundle_stats(S(msg_throughput_in=249_999), S(msg_throughput_in=250_000)) == -1
+    # then throughput out, then msg rate in + out at 100 msg/s
+    assert compare_bundle_stats(S(msg_throughput_in=1e5, msg_throughput_out=4e5),
+                                S(msg_throughput_in=1e5, msg_throughput_out=3e5)) == 1
+    assert compare_bundle_stats(S(msg_rate_in=100, msg_rate_out=49), S(msg_rate_in=50, msg_rate_out=50)) == 0
+    assert compare_bundle_stats(S(msg_rate_in=100, msg_rate_out=50), S(msg_rate_in=50, msg_rate_out=50)) == 1
+    # then (topics + consumers + producers) / 500 and cacheSize / 100000 in integer division
+    assert compare_bundle_stats(S(topics=499), S(topics=0)) == 0
+    assert compare_bundle_stats(S(topics=300, consumer_count=150, producer_count=50), S(topics=499)) == 1
+    assert compare_bundle_stats(S(cache_size=199_999), S(cache_size=100_000)) == 0
+    assert bundle_stats_key(S(msg_throughput_in=150_000, msg_throughput_out=50_000, msg_rate_in=150,
+                              topics=1000, cache_size=250_000)) == (2, 1, 2, 2, 2)
+
+
+def _stats(rates):
+    return {f"t/n/0x{i:08x}_0x{i + 1:08x}": S(msg_throughput_in=r * 1e5) for i, r in enumerate(rates)}
+
+
+def test_top_k_is_ascending_and_limited():
+    st = _stats([5, 1, 9, 3, 7, 2, 8])
+    got = top_k_bundles(st, 3, LoadBalancerConfig())
+    assert [b.stats.msg_throughput_in / 1e5 for b in got] == [7, 8, 9]
+    default_k = LoadBalancerConfig().loadBalancerMaxNumberOfBundlesInBundleLoadReport
+    assert default_k == 10
+    assert len(top_k_bundles(_stats(range(1, 15)), None, LoadBalancerConfig())) == 10
+    assert [b.throughput for b in top_k_bundles(st, 100)] == sorted(b.msg_throughput_in for b in st.values())
+
+
+def test_top_k_filters():
+    cfg = LoadBalancerConfig().with_values({"loadBalancerSheddingExcludedNamespaces": "ex/ns"})
+    st = {"t/n/0x00000000_0x10000000": S(msg_throughput_in=1e5),
+          "t/n/0x10000000_0x20000000": S(msg_rate_in=100.0),  # no throughput
+          "pulsar/system/0x00000000_0xffffffff": S(msg_throughput_in=9e5),
+          "pulsar/broker-1:8080/0x00000000_0xffffffff": S(msg_throughput_in=9e5),  # heartbeat
+          "sla-monitor/c1/broker-1:8080/0x00000000_0xffffffff": S(msg_throughput_in=9e5),
+          "ex/ns/0x00000000_0xffffffff": S(msg_throughput_in=9e5),
+          "pol/ns/0x00000000_0xffffffff": S(msg_throughput_in=9e5)}
+    policies = lambda ns: ns == "pol/ns"  # noqa: E731
+    assert [b.bundle_name for b in top_k_bundles(st, 10, cfg, policies)] == ["t/n/0x00000000_0x10000000"]
+    cfg2 = cfg.with_values({"loadBalancerSheddingBundlesWithPoliciesEnabled": True})
+    assert {b.bundle_name for b in top_k_bundles(st, 10, cfg2, policies)} == {
+        "t/n/0x00000000_0x10000000", "pol/ns/0x00000000_0xffffffff"}
+
+
+def test_partition_sort_keeps_exactly_the_top_k_with_ties():
+    rng = random.Random(7)
+    for _ in range(3000):
+        n = rng.randint(1, 25)
+        k = rng.randint(1, n)
+        vals = [(rng.randint(0, 6), i) for i in range(n)]
+        arr = list(vals)
+        partition_sort(arr, k, lambda a, b: (a[0] > b[0]) - (a[0] < b[0]))
+        assert sorted(arr) == sorted(vals)  # a permutation
+        assert [v for v, _ in arr[:k]] == sorted((v for v, _ in vals), reverse=True)[:k]
+
+
+@pytest.mark.parametrize("k", [1, 4, 10])
+def test_top_k_matches_a_brute_force_ranking(k):
+    rng = random.Random(k)
+    st = {f"t/n/0x{i:08x}_0x{i + 1:08x}": S(msg_throughput_in=rng.choice([1, 2, 3]) * 1e5,
+                                             msg_rate_in=rng.choice([0, 100, 300])) for i in range(30)}
+    got = top_k_bundles(st, k)
+    keys = sorted((bundle_stats_key(s) for s in st.values()), reverse=True)[:k]
+    assert [bundle_stats_key(b.stats) for b in got] == keys[::-1]
