@@ -1,0 +1,213 @@
+"""Bundles page callbacks (thin: parse the controls, call :mod:`dashboard.bundles_service`, draw)."""
+from __future__ import annotations
+
+from dash import ALL, MATCH, Input, Output, State, callback, clientside_callback, no_update
+
+from dashboard import bundles_service as S
+from dashboard import ids
+from dashboard.figures.bundles import namespace_layout, split_preview
+from engine.bundles import bundle_ranges
+from engine.errors import InputError
+from layouts.bundles import (LADDER_JS, alert, auto_split_panel, comparison_view, headline, metrics_table,
+                             source_info, split_table)
+
+__all__ = ["upload_topics", "vivo_compare", "source_changed", "slider_state", "show_layout", "show_split",
+           "pick_bundle"]
+
+_VIEW_INPUTS = [
+    (ids.BUNDLES_SOURCE, "value"), (ids.BUNDLES_NAMESPACE, "value"), (ids.BUNDLES_GEN_TOPIC, "value"),
+    (ids.BUNDLES_GEN_NAMESPACE, "value"), (ids.BUNDLES_GEN_RATE, "value"), (ids.BUNDLES_GEN_THROUGHPUT, "value"),
+    (ids.BUNDLES_PARTITIONS, "value"), (ids.BUNDLES_BUNDLES, "value"), (ids.BUNDLES_OPTIONS, "value"),
+]
+_CONFIG_INPUTS = [
+    (ids.BUNDLES_ALGORITHM, "value"), (ids.BUNDLES_AUTO_ENABLED, "value"),
+    (ids.bundles_threshold(ALL), "value"),
+]
+
+
+def _view(source, namespace, topic, gen_ns, rate, kbps, partitions, bundles, options) -> S.BundlesView:
+    return S.build_view(source or S.GEN, namespace=namespace, topic=topic, gen_namespace=gen_ns, partitions=partitions,
+                        bundles=bundles, options=options or (), rate=rate, kbps=kbps)
+
+
+def _config(algorithm, auto_enabled, th_values, th_ids):
+    values = {i["key"]: v for i, v in zip(th_ids or (), th_values or ())}
+    return S.config_from_inputs(values, algorithm, "on" in (auto_enabled or ()))
+
+
+@callback(
+    Output(ids.BUNDLES_SOURCE, "options"),
+    Output(ids.BUNDLES_SOURCE, "value", allow_duplicate=True),
+    Output(ids.BUNDLES_ALERT, "children", allow_duplicate=True),
+    Output(ids.BUNDLES_UPLOAD, "contents"),
+    Input(ids.BUNDLES_UPLOAD, "contents"),
+    State(ids.BUNDLES_UPLOAD, "filename"),
+    State(ids.BUNDLES_SOURCE, "options"),
+    prevent_initial_call=True,
+)
+def upload_topics(contents, filename, options):
+    """A file dropped: parse it and select it; a bad file shows an alert and keeps the current source."""
+    if not contents:
+        return no_update, no_update, no_update, no_update
+    try:
+        source_id, label = S.ingest_upload(contents, filename)
+    except InputError as exc:
+        return no_update, no_update, alert(f"Not loaded: {exc}"), None
+    uploads = [o for o in (options or []) if str(o.get("value", "")).startswith("upload:") and o["value"] != source_id]
+    uploads.append({"label": f"Uploaded: {label}", "value": source_id})
+    return S.source_options(uploads), source_id, None, None
+
+
+@callback(
+    Output(ids.BUNDLES_PARTITIONS, "value"),
+    Output(ids.BUNDLES_BUNDLES, "value"),
+    Output(ids.BUNDLES_SOURCE, "value", allow_duplicate=True),
+    Output(ids.BUNDLES_COMPARE, "children"),
+    Output(ids.BUNDLES_ALERT, "children", allow_duplicate=True),
+    Input(ids.BUNDLES_VIVO, "n_clicks"),
+    State(ids.BUNDLES_GEN_TOPIC, "value"),
+    State(ids.BUNDLES_GEN_NAMESPACE, "value"),
+    prevent_initial_call=True,
+)
+def vivo_compare(_n, topic, namespace):
+    """The vivo button: 30 partitions on 180 bundles, and 30 vs 120 side by side."""
+    try:
+        comp = S.vivo_comparison(str(topic or S.DEFAULT_TOPIC), str(namespace or S.DEFAULT_NAMESPACE))
+    except InputError as exc:
+        return no_update, no_update, no_update, no_update, alert(f"Cannot compare: {exc}")
+    return S.VIVO_PARTITIONS[0], S.VIVO_BUNDLES, S.GEN, comparison_view(comp), no_update
+
+
+@callback(
+    Output(ids.BUNDLES_GEN, "className"),
+    Output(ids.BUNDLES_SOURCE_BOX, "className"),
+    Output(ids.BUNDLES_NAMESPACE, "options"),
+    Output(ids.BUNDLES_NAMESPACE, "value"),
+    Input(ids.BUNDLES_SOURCE, "value"),
+    State(ids.BUNDLES_NAMESPACE, "value"),
+)
+def source_changed(source, namespace):
+    """Source picked: show the generated fields or the namespace picker of a file/sample."""
+    if not source or source == S.GEN:
+        return "bundles-gen", "bundles-hidden", [], None
+    try:
+        nss = S.namespaces_of(source)
+    except InputError:
+        nss = []  # show_layout reports the problem
+    value = namespace if namespace in nss else (nss[0] if nss else None)
+    return "bundles-hidden", "bundles-source-box", [{"label": n, "value": n} for n in nss], value
+
+
+@callback(
+    Output(ids.BUNDLES_PARTITIONS, "disabled"),
+    Output(ids.BUNDLES_BUNDLES, "disabled"),
+    Input(ids.BUNDLES_SOURCE, "value"),
+    Input(ids.BUNDLES_NAMESPACE, "value"),
+    Input(ids.BUNDLES_OPTIONS, "value"),
+)
+def slider_state(source, namespace, options):
+    """Grey out a slider the current source ignores (bundles named by a snapshot, fixed topic lists)."""
+    return S.slider_state(source, namespace, options)
+
+
+@callback(
+    Output(ids.BUNDLES_LAYOUT_GRAPH, "figure"),
+    Output(ids.BUNDLES_MAXMEAN, "children"),
+    Output(ids.BUNDLES_METRICS, "children"),
+    Output(ids.BUNDLES_AUTO, "children"),
+    Output(ids.BUNDLES_SOURCE_INFO, "children"),
+    Output(ids.BUNDLES_SPLIT_BUNDLE, "options"),
+    Output(ids.BUNDLES_SPLIT_BUNDLE, "value"),
+    Output(ids.BUNDLES_ALERT, "children"),
+    *[Input(i, p) for i, p in _VIEW_INPUTS + _CONFIG_INPUTS],
+    State(ids.bundles_threshold(ALL), "id"),
+    State(ids.BUNDLES_SPLIT_BUNDLE, "value"),
+)
+def show_layout(source, namespace, topic, gen_ns, rate, kbps, partitions, bundles, options, algorithm,
+                auto_enabled, th_values, th_ids, split_bundle):
+    """Any control moved: the layout, its metrics, the auto-split picks; keep the previewed bundle."""
+    try:
+        view = _view(source, namespace, topic, gen_ns, rate, kbps, partitions, bundles, options)
+        cfg = _config(algorithm, auto_enabled, th_values, th_ids)
+        summary = S.summarize(view)
+        auto = S.auto_split_for(view, cfg)
+        src_text = None if (source or S.GEN) == S.GEN else S.load_source(source).describe()
+    except InputError as exc:
+        return (no_update,) * 7 + (alert(f"Cannot show the layout: {exc}"),)
+    lay = view.layout
+    quantity = "partitions" if lay.single_partitioned_topic() else "topics"
+    fig = namespace_layout(
+        lay.counts, bundle_ranges(lay.boundaries), owners=view.owners, msg_rate=view.msg_rate,
+        status=S.bundle_status(auto), reasons=[d.reason if d.hits else "" for d in auto.decisions],
+        quantity=quantity, rate_limit=cfg.loadBalancerNamespaceBundleMaxMsgRate,
+        topic_limit=cfg.loadBalancerNamespaceBundleMaxTopics, title=view.label)
+    return (fig, headline(summary, quantity), metrics_table(summary), auto_split_panel(auto, cfg),
+            source_info(view, src_text), S.bundle_options(view), S.default_split_bundle(view, split_bundle), None)
+
+
+@callback(
+    Output(ids.BUNDLES_SPLIT_GRAPH, "figure"),
+    Output(ids.BUNDLES_SPLIT_TABLE, "children"),
+    Input(ids.BUNDLES_SPLIT_BUNDLE, "value"),
+    Input(ids.BUNDLES_SPLIT_BUNDLE, "options"),
+    Input(ids.BUNDLES_SPLIT_POSITIONS, "value"),
+    Input(ids.BUNDLES_SPLIT_FORCE, "value"),
+    *[State(i, p) for i, p in _VIEW_INPUTS + _CONFIG_INPUTS],
+    State(ids.bundles_threshold(ALL), "id"),
+    prevent_initial_call=True,
+)
+def show_split(bundle, _options, positions, force, source, namespace, topic, gen_ns, rate, kbps, partitions,
+               bundles, options, algorithm, auto_enabled, th_values, th_ids):
+    """Bundle picked (or the layout changed): split it with each algorithm, show the boundaries."""
+    try:
+        view = _view(source, namespace, topic, gen_ns, rate, kbps, partitions, bundles, options)
+        cfg = _config(algorithm, auto_enabled, th_values, th_ids)
+        pos = S.parse_positions(positions)
+    except InputError as exc:
+        return no_update, alert(f"Cannot preview the split: {exc}")
+    i = S.default_split_bundle(view, bundle)
+    results = S.split_previews(view, i, cfg, pos, "force" in (force or ()))
+    lay = view.layout
+    hashes = lay.hashes[lay.index == i]
+    fig = split_preview(int(lay.boundaries[i]), int(lay.boundaries[i + 1]), hashes.tolist(), results)
+    return fig, split_table(results)
+
+
+@callback(
+    Output(ids.BUNDLES_SPLIT_BUNDLE, "value", allow_duplicate=True),
+    Input(ids.BUNDLES_LAYOUT_GRAPH, "clickData"),
+    prevent_initial_call=True,
+)
+def pick_bundle(click):
+    """A bar clicked: preview that bundle's split."""
+    try:
+        x = click["points"][0]["x"]
+        i = int(x)
+    except (TypeError, KeyError, IndexError, ValueError):
+        return no_update
+    return i if i >= 0 else no_update
+
+
+# slider labels follow the handle while it is dragged (no server round trip)
+clientside_callback(
+    "function(d, v){ var x = (d === undefined || d === null) ? v : d; return String(x); }",
+    Output(ids.BUNDLES_PARTITIONS_LABEL, "children"),
+    Input(ids.BUNDLES_PARTITIONS, "drag_value"),
+    Input(ids.BUNDLES_PARTITIONS, "value"),
+)
+clientside_callback(
+    "function(d, v){ var x = (d === undefined || d === null) ? v : d; return String(x); }",
+    Output(ids.BUNDLES_BUNDLES_LABEL, "children"),
+    Input(ids.BUNDLES_BUNDLES, "drag_value"),
+    Input(ids.BUNDLES_BUNDLES, "value"),
+)
+clientside_callback(
+    "function(d, v, id){ var L = " + LADDER_JS + "; var s = L[id.key];"
+    " var i = (d === undefined || d === null) ? v : d; var x = s.ladder[i];"
+    " if (x === undefined) { return window.dash_clientside.no_update; }"
+    " return '= ' + x.toLocaleString('en-US') + ' ' + s.unit; }",
+    Output(ids.bundles_threshold_value(MATCH), "children"),
+    Input(ids.bundles_threshold(MATCH), "drag_value"),
+    Input(ids.bundles_threshold(MATCH), "value"),
+    State(ids.bundles_threshold(MATCH), "id"),
+)
