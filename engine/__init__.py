@@ -38,6 +38,8 @@ from .model import (
 from .results import Cycle, PlacementDecision, SheddingResult, Unload
 from .strategies import make_placement, make_shedding, placement_name, shedding_name
 from .view import LoadView
+from .simulator import compare, load_scenario, run_scenario
+from .extensible import ExtensibleLoadManager, derive_extensible
 
 __all__ = [
     "LoadBalancerConfig", "PULSAR_4_DEFAULTS", "PULSAR_5_DEFAULTS", "BIGO_AVGSHEDDER", "PRESETS", "changed_keys",
@@ -45,5 +47,7 @@ __all__ = [
     "load_snapshot_bytes", "load_timeline", "save_snapshot", "ModularLoadManager", "NamespacePolicies", "BrokerData",
     "BundleData", "LoadData", "LocalBrokerData", "NamespaceBundleStats", "ResourceUsage", "TimeAverageBrokerData",
     "TimeAverageMessageData", "Cycle", "PlacementDecision", "SheddingResult", "Unload", "make_placement",
-    "make_shedding", "placement_name", "shedding_name", "LoadView",
+    "make_shedding", "placement_name", "shedding_name", "LoadView", "run_scenario", "compare", "load_scenario",
+    "ExtensibleLoadManager", "derive_extensible",
 ]
+# Sub-packages with their own APIs: engine.bundles (topic hashing, splits), engine.pegasus (Pegasus balancer).

@@ -316,7 +316,7 @@ class ModularLoadManager:
     def _prefix(self, bundle: str, non_persistent: bool, ctx):
         """Namespace policies and the max-topics filter: the same for every bundle until a
         preallocation changes topic counts, so cached per (view, preallocation version)."""
-        key = (self._prealloc_version, non_persistent)
+        key = (self._prealloc_version, non_persistent, self.config)
         pc = self._prefix_cache
         if self.policies.__class__ is NamespacePolicies and pc.get("view") is self.view and pc.get("key") == key:
             return pc["value"]
@@ -339,6 +339,29 @@ class ModularLoadManager:
         value = (tuple(steps), base, c)
         self._prefix_cache = {"view": self.view, "key": key, "value": value}
         return value
+
+    def prune_preallocations(self, view: LoadView | None = None) -> None:
+        """Drop preallocations the brokers now report (``updateBundleData``'s rule: the bundle is in
+        a broker's report and has bundle data). Pulsar's other rule ("not owned by the leader") has
+        no signal in a snapshot and is not applied."""
+        v = view if view is not None else self.view
+        if not self.preallocated_to_broker:
+            return
+        listed = np.zeros(v.nk, dtype=bool)
+        for o in v.owned:
+            listed[o] = True
+        idx = v.bundle_index
+        for b, pre in list(self.preallocated.items()):
+            for x in list(pre):
+                k = idx.get(x)
+                if k is not None and listed[k] and v.in_bundle_data[k]:
+                    del pre[x]
+                    if self.preallocated_to_broker.get(x) == b:
+                        del self.preallocated_to_broker[x]
+            if not pre:
+                del self.preallocated[b]
+        self._ctx = None  # preallocation sums changed
+        self._prealloc_version += 1
 
     def _bundle_data(self, bundle: str) -> BundleData:
         i = self.view.bundle_index.get(bundle)

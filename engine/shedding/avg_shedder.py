@@ -57,13 +57,13 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
     def __init__(self, hit_low: dict | None = None, hit_high: dict | None = None):
         self.hit_low: dict[str, int] = dict(hit_low or {})
         self.hit_high: dict[str, int] = dict(hit_high or {})
-        #: BundleData value key -> (destination broker, bundle name it was planned for)
-        self.plans: dict[tuple, tuple[str, str]] = {}
+        #: BundleData value key -> (destination broker, bundle name, "shedding" | "placement")
+        self.plans: dict[tuple, tuple[str, str, str]] = {}
 
     # ------------------------------------------------------------------ state
     def state(self):
         return {"hit_low": dict(self.hit_low), "hit_high": dict(self.hit_high),
-                "plans": {bundle: dest for dest, bundle in self.plans.values()}}
+                "plans": {bundle: dest for dest, bundle, *_ in self.plans.values()}}
 
     def load_state(self, state):
         self.hit_low.update({str(k): int(v) for k, v in (state.get("hit_low") or {}).items()})
@@ -175,7 +175,7 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
             for k in idx.tolist():
                 t = float(vals[k])
                 if 0 < t <= budget:
-                    self.plans[view.bundle_value_key(k)] = (lo_b, view.bundles[k])
+                    self.plans[view.bundle_value_key(k)] = (lo_b, view.bundles[k], "shedding")
                     budget -= t
                     picked += 1
                     res.selected.append(Selection(hi_b, view.bundles[k], t, unit, float(view.short_rate[k]),
@@ -205,7 +205,11 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
             j = view.broker_index.get(plan[0])
             if j is not None and bool(np.any(cand == j)):
                 dec.broker, dec.from_plan = plan[0], True
-                dec.reason = f"destination planned when shedding: {plan[0]}"
+                if plan[2] == "shedding" and plan[1] == bundle:
+                    dec.reason = f"destination planned when shedding: {plan[0]}"
+                else:
+                    dec.reason = (f"remembered {plan[0]} for an identical BundleData value (planned for "
+                                  f"{plan[1]} at {plan[2]}); AvgShedder keys its plans by value")
                 dec.set_best([j])
                 return dec
         srt = cand[np.argsort(view.name_rank[cand], kind="stable")]
@@ -214,7 +218,7 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
         if h == INT_MIN:  # Math.abs overflow -> negative index -> Pulsar's fallback abs(hashCode) % n
             h = abs(hash(key)) & 0x7FFFFFFF
         broker = view.brokers[int(srt[h % len(srt)])]
-        self.plans[key] = (broker, bundle)
+        self.plans[key] = (broker, bundle, "placement")
         dec.broker, dec.random = broker, len(srt) > 1
         dec.set_best(srt)
         why = "planned destination not a candidate" if plan is not None else "no planned destination"

@@ -359,7 +359,7 @@ def test_avg_plan_lost_when_bundle_data_changes():
     a = AvgShedder()
     v = view_of({"a:1": dict(cpu=10, bundles={"t/n/x": dict(rate=10)}), "b:1": dict(cpu=20)})
     d = v.bundle_data("t/n/x")
-    a.plans[d.value_key()] = ("b:1", "t/n/x")
+    a.plans[d.value_key()] = ("b:1", "t/n/x", "shedding")
     from engine.placement.base import PlacementContext
 
     ctx = PlacementContext(np.random.default_rng(0))

@@ -1,0 +1,142 @@
+"""``python -m engine simulate SCENARIO``: run a scenario minute by minute and report what happened.
+
+``SCENARIO`` is a scenario file (YAML or JSON, see ``docs/scenarios.md``) or the name of a shipped
+one (``samples/scenarios/NAME.yaml``). The load-balancer config is the scenario's (its ``preset`` and
+``config`` keys on Pulsar 4.x defaults), then ``--preset`` (replaces the scenario's preset),
+``--conf broker.conf``, ``--set KEY=VALUE``, ``--strategy`` / ``--placement``. ``--seed`` defaults
+to the scenario's seed; the same seed gives the same output.
+
+JSON contract (``--json``)::
+
+    {"scenario": NAME, "strategy": SHORT_NAME, "placement": SHORT_NAME, "seed": INT, "minutes": INT,
+     "cancelled": false,
+     "summary": {"unloads": INT, "bad_placements": INT, "first_unload_minute": INT or null,
+                 "settled_minute": INT or null, "msg_rate_ratio": FLOAT or null,
+                 "throughput_ratio": FLOAT or null, "cpu_range": FLOAT,
+                 ... every key of engine.simulator.metrics.SUMMARY_KEYS ...},
+     "brokers": {BROKER_ID: {"cpu": PCT, "usage": PCT, "msg_rate": FLOAT, "throughput": FLOAT,
+                             "bundles": INT}},
+     "events": [{"minute": INT, "time": ISO8601, "kind": "unload" | "unload-skipped" | "assign" |
+                 "split" | "broker-added" | "broker-removed" | "leader-change" | "config-change" |
+                 "cpu" | "check", "broker", "bundle", "destination", "reason", "placement",
+                 "random": BOOL, "from_plan": BOOL, "bad_placement": BOOL, "dest_usage", "avg_usage",
+                 "src_score", "dst_score", "score_unit", "msg_rate", "throughput",
+                 "unavailable_s", "scores": JSON-TEXT, "placement_scores": JSON-TEXT,
+                 "cycle": INT or null, "detail"}, ...],
+     "files": [PATH, ...]}            # only with --out
+
+Ratios and ranges in ``summary`` are those of the last minute (``null`` when a broker carries no
+traffic, i.e. the ratio is infinite); ``brokers`` values are averaged over the last 10 minutes of the
+brokers running at the end. ``events`` leaves out the per-check ``check`` rows unless
+``--events all``. ``--out DIR`` writes ``events``, ``brokers`` (per minute and broker), ``cluster``
+(per minute) and ``summary`` as CSV (or Parquet with ``--format parquet``).
+
+Exit status: 0 on success, 2 on a bad scenario, config or option (one line on stderr).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..config import PRESETS, parse_broker_conf
+from ..errors import InputError, UsageError
+from . import print_json
+from .common import add_config_args
+
+
+def register(sub):
+    p = sub.add_parser("simulate", help="simulate a cluster over time (scenario file)",
+                       description="Simulate a Pulsar cluster minute by minute: traffic, load reports, "
+                                   "shedding, placement, events.")
+    p.add_argument("scenario", help="scenario file (YAML/JSON) or shipped scenario name")
+    add_config_args(p)
+    p.add_argument("--minutes", type=int, help="simulated minutes (default: the scenario's)")
+    p.add_argument("--out", metavar="DIR", help="write events, brokers, cluster and summary tables here")
+    p.add_argument("--format", choices=("csv", "parquet"), default="csv", help="table format for --out")
+    p.add_argument("--events", choices=("decisions", "all", "none"), default="decisions",
+                   help="events in the JSON/text output (default: everything but the per-check rows)")
+    p.set_defaults(func=run, seed=None)
+
+
+def run(args) -> int:
+    from ..simulator import load_scenario, run_scenario
+
+    if args.minutes is not None and args.minutes < 1:
+        raise UsageError("--minutes must be at least 1")
+    sc = load_scenario(args.scenario)
+    cfg = sc.lb_config(PRESETS[args.preset] if args.preset else None)
+    if args.conf:
+        p = Path(args.conf)
+        try:
+            text = p.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror}", source=args.conf) from None
+        cfg = parse_broker_conf(text, base=cfg, source=args.conf).config
+    values = {}
+    for item in args.set or []:
+        if "=" not in item:
+            raise UsageError(f"--set expects KEY=VALUE, got {item!r}")
+        k, v = item.split("=", 1)
+        values[k.strip()] = v.strip()
+    res = run_scenario(sc, config=cfg, set=values or None, strategy=args.strategy, placement=args.placement,
+                       minutes=args.minutes, seed=args.seed)
+    files = [str(x) for x in res.write(args.out, args.format)] if args.out else []
+    if args.json:
+        out = res.to_json(events=args.events)
+        if files:
+            out["files"] = files
+        print_json(out)
+        return 0
+    print(_text(res, args.events))
+    for f in files:
+        print(f"wrote {f}")
+    return 0
+
+
+def _fmt(v, nd=2):
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        if v != v:
+            return "-"
+        if v == float("inf"):
+            return "inf"
+        return f"{v:,.{nd}f}"
+    return str(v)
+
+
+def _text(res, events: str, limit: int = 40) -> str:
+    s = res.summary
+    sc = res.scenario
+    lines = [f"{sc.name}: {sc.title}" if sc.title else sc.name,
+             f"{s['strategy']} + {s['placement']}, seed {res.seed}, {res.minutes} minutes, "
+             f"{s['brokers']} brokers, {s['bundles']} bundles"]
+    lines.append(
+        f"  unloads {s['unloads']} in {s['unload_rounds']} round(s) (first at minute {_fmt(s['first_unload_minute'])}, "
+        f"last {_fmt(s['last_unload_minute'])}); bad placements {s['bad_placements']}; random placements "
+        f"{s['random_placements']}; assignments {s['assigns']}; splits {s['splits']}")
+    lines.append(
+        f"  settled at minute {_fmt(s['settled_minute'])}; at the end: msg-rate max/min {_fmt(s['msg_rate_ratio'])}, "
+        f"throughput max/min {_fmt(s['throughput_ratio'])}, CPU range {_fmt(s['cpu_range'], 1)} points, "
+        f"usage std {_fmt(s['usage_std'], 1)}; oscillation {_fmt(s['oscillation'])} reversals per broker-hour")
+    lines.append("  brokers (last 10 minutes): " + "; ".join(
+        f"{b} cpu {v['cpu']:.1f} % {v['msg_rate']:,.0f} msg/s {v['bundles']} bundles"
+        for b, v in list(res.broker_averages(10).items())[:12]))
+    if events != "none":
+        ev = res.events if events == "all" else res.events[res.events["kind"] != "check"]
+        shown = ev.head(limit)
+        for r in shown.itertuples(index=False):
+            what = r.kind
+            if r.kind == "unload":
+                what = f"UNLOAD {r.bundle} {r.broker} -> {r.destination}" + (" [random]" if r.random else "") + (
+                    " [onto a broker above average]" if r.bad_placement else "")
+            elif r.kind == "assign":
+                what = f"assign {r.bundle} -> {r.destination}" + (" [random]" if r.random else "")
+            elif r.broker:
+                what = f"{r.kind} {r.broker}" + (f" {r.bundle}" if r.bundle else "")
+            line = f"  m{r.minute:>4} {what}: {r.reason}"
+            if r.kind in ("unload", "assign") and r.placement:
+                line += f" | placement: {r.placement}"
+            lines.append(line)
+        if len(ev) > limit:
+            lines.append(f"  ... {len(ev) - limit} more event(s) (--json or --out for all)")
+    return "\n".join(lines)

@@ -1,0 +1,36 @@
+"""Time-stepped simulation of a Pulsar cluster under the modular load manager.
+
+Brokers with capacities serve bundles whose traffic follows patterns over time; brokers write load
+reports at Pulsar's cadence; the leader advances its bundle averages, sheds every interval, places
+new and orphaned bundles; events add, remove or restart brokers, spike a CPU, change traffic or
+config. Everything is seeded: the same seed gives the same run.
+
+Public API
+----------
+>>> from engine.simulator import run_scenario, compare, list_scenarios   # doctest: +SKIP
+>>> r = run_scenario("bigo-homogeneous-start", strategy="ThresholdShedder",
+...                  placement="LeastResourceUsageWithWeight", seed=1)   # doctest: +SKIP
+>>> r.summary["unloads"], r.summary["settled_minute"]                    # doctest: +SKIP
+>>> r.events.query("kind == 'unload'")[["minute", "broker", "destination", "reason"]]  # doctest: +SKIP
+
+Modules: :mod:`.scenario` (files and validation), :mod:`.traffic` (patterns, topics),
+:mod:`.leader` (the pluggable leader), :mod:`.run` (the loop), :mod:`.metrics` (tables, summary,
+comparison). The scenario format is documented in ``docs/scenarios.md``.
+"""
+from .leader import Leader, ModularLeader, make_leader
+from .metrics import Comparison, compare, settled_minute, zigzag_reversals
+from .run import EPOCH_MS, Simulation, SimulationResult, run_scenario, simulate
+from .scenario import (
+    SCENARIOS_DIR,
+    EventSpec,
+    Scenario,
+    list_scenarios,
+    load_scenario,
+    parse_scenario,
+    parse_scenario_text,
+    scenario_path,
+)
+
+__all__ = ["Leader", "ModularLeader", "make_leader", "Comparison", "compare", "settled_minute", "zigzag_reversals",
+           "EPOCH_MS", "Simulation", "SimulationResult", "run_scenario", "simulate", "SCENARIOS_DIR", "EventSpec",
+           "Scenario", "list_scenarios", "load_scenario", "parse_scenario", "parse_scenario_text", "scenario_path"]

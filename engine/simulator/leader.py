@@ -1,0 +1,142 @@
+"""The simulator's leader broker: a small interface, and the modular load manager behind it.
+
+The simulator only talks to a :class:`Leader`:
+
+``observe(view)``
+    the leader's ``updateAll`` has run: ``view`` is the :class:`engine.view.LoadView` built from the
+    brokers' *written* load reports and the leader's bundle averages;
+``shed(now_ms) -> Cycle``
+    one ``doLoadShedding`` (unloads with their destinations, or why nothing moved);
+``assign(bundle) -> PlacementDecision``
+    a lookup of an unowned bundle (cluster start, broker gone, split child): place it and
+    preallocate it;
+``reconfigure(config)``
+    a dynamic config change;
+``state() -> dict``
+    what it remembers between cycles (for the result and the UI).
+
+:class:`ModularLeader` adapts :class:`engine.load_manager.ModularLoadManager` (one manager kept for
+the whole run, so ThresholdShedder history, AvgShedder hit counts and plans, the
+LeastResourceUsageWithWeight history carry over). :func:`make_leader` picks the implementation
+from the config: a shedding strategy class may carry ``leader_factory(config, seed=...)`` returning
+a :class:`Leader` (e.g. the Extensible Load Manager with its own cadence), or
+``manager_factory(view, config, seed=...)`` returning an object with ``update``,
+``do_load_shedding``, ``select_broker_for_assignment`` (wrapped by :class:`ModularLeader`).
+"""
+from __future__ import annotations
+
+from typing import Callable, Protocol, runtime_checkable
+
+
+from ..config import LoadBalancerConfig
+from ..load_manager import ModularLoadManager, as_rng
+from ..results import Cycle, PlacementDecision
+from ..strategies import SHEDDING, _load as _load_strategies
+from ..view import LoadView
+
+__all__ = ["Leader", "ModularLeader", "make_leader"]
+
+
+@runtime_checkable
+class Leader(Protocol):
+    """What the simulator needs from a leader broker's load manager."""
+
+    name: str
+    config: LoadBalancerConfig
+
+    def observe(self, view: LoadView) -> None: ...
+
+    def shed(self, now_ms: int) -> Cycle: ...
+
+    def assign(self, bundle: str) -> PlacementDecision: ...
+
+    def reconfigure(self, config: LoadBalancerConfig) -> None: ...
+
+    def state(self) -> dict: ...
+
+
+class ModularLeader:
+    """:class:`Leader` over :class:`ModularLoadManager` (Pulsar's ``ModularLoadManagerImpl``).
+
+    Parameters
+    ----------
+    config : LoadBalancerConfig
+    seed : int or numpy.random.Generator
+        Randomness of placement draws (one stream for the whole run).
+    manager_factory : callable, optional
+        ``factory(view, config, seed=Generator)``; default :class:`ModularLoadManager`.
+
+    Notes
+    -----
+    Preallocations are pruned when the leader observes a report that lists the bundle (any broker),
+    which is Pulsar's "now in the broker's bundles and in bundleData" rule; Pulsar's other rule ("no
+    longer owned locally") has no separate signal here. A change of the shedding or placement
+    strategy builds a fresh manager (strategy memory lost, as after Pulsar reloads the strategy);
+    the grace-period map and the preallocations are carried over.
+    """
+
+    def __init__(self, config: LoadBalancerConfig, seed=None, *, manager_factory: Callable | None = None):
+        self.config = config
+        self.rng = as_rng(seed)
+        self.factory = manager_factory or ModularLoadManager
+        self.manager = None
+        self._pending_config = None
+
+    @property
+    def name(self) -> str:
+        if self.manager is None:
+            return f"{self.config.shedding_strategy} + {self.config.placement_strategy}"
+        sh, pl = self.manager.shedding, self.manager.placement
+        return sh.name if pl is sh else f"{sh.name} + {pl.name}"
+
+    def observe(self, view: LoadView) -> None:
+        m = self.manager
+        if m is None or self._pending_config is not None:
+            old = m
+            self.manager = self.factory(view, self.config, seed=self.rng)
+            self._pending_config = None
+            if old is not None:
+                self.manager.recently_unloaded.update(old.recently_unloaded)
+                for b, pre in old.preallocated.items():
+                    self.manager.preallocated.setdefault(b, {}).update(pre)
+                self.manager.preallocated_to_broker.update(old.preallocated_to_broker)
+                self.manager.cycles = old.cycles
+                self.manager.update(view)  # re-prune preallocations of brokers that left
+        else:
+            m.update(view)
+        self._prune(view)
+
+    def _prune(self, view: LoadView) -> None:
+        prune = getattr(self.manager, "prune_preallocations", None)
+        if prune is not None:
+            prune(view)
+
+    def shed(self, now_ms: int) -> Cycle:
+        return self.manager.do_load_shedding(now_ms)
+
+    def assign(self, bundle: str) -> PlacementDecision:
+        return self.manager.select_broker_for_assignment(bundle)
+
+    def reconfigure(self, config: LoadBalancerConfig) -> None:
+        old = self.config
+        self.config = config
+        if self.manager is None:
+            return
+        if (old.shedding_strategy, old.placement_strategy) != (config.shedding_strategy, config.placement_strategy):
+            self._pending_config = config
+        else:
+            self.manager.config = config
+
+    def state(self) -> dict:
+        return self.manager.state() if self.manager is not None else {}
+
+
+def make_leader(config: LoadBalancerConfig, seed=None) -> Leader:
+    """The leader implementation for ``config`` (see the module docs for the plug-in hooks)."""
+    _load_strategies()
+    cls = SHEDDING.get(config.shedding_strategy)
+    lf = getattr(cls, "leader_factory", None)
+    if lf is not None:
+        return lf(config, seed=seed)
+    mf = getattr(cls, "manager_factory", None)
+    return ModularLeader(config, seed, manager_factory=mf)
