@@ -25,13 +25,29 @@ JSON contract (``--json``)::
                  "cycle": INT or null, "detail"}, ...],
      "files": [PATH, ...]}            # only with --out
 
+``--strategy TransferShedder`` runs the Extensible Load Manager (``loadManagerClassName`` is set to
+``ExtensibleLoadManagerImpl``; placement ``ExtensibleLeastResourceUsageWithWeight`` unless
+``--placement RoundRobinBrokerSelector``): every broker advances its ``BrokerLoadData`` EMA 12 times
+a simulated minute (one per 5 s generation) and publishes it when its load report is due, the leader
+runs TransferShedder every shedding interval (hit count, 180 s cool-down, transfers to the min broker).
+Its ``summary`` adds ``load_std`` (std of the published ``weightedMaxEMA`` at the last check, %),
+``target_std`` (``loadBalancerBrokerLoadTargetStd``, %) and ``target_met_minute``; unload and check
+reasons start with Pulsar's codes (``Overloaded``, ``Underloaded``, ``HitCount``, ``CoolDown``,
+``NoBundles``, ...). ``--out`` adds ``load_std`` and ``target_std`` to the cluster table. Example::
+
+    python -m engine simulate bigo-scale-out --strategy TransferShedder --set loadBalancerBrokerLoadTargetStd=0.1
+
 Ratios and ranges in ``summary`` are those of the last minute (``null`` when a broker carries no
 traffic, i.e. the ratio is infinite); ``brokers`` values are averaged over the last 10 minutes of the
 brokers running at the end. ``events`` leaves out the per-check ``check`` rows unless
 ``--events all``. ``--out DIR`` writes ``events``, ``brokers`` (per minute and broker), ``cluster``
 (per minute) and ``summary`` as CSV (or Parquet with ``--format parquet``).
 
-Exit status: 0 on success, 2 on a bad scenario, config or option (one line on stderr).
+Exit status: 0 on success, 2 on a bad scenario, config or option (one line on stderr) — including
+strategy pairs no load manager runs: TransferShedder with a modular placement (other than round
+robin), an extensible placement with a modular shedding strategy, AvgShedder placement without
+AvgShedder shedding, an extensible ``loadManagerClassName`` with a modular shedding strategy, or a
+config event switching between the two load managers.
 """
 from __future__ import annotations
 
@@ -118,6 +134,9 @@ def _text(res, events: str, limit: int = 40) -> str:
         f"  settled at minute {_fmt(s['settled_minute'])}; at the end: msg-rate max/min {_fmt(s['msg_rate_ratio'])}, "
         f"throughput max/min {_fmt(s['throughput_ratio'])}, CPU range {_fmt(s['cpu_range'], 1)} points, "
         f"usage std {_fmt(s['usage_std'], 1)}; oscillation {_fmt(s['oscillation'])} reversals per broker-hour")
+    if "load_std" in s:
+        lines.append(f"  load std (published weightedMaxEMA) {_fmt(s['load_std'], 1)} % at the last check, target "
+                     f"{_fmt(s['target_std'], 1)} %; at or below the target from minute {_fmt(s['target_met_minute'])}")
     lines.append("  brokers (last 10 minutes): " + "; ".join(
         f"{b} cpu {v['cpu']:.1f} % {v['msg_rate']:,.0f} msg/s {v['bundles']} bundles"
         for b, v in list(res.broker_averages(10).items())[:12]))

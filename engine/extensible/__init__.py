@@ -9,7 +9,9 @@ Modules, one concept each:
 * :mod:`~engine.extensible.filters` — the broker filter pipeline and ``transferable`` (§8.4);
 * :mod:`~engine.extensible.placement` — the extensible LeastResourceUsageWithWeight and round robin (§8.5);
 * :mod:`~engine.extensible.transfer_shedder` — TransferShedder (§8.3);
-* :mod:`~engine.extensible.load_manager` — :class:`ExtensibleLoadManager` (``UnloadScheduler``, ``selectAsync``).
+* :mod:`~engine.extensible.load_manager` — :class:`ExtensibleLoadManager` (``UnloadScheduler``, ``selectAsync``);
+* :mod:`~engine.extensible.sim_leader` — the simulator's leader for it (``TransferShedder.leader_factory``):
+  brokers' EMA every 5 s report, throttled publication, top-K every minute, transfers.
 
 Importing the package registers, in :mod:`engine.strategies`, the shedding strategy
 ``TransferShedder`` (``org.apache.pulsar.broker.loadbalance.extensions.scheduler.TransferShedder``;

@@ -17,7 +17,8 @@ owners and ``now_ms``) to :meth:`ExtensibleLoadManager.update`, call
 ``cycle.unloads[i].bundle`` from ``.broker`` to ``.destination`` (``None``: left unassigned). The
 manager keeps the hit count, ``recentlyUnloadedBundles`` (grace period) and
 ``recentlyUnloadedBrokers`` (the 180 s cool-down compares each broker's ``updatedAt`` with its last
-unload, so the cool-down ends only once fresh load data arrives).
+unload, so the cool-down ends only once fresh load data arrives). :mod:`~engine.extensible.sim_leader`
+does this for :mod:`engine.simulator`.
 
 Examples
 --------

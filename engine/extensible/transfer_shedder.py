@@ -176,6 +176,13 @@ class TransferShedder:
 
         return ExtensibleLoadManager(data, config, seed=seed)
 
+    @staticmethod
+    def leader_factory(config: LoadBalancerConfig, *, seed=None):
+        """The simulator's leader for this strategy (used by ``engine.simulator.make_leader``)."""
+        from .sim_leader import ExtensibleLeader
+
+        return ExtensibleLeader(config, seed=seed)
+
     def __init__(self, unload_condition_hit_count: int = 0):
         self.unload_condition_hit_count = int(unload_condition_hit_count)
         #: load statistics of the last call (Pulsar's ``stats`` field)

@@ -1,9 +1,11 @@
-"""Time-stepped simulation of a Pulsar cluster under the modular load manager.
+"""Time-stepped simulation of a Pulsar cluster under the modular or the extensible load manager.
 
 Brokers with capacities serve bundles whose traffic follows patterns over time; brokers write load
 reports at Pulsar's cadence; the leader advances its bundle averages, sheds every interval, places
 new and orphaned bundles; events add, remove or restart brokers, spike a CPU, change traffic or
-config. Everything is seeded: the same seed gives the same run.
+config. Everything is seeded: the same seed gives the same run. ``strategy="TransferShedder"``
+runs the Extensible Load Manager (:mod:`engine.extensible.sim_leader`: brokers advance their
+``BrokerLoadData`` EMA every 5 s report and publish it, the leader runs TransferShedder).
 
 Public API
 ----------
@@ -17,7 +19,7 @@ Modules: :mod:`.scenario` (files and validation), :mod:`.traffic` (patterns, top
 :mod:`.leader` (the pluggable leader), :mod:`.run` (the loop), :mod:`.metrics` (tables, summary,
 comparison). The scenario format is documented in ``docs/scenarios.md``.
 """
-from .leader import Leader, ModularLeader, make_leader
+from .leader import BrokerReports, Leader, ModularLeader, make_leader
 from .metrics import Comparison, compare, settled_minute, zigzag_reversals
 from .run import EPOCH_MS, Simulation, SimulationResult, run_scenario, simulate
 from .scenario import (
@@ -31,6 +33,6 @@ from .scenario import (
     scenario_path,
 )
 
-__all__ = ["Leader", "ModularLeader", "make_leader", "Comparison", "compare", "settled_minute", "zigzag_reversals",
+__all__ = ["BrokerReports", "Leader", "ModularLeader", "make_leader", "Comparison", "compare", "settled_minute", "zigzag_reversals",
            "EPOCH_MS", "Simulation", "SimulationResult", "run_scenario", "simulate", "SCENARIOS_DIR", "EventSpec",
            "Scenario", "list_scenarios", "load_scenario", "parse_scenario", "parse_scenario_text", "scenario_path"]

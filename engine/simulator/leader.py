@@ -22,11 +22,27 @@ from the config: a shedding strategy class may carry ``leader_factory(config, se
 a :class:`Leader` (e.g. the Extensible Load Manager with its own cadence), or
 ``manager_factory(view, config, seed=...)`` returning an object with ``update``,
 ``do_load_shedding``, ``select_broker_for_assignment`` (wrapped by :class:`ModularLeader`).
+
+Optional hooks (duck-typed; a leader without them sees only the modular view):
+
+``on_reports(reports: BrokerReports)``
+    called every minute right after the brokers' load reports, with what every *running* broker
+    measured that minute (usage, rates, bundle stats) and whether it writes its report; a leader
+    whose brokers publish their own load data (the Extensible Load Manager's ``BrokerLoadData``,
+    advanced at every 5 s generation) keeps that broker-side state itself;
+``take_over(previous)``
+    called on a newly elected leader with the previous one, to carry over what is not leader
+    memory (e.g. the brokers' published load data, which lives in system topics);
+``extensible``
+    a true attribute makes the tables add ``load_std`` / ``target_std`` (see
+    :mod:`engine.simulator.metrics`).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable, Protocol, runtime_checkable
 
+import numpy as np
 
 from ..config import LoadBalancerConfig
 from ..load_manager import ModularLoadManager, as_rng
@@ -34,7 +50,59 @@ from ..results import Cycle, PlacementDecision
 from ..strategies import SHEDDING, _load as _load_strategies
 from ..view import LoadView
 
-__all__ = ["Leader", "ModularLeader", "make_leader"]
+__all__ = ["Leader", "ModularLeader", "BrokerReports", "make_leader"]
+
+
+@dataclass
+class BrokerReports:
+    """What the running brokers measured in one simulated minute (the ``on_reports`` hook).
+
+    Arrays are aligned with :attr:`brokers` (running brokers, scenario order), except the ``bundle_*``
+    arrays (one row per bundle with loaded topics served by a running broker).
+
+    Attributes
+    ----------
+    minute, now_ms : int
+        The minute and its time (the leader's check of this minute runs at ``now_ms``).
+    brokers : list of str
+    usage, limit : ndarray (n, 5)
+        Raw usage and limit of cpu (``cores × 100``), memory (heap MB), direct memory (MB),
+        bandwidth in and out (Kbit/s): ``ResourceUsage(usage, limit)``; the minute's values.
+    percent : ndarray (n, 5)
+        Their float32 ``percentUsage()`` (what the modular report carries).
+    rates : ndarray (n, 4)
+        msgRateIn, msgRateOut, msgThroughputIn, msgThroughputOut (broker totals).
+    bundle_count, topics : ndarray (n,)
+    writes_report : ndarray (n,) of bool
+        The broker writes its load report this minute (``needBrokerDataUpdate()``, §3.1).
+    bundle_broker : ndarray (m,)
+        Position in :attr:`brokers` of the bundle's owner.
+    bundle_names : list of str
+    bundle_stats : ndarray (m, 4)
+        msgRateIn, msgThroughputIn, msgRateOut, msgThroughputOut of the minute.
+    bundle_topics, bundle_sessions : ndarray (m,)
+        Loaded topics; producers + consumers.
+    channel : callable
+        ``channel() -> {bundle: broker}``: the *current* owners (read when called, so it also
+        reflects later lookups and unloads).
+    """
+
+    minute: int
+    now_ms: int
+    brokers: list
+    usage: np.ndarray
+    limit: np.ndarray
+    percent: np.ndarray
+    rates: np.ndarray
+    bundle_count: np.ndarray
+    topics: np.ndarray
+    writes_report: np.ndarray
+    bundle_broker: np.ndarray
+    bundle_names: list
+    bundle_stats: np.ndarray
+    bundle_topics: np.ndarray
+    bundle_sessions: np.ndarray
+    channel: Callable
 
 
 @runtime_checkable

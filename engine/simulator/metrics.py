@@ -15,6 +15,12 @@ Definitions (the numbers the BIGO and vivo articles looked at):
   it never happens).
 * ``oscillation``: direction changes of each broker's usage per broker-hour, counting only swings of
   at least ``oscillation_threshold`` points (a zig-zag filter, so noise does not count).
+* Extensible Load Manager runs (TransferShedder) only: ``load_std`` — the population std of the
+  broker loads TransferShedder compared at the minute's check (its published ``weightedMaxEMA``, in %,
+  the ``score`` column; TransferShedder's own std when no broker's data is outdated) — and
+  ``target_std`` (``loadBalancerBrokerLoadTargetStd`` in %) in the cluster table; in the summary the
+  last ``load_std``, ``target_std`` and ``target_met_minute`` (the first minute from which every
+  check stays at or below the target until the end).
 
 Examples
 --------
@@ -178,9 +184,16 @@ def build_tables(sim, done: int):
     bad = ev[ev["bad_placement"] & (ev["kind"] == "unload")].groupby("minute").size()
     cl["bad_placements"] = bad.reindex(cl["minute"], fill_value=0).to_numpy().astype(np.int64)
     cl["unloads_total"] = cl["unloads"].cumsum()
-    cl = cl[["minute", "brokers", "msg_rate", "throughput", "msg_rate_ratio", "throughput_ratio", "cpu_max", "cpu_min",
-             "cpu_range", "usage_mean", "usage_std", "usage_max", "usage_min", "usage_range", "score_gap", "unloads",
-             "unloads_total", "bad_placements", "assigns", "splits"]]
+    cols = ["minute", "brokers", "msg_rate", "throughput", "msg_rate_ratio", "throughput_ratio", "cpu_max", "cpu_min",
+            "cpu_range", "usage_mean", "usage_std", "usage_max", "usage_min", "usage_range", "score_gap", "unloads",
+            "unloads_total", "bad_placements", "assigns", "splits"]
+    if getattr(sim, "ext", False):  # the Extensible Load Manager: the std TransferShedder aims at, and its target
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            cl["load_std"] = np.nanstd(score, axis=1)
+        cl["target_std"] = sim.rec_target[:T]
+        cols += ["load_std", "target_std"]
+    cl = cl[cols]
     summary = summarize(sim, ev, cl, use, T)
     return ev, br, cl, summary
 
@@ -208,7 +221,14 @@ def summarize(sim, ev: pd.DataFrame, cl: pd.DataFrame, usage: np.ndarray, T: int
     cfg = sim.cfg
     sh = cfg.shedding_strategy
     pl = cfg.placement_strategy
-    return {
+    try:  # the registry's names (the extensible LeastResourceUsageWithWeight has its own short name)
+        from ..strategies import placement_name, shedding_name
+
+        sh = shedding_name(cfg.loadBalancerLoadSheddingStrategy)
+        pl = placement_name(cfg.loadBalancerLoadPlacementStrategy)
+    except Exception:
+        pass
+    out = {
         "scenario": sim.sc.name,
         "strategy": sh,
         "placement": pl,
@@ -239,6 +259,27 @@ def summarize(sim, ev: pd.DataFrame, cl: pd.DataFrame, usage: np.ndarray, T: int
         "max_usage": float(np.nanmax(usage)) if usage.size and not np.all(np.isnan(usage)) else float("nan"),
         "score_unit": sim.score_unit,
     }
+    if "load_std" in cl:
+        out.update(_std_summary(cl))
+    return out
+
+
+def _std_summary(cl: pd.DataFrame) -> dict:
+    """Extensible runs: the last checked ``load_std``, its target, and ``target_met_minute`` — the first
+    minute from which every check's ``load_std`` stays at or below ``target_std`` to the end."""
+    c = cl[cl["load_std"].notna()]
+    if c.empty:
+        return {"load_std": float("nan"), "target_std": float("nan"), "target_met_minute": None}
+    ok = (c["load_std"] <= c["target_std"]).to_numpy()
+    bad = np.flatnonzero(~ok)
+    if len(bad) == 0:
+        met = int(c["minute"].iloc[0])
+    elif bad[-1] + 1 < len(c):
+        met = int(c["minute"].iloc[bad[-1] + 1])
+    else:
+        met = None
+    return {"load_std": float(c["load_std"].iloc[-1]), "target_std": float(c["target_std"].iloc[-1]),
+            "target_met_minute": met}
 
 
 def compare(scenario, variants: dict, *, seed: int | None = None, minutes: int | None = None,

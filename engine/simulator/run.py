@@ -25,6 +25,11 @@ Each minute, in this order (``pulsar-load-balancing.md`` §3):
    in the grace period.
 8. **Metrics** of the minute are recorded.
 
+A leader with an ``on_reports`` hook (the Extensible Load Manager's,
+:mod:`engine.extensible.sim_leader`) also gets, right after step 3, what every running broker
+measured that minute (:class:`~engine.simulator.leader.BrokerReports`): its brokers keep their own
+load data (an EMA advanced every 5 s report) and publish it when their report is written.
+
 Simplifications (documented in ``docs/scenarios.md``): all report writes of one minute reach the
 leader together (Pulsar spreads them over the minute's 5-second ticks); a bundle's four traffic
 values share one noise factor per minute; CPU is capped at 100 %.
@@ -45,7 +50,7 @@ from ..javacompat import java_map_rank, percent_usage_array
 from ..model import is_sla_or_heartbeat_namespace
 from ..strategies import placement_name, shedding_name
 from ..view import BrokerInfo, LoadView
-from .leader import Leader, make_leader
+from .leader import BrokerReports, Leader, make_leader
 from .metrics import build_tables
 from .scenario import Scenario, expand_events, load_scenario, parse_scenario
 from .traffic import topic_names, topic_rates, workload_series
@@ -82,7 +87,8 @@ class SimulationResult:
     cluster : pandas.DataFrame
         One row per minute: ``brokers, msg_rate, throughput, msg_rate_ratio, throughput_ratio,
         cpu_max, cpu_min, cpu_range, usage_mean, usage_std, usage_range, score_gap, unloads,
-        unloads_total, bad_placements, assigns, splits``.
+        unloads_total, bad_placements, assigns, splits`` (+ ``load_std, target_std`` when the leader is
+        the Extensible Load Manager's, see :mod:`engine.simulator.metrics`).
     summary : dict
         One row of numbers for the whole run (see :func:`engine.simulator.metrics.summarize`).
     """
@@ -169,6 +175,7 @@ class Simulation:
         if self.T < 1:
             raise InputError("must be at least 1", field="minutes")
         _check_pair(config, scenario.source)
+        _check_config_events(config, scenario, self.T)
         ss = np.random.SeedSequence(self.seed)
         c_traffic, c_cpu, c_leader, c_order = ss.spawn(4)
         self.rng_traffic = np.random.default_rng(c_traffic)
@@ -326,6 +333,9 @@ class Simulation:
         self._ent = None
         self.last_check = 0
         self.cycle_no = 0
+        #: the leader is the Extensible Load Manager's (tables get load_std / target_std)
+        self.ext = bool(getattr(self.leader, "extensible", False))
+        self.rec_target = np.full(T, np.nan)
 
     def _rebuild_pairs(self):
         """Aggregate topics into (bundle, workload) pairs: traffic is computed per pair each minute."""
@@ -421,7 +431,11 @@ class Simulation:
         if had:
             # a new leader starts with empty strategy memory and grace-period map
             if self._leader_factory is not None:
+                old = self.leader
                 self.leader = self._leader_factory(self.cfg, seed=self._leader_rng)
+                take_over = getattr(self.leader, "take_over", None)
+                if take_over is not None:
+                    take_over(old)  # the brokers' own published data survives the election
             self._event(t, "leader-change", broker=self.ids[new],
                         reason=f"{self.ids[new]} became the leader: strategy state and recently unloaded "
                                "bundles start empty")
@@ -480,8 +494,13 @@ class Simulation:
                             reason=f"{what} for {e.get('minutes')} minute(s), traffic unchanged")
             elif k == "config":
                 vals = dict(e.get("set"))
+                old = self.cfg
                 self.cfg = self.cfg.with_values(vals, source=self.sc.source)
                 _check_pair(self.cfg, self.sc.source)
+                if _extensible(old) != _extensible(self.cfg):
+                    raise InputError("a config event cannot switch between the modular and the extensible load "
+                                     "manager (Pulsar needs a broker restart)", source=self.sc.source,
+                                     field=f"events (minute {t})")
                 self.leader.reconfigure(self.cfg)
                 self._event(t, "config-change", reason=", ".join(f"{a}={b}" for a, b in vals.items()))
         return changes
@@ -550,6 +569,7 @@ class Simulation:
         bw_in = b_tin * 8.0 / 1000.0
         bw_out = (b_tout + cost.replication * b_tin) * 8.0 / 1000.0
         dm = cost.direct_memory_base_mb + cost.direct_memory_per_mib * (b_tin + b_tout) / MIB
+        self._raw = (cpu * self.cores, heap * self.heap_mb / 100.0, dm, bw_in, bw_out)
         pct = np.column_stack([
             percent_usage_array(cpu * self.cores, 100.0 * self.cores),
             percent_usage_array(heap * self.heap_mb / 100.0, self.heap_mb),
@@ -606,6 +626,31 @@ class Simulation:
             self.has_rep[writers] = True
             self._ent = None
         return write
+
+    def _broker_reports(self, t, pct, rates, nb, wrote, r_in, r_out, t_in, t_out, top, ses) -> BrokerReports:
+        """The minute's measurements of the running brokers, for a leader with an ``on_reports`` hook."""
+        al = np.flatnonzero(self.alive)
+        pos = np.full(self.S, -1, dtype=np.int64)
+        pos[al] = np.arange(len(al))
+        ks = np.flatnonzero(self.b_active & (self.owner >= 0) & (top > 0))
+        ks = ks[pos[self.owner[ks]] >= 0]
+        bpos = pos[self.owner[ks]]
+        ntop = np.bincount(bpos, top[ks], len(al)).astype(np.int64) if len(ks) else np.zeros(len(al), dtype=np.int64)
+        lim = (100.0 * self.cores, self.heap_mb, self.dm_mb, self.nic_kbps, self.nic_kbps)
+        return BrokerReports(
+            minute=t, now_ms=self.now_ms(t), brokers=[self.ids[s] for s in al.tolist()],
+            usage=np.column_stack([np.broadcast_to(x, (self.S,)) for x in self._raw])[al],
+            limit=np.column_stack(lim)[al], percent=pct[al], rates=rates[al], bundle_count=nb[al], topics=ntop,
+            writes_report=np.asarray(wrote, dtype=bool)[al], bundle_broker=bpos,
+            bundle_names=[self.names[k] for k in ks.tolist()],
+            bundle_stats=np.column_stack([r_in[ks], t_in[ks], r_out[ks], t_out[ks]]),
+            bundle_topics=top[ks], bundle_sessions=ses[ks], channel=self._channel)
+
+    def _channel(self) -> dict:
+        """The service-unit channel: bundle -> current owner (running brokers only)."""
+        ks = np.flatnonzero(self.b_active & (self.owner >= 0))
+        ids, names, own = self.ids, self.names, self.owner
+        return {names[k]: ids[own[k]] for k in ks.tolist()}
 
     # ------------------------------------------------------------------------------ leader bundle data
     def _entries(self):
@@ -826,9 +871,17 @@ class Simulation:
         unav = self.sc.timing.unload_unavailable_seconds
         for u in cyc.unloads:
             k = self.bidx[u.bundle]
+            dec = u.placement
+            if u.destination is None:  # released with no broker to go to: looked up again next minute
+                self.owner[k] = -1
+                self.lookup_reason[k] = (f"unloaded from {u.broker}, no destination", unav)
+                self._event(t, "unload", broker=u.broker, bundle=u.bundle, reason=u.reason,
+                            placement=dec.reason if dec else "", avg_usage=avg,
+                            src_score=scores.get(u.broker, np.nan), score_unit=unit, msg_rate=u.msg_rate,
+                            throughput=u.throughput, unavailable_s=float(unav), scores=sj, cycle=self.cycle_no)
+                continue
             d = self.slot[u.destination]
             du = float(usage[d])
-            dec = u.placement
             self.owner[k] = d
             self._event(t, "unload", broker=u.broker, bundle=u.bundle, destination=u.destination, reason=u.reason,
                         placement=dec.reason if dec else "", random=bool(dec.random) if dec else False,
@@ -886,6 +939,9 @@ class Simulation:
         pct, rates, nb = self._usage(t, r_in, r_out, t_in, t_out, top)
         self.cur_usage = self._weighted(pct)
         wrote = self._reports(t, pct, rates, nb, r_in, r_out, t_in, t_out, top, ses)
+        feed = getattr(self.leader, "on_reports", None)
+        if feed is not None:
+            feed(self._broker_reports(t, pct, rates, nb, wrote, r_in, r_out, t_in, t_out, top, ses))
         cfg = self.cfg
         q = cfg.loadBalancerResourceQuotaUpdateIntervalMinutes
         n_upd = int(wrote.sum()) + changes + (1 if t > 0 and t % q == 0 else 0)
@@ -914,6 +970,8 @@ class Simulation:
         r["throughput"][t] = rates[:, 2] + rates[:, 3]
         r["bundles"][t] = nb
         r["wrote_report"][t] = wrote
+        if self.ext:
+            self.rec_target[t] = cfg.loadBalancerBrokerLoadTargetStd * 100.0
 
 
 # ============================================================================================ helpers
@@ -979,7 +1037,40 @@ def _safe_state(leader) -> dict:
         return {}
 
 
+def _extensible(cfg: LoadBalancerConfig) -> bool:
+    """The shedding strategy runs in another load manager than the modular one (TransferShedder)."""
+    from ..strategies import SHEDDING
+
+    try:
+        return bool(getattr(SHEDDING.get(shedding_name(cfg.loadBalancerLoadSheddingStrategy)),
+                            "load_manager_class_name", None))
+    except Exception:
+        return False
+
+
+def _check_config_events(cfg: LoadBalancerConfig, sc: Scenario, minutes: int) -> None:
+    """Config events of the run must keep a valid strategy pair and the same load manager."""
+    for e in sorted((e for e in sc.events if e.kind == "config" and e.at < minutes), key=lambda e: e.at):
+        new = cfg.with_values(dict(e.get("set")), source=sc.source)
+        _check_pair(new, sc.source)
+        if _extensible(new) != _extensible(cfg):
+            raise InputError("a config event cannot switch between the modular and the extensible load manager "
+                             "(Pulsar needs a broker restart)", source=sc.source, field=f"events[{e.index}]")
+        cfg = new
+
+
+def _placement_class(cfg: LoadBalancerConfig):
+    from ..strategies import PLACEMENT
+
+    try:
+        return PLACEMENT.get(placement_name(cfg.loadBalancerLoadPlacementStrategy))
+    except Exception:
+        return None
+
+
 def _check_pair(cfg: LoadBalancerConfig, source):
+    from ..strategies import PLACEMENT, SHEDDING
+
     try:
         s = shedding_name(cfg.loadBalancerLoadSheddingStrategy)
         p = placement_name(cfg.loadBalancerLoadPlacementStrategy)
@@ -989,6 +1080,19 @@ def _check_pair(cfg: LoadBalancerConfig, source):
         raise InputError("loadBalancerLoadPlacementStrategy is AvgShedder but loadBalancerLoadSheddingStrategy is "
                          f"{s}: Pulsar 4.x refuses to start (both must be AvgShedder)", source=source,
                          field="loadBalancerLoadPlacementStrategy")
+    s_ext = bool(getattr(SHEDDING.get(s), "load_manager_class_name", None))
+    p_ext = bool(getattr(PLACEMENT.get(p), "extensible", False))
+    if p_ext and not s_ext:
+        raise InputError(f"{p} is a placement of the Extensible Load Manager but {s} runs in the modular load "
+                         "manager: use TransferShedder with it, or a modular placement",
+                         source=source, field="loadBalancerLoadPlacementStrategy")
+    if s_ext and not p_ext and p != "RoundRobinBrokerSelector":
+        raise InputError(f"{s} runs in the Extensible Load Manager, which places with "
+                         f"ExtensibleLeastResourceUsageWithWeight (or RoundRobinBrokerSelector), not {p}",
+                         source=source, field="loadBalancerLoadPlacementStrategy")
+    if cfg.extensible and not s_ext:
+        raise InputError(f"loadManagerClassName is ExtensibleLoadManagerImpl but {s} is a modular shedding "
+                         "strategy: use TransferShedder", source=source, field="loadManagerClassName")
 
 
 # ============================================================================================ API
@@ -1034,7 +1138,11 @@ def run_scenario(scenario, *, strategy: str | None = None, placement: str | None
     The config is: ``config`` if given, else ``preset`` (else the scenario's preset, else Pulsar 4.x
     defaults) + the scenario's ``config`` keys; then ``set`` (broker.conf keys), then
     ``strategy``/``placement`` (AvgShedder shedding implies AvgShedder placement unless given;
-    leaving AvgShedder shedding falls back to LeastLongTermMessageRate placement).
+    leaving AvgShedder shedding falls back to LeastLongTermMessageRate placement). ``TransferShedder``
+    also sets ``loadManagerClassName`` to the Extensible Load Manager and, unless given or already
+    extensible, the placement to ``ExtensibleLeastResourceUsageWithWeight``; a modular strategy on an
+    extensible config sets the modular load manager back (and LeastLongTermMessageRate placement).
+    Incompatible pairs raise :class:`~engine.errors.InputError` before the run starts.
 
     Examples
     --------
@@ -1042,7 +1150,7 @@ def run_scenario(scenario, *, strategy: str | None = None, placement: str | None
     >>> r.summary["unloads"], r.events.query("kind == 'unload'").head()  # doctest: +SKIP
     """
     from ..config import PRESETS
-    from ..strategies import fqn
+    from ..strategies import SHEDDING, fqn
 
     if isinstance(scenario, Scenario):
         sc = scenario
@@ -1064,10 +1172,20 @@ def run_scenario(scenario, *, strategy: str | None = None, placement: str | None
     if strategy:
         s = shedding_name(strategy)
         changes["loadBalancerLoadSheddingStrategy"] = fqn(s)
-        if not placement and s == "AvgShedder":
-            placement = "AvgShedder"
-        elif not placement and cfg.placement_strategy == "AvgShedder" and s != "AvgShedder":
-            placement = "LeastLongTermMessageRate"
+        lm_class = getattr(SHEDDING.get(s), "load_manager_class_name", None)
+        configured = _placement_class(cfg)
+        if lm_class:  # TransferShedder: the Extensible Load Manager and its own placement
+            changes["loadManagerClassName"] = lm_class
+            if not placement and not getattr(configured, "extensible", False):
+                placement = SHEDDING[s].default_placement
+        else:
+            if cfg.extensible:  # back to the modular load manager
+                changes["loadManagerClassName"] = LoadBalancerConfig().loadManagerClassName
+            if not placement and s == "AvgShedder":
+                placement = "AvgShedder"
+            elif not placement and s != "AvgShedder" and (
+                    cfg.placement_strategy == "AvgShedder" or getattr(configured, "extensible", False)):
+                placement = "LeastLongTermMessageRate"
     if placement:
         changes["loadBalancerLoadPlacementStrategy"] = fqn(placement_name(placement))
     if changes:
