@@ -132,18 +132,20 @@ class SheddingResult:
 
 
 class _Names:
-    """Index arrays over a broker-name list, turned into names only when read (cheap placements)."""
+    """Holds index arrays over a broker-name list (``self._names``) and turns them into names only
+    when read, so placements stay cheap; without a name list the values are names already."""
 
-    __slots__ = ()
+    _names = None
 
-    @staticmethod
-    def names(names, idx) -> list:
-        if idx is None:
+    def _ls(self, x) -> list:
+        if x is None:
             return []
-        return [names[i] for i in np.asarray(idx).tolist()]
+        if self._names is None:
+            return list(x)
+        return [self._names[i] for i in np.asarray(x).tolist()]
 
 
-class FilterStep:
+class FilterStep(_Names):
     """One step of ``selectBroker``'s candidate pipeline: the candidates after it, and who it removed."""
 
     def __init__(self, name: str, after, before=None, note: str = "", names=None):
@@ -151,13 +153,6 @@ class FilterStep:
         self._names = names
         self._after = after
         self._before = before
-
-    def _ls(self, x):
-        if x is None:
-            return []
-        if self._names is None:
-            return list(x)
-        return _Names.names(self._names, x)
 
     @property
     def candidates(self) -> list:
@@ -174,7 +169,7 @@ class FilterStep:
         return {"name": self.name, "candidates": self.candidates, "removed": self.removed, "note": self.note}
 
 
-class PlacementDecision:
+class PlacementDecision(_Names):
     """Where ``selectBroker`` puts a bundle, with the candidate set after each filter.
 
     Candidate sets and scores are kept as index arrays over the view's broker list and turned into
@@ -198,13 +193,6 @@ class PlacementDecision:
         self.from_plan = False  # AvgShedder destination planned at shedding time
         self.reason = ""
         self.lines: dict = {}
-
-    def _ls(self, x):
-        if x is None:
-            return []
-        if self._names is None:
-            return list(x)
-        return _Names.names(self._names, x)
 
     @property
     def candidates(self) -> list:
