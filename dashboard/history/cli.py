@@ -1,0 +1,219 @@
+"""``python -m dashboard.history ...``: ingestion, generation, aggregation, backtest and sweep from a shell.
+
+::
+
+    python -m dashboard.history ingest FILE_OR_DIR... --out DATASET [--format auto|prometheus|csv|parquet|timeline]
+                                       [--metric NAME] [--max-gap 5] [--name NAME] [--force]
+    python -m dashboard.history generate --out DATASET [--brokers 10] [--days 2] [--seed 0] [--start 2026-01-05]
+                                       [--bundles-per-broker 4] [--no-bundle-metrics] [--no-incidents] [--force]
+    python -m dashboard.history generate --out DATASET --simulator SCENARIO [--minutes N] [--strategy S] [--seed 0]
+    python -m dashboard.history aggregate DATASET [--start T] [--end T] [--weights 1,0,1,1] [--top 10]
+    python -m dashboard.history backtest DATASET --strategy AvgShedder [--set KEY=VALUE]... [--conf broker.conf]
+                                       [--bundles auto|real|synthetic] [--synthetic-bundles 8]
+    python -m dashboard.history sweep DATASET --strategy AvgShedder --x KEY=V1,V2,... --y KEY=V1,V2,... [--set ...]
+    python -m dashboard.history bundles DATASET [--top 20]
+    python -m dashboard.history list
+
+Common options of the jobs: ``--engine spark|pandas|auto`` (default ``spark``: this command is for
+big datasets and cron), ``--no-cache``, ``--json``. DATASET is a path or a name under the datasets
+directory (``SHEDLAB_HISTORY_DIR``; ``sample`` is the shipped sample). Results are written as small
+Parquet files under ``DATASET/_results/`` (the app reads them) and cached. Spark settings come from
+``LB_SPARK_MASTER`` / ``LB_SPARK_REMOTE`` (see :mod:`dashboard.spark`). Exit status 0 on success,
+2 on bad input or usage (one line, no traceback), 3 when Spark cannot start.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from engine.errors import InputError, UsageError
+
+__all__ = ["main"]
+
+
+def _kv(text: str) -> tuple[str, str]:
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    k, v = text.split("=", 1)
+    return k.strip(), v.strip()
+
+
+def _grid(text: str) -> tuple[str, list[float]]:
+    k, v = _kv(text)
+    try:
+        vals = [float(x) for x in v.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected KEY=V1,V2,... with numbers, got {text!r}") from None
+    if not vals:
+        raise argparse.ArgumentTypeError(f"no values in {text!r}")
+    return k, vals
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m dashboard.history", description="Shedlab history at scale (Spark).")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("ingest", help="Prometheus JSON / long CSV or Parquet / LoadData timelines -> dataset")
+    p.add_argument("inputs", nargs="+")
+    p.add_argument("--out", required=True)
+    p.add_argument("--format", default="auto", choices=["auto", "prometheus", "csv", "parquet", "timeline"])
+    p.add_argument("--metric", help="metric name for series without __name__")
+    p.add_argument("--max-gap", type=int, default=5, help="carry values over gaps of up to N minutes (default 5)")
+    p.add_argument("--name")
+    p.add_argument("--force", action="store_true", help="replace an existing dataset")
+    p.add_argument("--json", action="store_true")
+    g = sub.add_parser("generate", help="write a realistic generated history")
+    g.add_argument("--out", required=True)
+    g.add_argument("--brokers", type=int, default=10)
+    g.add_argument("--days", type=int, default=2)
+    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--start", default="2026-01-05")
+    g.add_argument("--bundles-per-broker", type=int, default=4)
+    g.add_argument("--no-bundle-metrics", action="store_true")
+    g.add_argument("--no-incidents", action="store_true")
+    g.add_argument("--simulator", metavar="SCENARIO",
+                   help="drive the history with the simulator (a shipped scenario name or a file) instead")
+    g.add_argument("--minutes", type=int, help="with --simulator: minutes to simulate")
+    g.add_argument("--strategy", help="with --simulator: shedding strategy of the simulated leader")
+    g.add_argument("--name")
+    g.add_argument("--force", action="store_true")
+    g.add_argument("--json", action="store_true")
+    for name, helptext in (("aggregate", "cluster aggregates per minute/hour/day, percentiles, hottest brokers"),
+                           ("backtest", "replay a shedding strategy over the history"),
+                           ("sweep", "backtest over a grid of two config keys"),
+                           ("bundles", "per-bundle distribution over time")):
+        j = sub.add_parser(name, help=helptext)
+        j.add_argument("dataset")
+        j.add_argument("--start")
+        j.add_argument("--end")
+        j.add_argument("--engine", default="spark", choices=["spark", "pandas", "auto"])
+        j.add_argument("--no-cache", action="store_true")
+        j.add_argument("--json", action="store_true")
+        if name == "aggregate":
+            j.add_argument("--weights", help="cpu,directMemory,bandwidthIn,bandwidthOut (default: the config's 1,0,1,1)")
+            j.add_argument("--top", type=int, default=10)
+        if name == "bundles":
+            j.add_argument("--top", type=int, default=20)
+        if name in ("backtest", "sweep"):
+            j.add_argument("--strategy", default="AvgShedder")
+            j.add_argument("--set", type=_kv, action="append", default=[], metavar="KEY=VALUE")
+            j.add_argument("--conf", help="a broker.conf file (its load-balancer keys apply)")
+            j.add_argument("--bundles", default="auto", choices=["auto", "real", "synthetic"])
+            j.add_argument("--synthetic-bundles", type=int, default=8)
+        if name == "sweep":
+            j.add_argument("--x", type=_grid, required=True, metavar="KEY=V1,V2,...")
+            j.add_argument("--y", type=_grid, required=True, metavar="KEY=V1,V2,...")
+    sub.add_parser("list", help="list the datasets under the datasets directory").add_argument("--json", action="store_true")
+    return ap
+
+
+def _job_params(a) -> dict:
+    p = {"start": a.start, "end": a.end}
+    if a.cmd == "aggregate":
+        if a.weights:
+            try:
+                p["weights"] = [float(x) for x in a.weights.split(",")]
+            except ValueError:
+                raise UsageError(f"--weights takes four numbers, got {a.weights!r}") from None
+        p["top_n"] = a.top
+    elif a.cmd == "bundles":
+        p["top_n"] = a.top
+    else:
+        values = {}
+        if a.conf:
+            from pathlib import Path
+
+            from engine.config import parse_broker_conf, to_broker_conf
+
+            try:
+                text = Path(a.conf).read_text()
+            except OSError as exc:
+                raise InputError(f"cannot read: {exc.strerror}", source=a.conf) from None
+            cfg = parse_broker_conf(text, source=a.conf).config
+            values.update(dict(line.split("=", 1) for line in to_broker_conf(cfg).splitlines() if "=" in line))
+        values.update(dict(a.set))
+        p.update(strategy=a.strategy, set=values, bundles=a.bundles, synthetic_bundles=a.synthetic_bundles)
+        if a.cmd == "sweep":
+            p.update(x_key=a.x[0], x_values=a.x[1], y_key=a.y[0], y_values=a.y[1])
+    return p
+
+
+def _summary(job: str, res: dict) -> dict:
+    if job == "aggregate":
+        m, top = res["minute"], res["top"]
+        return {"minutes": len(m), "brokers": len(res["brokers"]),
+                "rate_ratio_max": float(m["rate_ratio"].max()) if len(m) else None,
+                "cpu_range_max": float(m["cpu_range"].max()) if len(m) else None,
+                "usage_std_mean": float(m["usage_std"].mean()) if len(m) else None,
+                "top": [(r.broker, round(float(r.usage_mean), 2)) for r in top.itertuples()]}
+    if job == "backtest":
+        return {"events": len(res["events"]), "per_day": res["per_day"][["day", "events"]].values.tolist(),
+                "pairs": [(r.broker, r.partner, int(r.events)) for r in res["per_pair"].head(20).itertuples()]}
+    if job == "sweep":
+        return {"cells": res["cells"][["x", "y", "events", "bundles"]].values.tolist()}
+    return {"hours": len(res["hour"]), "top": res["top"][["bundle", "rate_mean"]].head(10).values.tolist()}
+
+
+def main(argv=None) -> int:
+    a = _parser().parse_args(argv)
+    t = time.perf_counter()
+    try:
+        if a.cmd == "list":
+            from .dataset import list_datasets
+
+            ds = list_datasets()
+            print(json.dumps(ds, indent=1) if a.json else "\n".join(
+                f"{d['name']:<24} {d['rows']:>13,} rows  {d['start']} .. {d['end']}  {d['path']}" for d in ds)
+                or "no datasets")
+            return 0
+        if a.cmd == "ingest":
+            from .ingest import ingest
+
+            meta = ingest(a.inputs, a.out, fmt=a.format, metric=a.metric, max_gap=a.max_gap, overwrite=a.force,
+                          name=a.name)
+        elif a.cmd == "generate" and a.simulator:
+            from .generate import from_simulation
+
+            meta = from_simulation(a.out, a.simulator, minutes=a.minutes, seed=a.seed, strategy=a.strategy,
+                                   overwrite=a.force, name=a.name)
+        elif a.cmd == "generate":
+            from .generate import generate
+
+            meta = generate(a.out, brokers=a.brokers, days=a.days, seed=a.seed, start=a.start,
+                            bundles_per_broker=a.bundles_per_broker, bundle_metrics=not a.no_bundle_metrics,
+                            incidents=not a.no_incidents, overwrite=a.force, name=a.name)
+        else:
+            from .dataset import resolve_dataset
+            from .jobs import run_job
+
+            ds = resolve_dataset(a.dataset)
+            res = run_job(a.cmd, ds, _job_params(a), engine=a.engine, use_cache=not a.no_cache, write=True,
+                          progress=None)
+            out = {"dataset": str(ds), "job": a.cmd, "seconds": round(time.perf_counter() - t, 2),
+                   "meta": res.get("_meta", {}), "summary": _summary(a.cmd, res)}
+            print(json.dumps(out, indent=1, default=str) if a.json else _text(out))
+            return 0
+        info = {k: meta[k] for k in ("name", "rows", "start", "end", "has_bundles")}
+        info["path"], info["report"] = str(a.out), meta.get("report", {})
+        print(json.dumps(info, indent=1, default=str) if a.json else
+              f"wrote {meta['rows']:,} rows ({meta['start']} .. {meta['end']}) to {a.out}"
+              + (f"\nreport: {json.dumps(meta['report'], default=str)}" if meta.get("report") else ""))
+        return 0
+    except (InputError, UsageError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - Spark failures become one line
+        from dashboard.spark import SparkUnavailable
+
+        from .jobs import describe_error
+
+        print(f"error: {describe_error(exc)}", file=sys.stderr)
+        return 3 if isinstance(exc, SparkUnavailable) else 1
+
+
+def _text(out: dict) -> str:
+    lines = [f"{out['job']} on {out['dataset']} in {out['seconds']} s ({out['meta'].get('engine', 'cache')})"]
+    for k, v in out["summary"].items():
+        lines.append(f"  {k}: {v}")
+    return "\n".join(lines)

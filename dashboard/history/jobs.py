@@ -1,0 +1,275 @@
+"""Run a history job with caching: the one entry point of the CLI and the History page.
+
+``run_job(job, dataset, params)`` returns small pandas frames. Results are cached twice:
+
+* in the app's diskcache (:func:`dashboard.cache.get_cache`) under
+  ``history:<dataset fingerprint>:<job>:<params hash>`` — opening the same view again is a cache
+  read (milliseconds), across processes and restarts;
+* as small Parquet files under ``DATASET/_results/<job>-<params hash>/`` (with ``meta.json`` naming
+  the fingerprint), written by the command line for cron and big datasets; the app reads them when
+  the fingerprint still matches.
+
+The fingerprint (:func:`.dataset.fingerprint`) changes whenever a data file does, so stale results
+are never served. Jobs: ``aggregate``, ``backtest``, ``sweep``, ``bundles``. Engines: ``spark``
+(always possible), ``pandas`` (in-process; the reference implementation), ``auto`` (pandas when the
+range holds at most :data:`PANDAS_MAX_ROWS` rows, else Spark).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pandas as pd
+
+from engine.config import LoadBalancerConfig, to_broker_conf
+from engine.errors import InputError, UsageError
+
+from .dataset import RESULTS_DIR, fingerprint, read_long, read_meta, wide_brokers, wide_bundles
+
+__all__ = ["run_job", "normalise_params", "cache_key", "load_cached", "JOBS", "PANDAS_MAX_ROWS", "config_from_params",
+           "estimate_rows"]
+
+JOBS = ("aggregate", "backtest", "sweep", "bundles")
+PANDAS_MAX_ROWS = 3_000_000
+CACHE_EXPIRE = 30 * 86400
+
+
+def config_from_params(params: dict) -> LoadBalancerConfig:
+    """The config of a job: Pulsar defaults plus ``params["set"]`` (``broker.conf`` key → value)."""
+    return LoadBalancerConfig().with_values({k: str(v) for k, v in (params.get("set") or {}).items()})
+
+
+def normalise_params(job: str, params: dict | None) -> dict:
+    """Validated params with defaults filled in (so equal requests hash equally)."""
+    if job not in JOBS:
+        raise UsageError(f"unknown job {job!r}; jobs: {', '.join(JOBS)}")
+    p = dict(params or {})
+    out = {"start": p.get("start") or None, "end": p.get("end") or None}
+    if job == "aggregate":
+        w = p.get("weights")
+        out["weights"] = [float(x) for x in (w if w is not None else LoadBalancerConfig().weights)]
+        if len(out["weights"]) != 4:
+            raise UsageError("weights are four numbers: cpu, directMemory, bandwidthIn, bandwidthOut")
+        out["quantiles"] = [float(q) for q in p.get("quantiles") or (0.5, 0.9, 0.99)]
+        out["top_n"] = int(p.get("top_n") or 10)
+    elif job == "bundles":
+        out["top_n"] = int(p.get("top_n") or 20)
+    else:
+        from engine.strategies import shedding_name
+
+        from .replay import STRATEGIES
+
+        out["strategy"] = shedding_name(p.get("strategy") or "AvgShedder")
+        if out["strategy"] not in STRATEGIES:
+            raise UsageError(f"backtests support {', '.join(STRATEGIES)}, not {out['strategy']}")
+        cfg = config_from_params(p)
+        # the changed keys only, in broker.conf form: stable and readable
+        out["set"] = dict(line.split("=", 1) for line in to_broker_conf(cfg).splitlines() if "=" in line)
+        out["bundles"] = p.get("bundles") or "auto"
+        out["synthetic_bundles"] = int(p.get("synthetic_bundles") or 8)
+        if job == "sweep":
+            from .sweep import grid_cells
+
+            for k in ("x_key", "y_key"):
+                if not p.get(k):
+                    raise UsageError(f"a sweep needs {k} (a broker.conf key)")
+            out["x_key"], out["y_key"] = p["x_key"], p["y_key"]
+            out["x_values"] = [float(v) for v in p.get("x_values") or []]
+            out["y_values"] = [float(v) for v in p.get("y_values") or []]
+            try:
+                grid_cells(out["x_key"], out["x_values"], out["y_key"], out["y_values"])
+            except ValueError as exc:
+                raise UsageError(str(exc)) from None
+    return out
+
+
+def _hash(obj) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def cache_key(dataset, job: str, params: dict) -> str:
+    return f"history:{fingerprint(dataset)}:{job}:{_hash(params)}"
+
+
+def _results_path(dataset, job, params) -> Path:
+    return Path(dataset) / RESULTS_DIR / f"{job}-{_hash(params)}"
+
+
+def load_cached(dataset, job: str, params: dict):
+    """The cached result of a job (diskcache, then the result files), or ``None``. Cheap."""
+    from dashboard.cache import get_cache
+
+    params = normalise_params(job, params)
+    key = cache_key(dataset, job, params)
+    got = get_cache().get(key)
+    if got is not None:
+        return got
+    d = _results_path(dataset, job, params)
+    try:
+        meta = json.loads((d / "meta.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if meta.get("fingerprint") != fingerprint(dataset):
+        return None
+    try:
+        res = {f.stem: pd.read_parquet(f) for f in sorted(d.glob("*.parquet"))}
+    except (OSError, ValueError):
+        return None
+    res["_meta"] = meta.get("info", {})
+    get_cache().set(key, res, expire=CACHE_EXPIRE)
+    return res
+
+
+def write_results(dataset, job: str, params: dict, res: dict) -> Path:
+    """Write a result as small Parquet files the app reads (the command line does this)."""
+    d = _results_path(dataset, job, params)
+    d.mkdir(parents=True, exist_ok=True)
+    for name, frame in res.items():
+        if not name.startswith("_") and isinstance(frame, pd.DataFrame):
+            frame.to_parquet(d / f"{name}.parquet", index=False)
+    (d / "meta.json").write_text(json.dumps({"fingerprint": fingerprint(dataset), "job": job, "params": params,
+                                            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                                            "info": res.get("_meta", {})}, indent=1, default=str))
+    return d
+
+
+def estimate_rows(dataset, start=None, end=None) -> int:
+    """Rows in the time range, from the metadata (whole days; cheap)."""
+    meta = read_meta(dataset)
+    days = meta.get("days") or []
+    if not days:
+        return 0
+    from .dataset import parse_time
+
+    t0, t1 = parse_time(start), parse_time(end, end=True)
+    sel = [d for d in days if (t0 is None or pd.Timestamp(d) >= t0.normalize())
+           and (t1 is None or pd.Timestamp(d) <= t1.normalize())]
+    return int(meta.get("rows", 0) * len(sel) / len(days))
+
+
+def _pandas(job, dataset, p, progress):
+    from . import reference
+
+    long = read_long(dataset, p["start"], p["end"], categorical=True)
+    if job == "aggregate":
+        return reference.cluster_aggregates_pd(long, p["weights"], p["quantiles"], p["top_n"])
+    if job == "bundles":
+        return reference.bundle_distribution_pd(long, p["top_n"])
+    from .replay import replay, typed_value
+
+    cfg = config_from_params(p)
+    bw = wide_brokers(long)
+    kw = None if p["bundles"] == "synthetic" else wide_bundles(long)
+    if kw is not None and kw.empty and p["bundles"] != "real":
+        kw = None
+    if job == "backtest":
+        ev = replay(bw, kw, p["strategy"], cfg, synthetic_bundles=p["synthetic_bundles"],
+                    progress=(lambda i, n: progress(i, n, f"minute {i}/{n}")) if progress else None)
+        ev.insert(0, "cell", 0)
+        return {"events": ev, **reference.count_events_pd(ev)}
+    from .sweep import grid_cells
+
+    rows = []
+    cells = grid_cells(p["x_key"], p["x_values"], p["y_key"], p["y_values"])
+    for i, (c, x, y) in enumerate(cells):
+        c_cfg = cfg.with_values({p["x_key"]: typed_value(p["x_key"], x), p["y_key"]: typed_value(p["y_key"], y)})
+        ev = replay(bw, kw, p["strategy"], c_cfg, synthetic_bundles=p["synthetic_bundles"], state_limit=0)
+        rows.append({"cell": c, "x": x, "y": y, "events": len(ev), "bundles": int(ev["n_bundles"].sum()),
+                     "minutes": int(ev["timestamp"].nunique()),
+                     "days_with_events": int(ev["timestamp"].dt.strftime("%Y-%m-%d").nunique())})
+        if progress:
+            progress(i + 1, len(cells), f"cell {i + 1}/{len(cells)}")
+    return {"cells": pd.DataFrame(rows)}
+
+
+def _spark(job, dataset, p, progress):
+    from dashboard.spark import StageProgress, timed_start
+
+    from .sparkio import read_history, to_pandas
+
+    spark, start_s = timed_start(progress)
+    df = read_history(spark, dataset, p["start"], p["end"])
+    report = (lambda d, t, txt: progress(d, t, txt)) if progress else (lambda *a: None)
+    t = time.perf_counter()
+    with StageProgress(spark, report):
+        if job == "aggregate":
+            from .aggregates import cluster_aggregates
+
+            r = cluster_aggregates(df, p["weights"], p["quantiles"], p["top_n"])
+            out = {"minute": to_pandas(r["minute"], ["timestamp"]), "hour": to_pandas(r["hour"], ["timestamp"]),
+                   "day": to_pandas(r["day"], ["timestamp"]), "brokers": to_pandas(r["brokers"], ["broker"]),
+                   "top": to_pandas(r["top"], ["rank"])}
+        elif job == "bundles":
+            from .bundles import bundle_distribution
+
+            r = bundle_distribution(df, p["top_n"])
+            out = {"hour": to_pandas(r["hour"], ["timestamp"]), "top": to_pandas(r["top"], ["rank"])}
+        elif job == "backtest":
+            from .backtest import backtest
+
+            r = backtest(df, p["strategy"], config_from_params(p), bundles=p["bundles"],
+                         synthetic_bundles=p["synthetic_bundles"])
+            out = {"events": to_pandas(r["events"], ["timestamp", "broker"]), "per_day": to_pandas(r["per_day"], ["day"]),
+                   "per_pair": to_pandas(r["per_pair"], ["broker", "partner"])}
+        else:
+            from .sweep import sweep
+
+            r = {"cells": sweep(df, p["strategy"], config_from_params(p), p["x_key"], p["x_values"], p["y_key"],
+                                p["y_values"], bundles=p["bundles"], synthetic_bundles=p["synthetic_bundles"])}
+            out = {"cells": to_pandas(r["cells"], ["cell"])}
+    for v in list(r.values()):
+        for x in (v if isinstance(v, list) else [v]):
+            if hasattr(x, "unpersist"):
+                x.unpersist()
+    out["_meta"] = {"engine": "spark", "spark_start_s": round(start_s, 2), "job_s": round(time.perf_counter() - t, 2)}
+    return out
+
+
+def run_job(job: str, dataset, params: dict | None = None, *, engine: str = "auto", progress=None,
+            use_cache: bool = True, write: bool = False) -> dict:
+    """Run (or fetch from the cache) one job on a dataset; returns ``{name: pandas.DataFrame, "_meta": {...}}``.
+
+    ``progress(done, total, text)`` is called while it runs. ``write=True`` also writes the result
+    files under the dataset (the command line does).
+    """
+    from dashboard.cache import get_cache
+
+    dataset = Path(dataset)
+    read_meta(dataset)
+    p = normalise_params(job, params)
+    if use_cache:
+        got = load_cached(dataset, job, p)
+        if got is not None:
+            if write:
+                write_results(dataset, job, p, got)
+            return got
+    if engine not in ("auto", "spark", "pandas"):
+        raise UsageError(f"engine must be auto, spark or pandas, got {engine!r}")
+    if engine == "auto":
+        engine = "pandas" if estimate_rows(dataset, p["start"], p["end"]) <= PANDAS_MAX_ROWS else "spark"
+    t = time.perf_counter()
+    if engine == "pandas":
+        res = _pandas(job, dataset, p, progress)
+        res["_meta"] = {"engine": "pandas", "job_s": round(time.perf_counter() - t, 2)}
+    else:
+        res = _spark(job, dataset, p, progress)
+    res["_meta"].update({"job": job, "params": p, "fingerprint": fingerprint(dataset)})
+    get_cache().set(cache_key(dataset, job, p), res, expire=CACHE_EXPIRE)
+    if write:
+        write_results(dataset, job, p, res)
+    return res
+
+
+def describe_error(exc: Exception) -> str:
+    """One line for the UI / CLI from any job failure (never a traceback)."""
+    if isinstance(exc, (InputError, UsageError)):
+        return str(exc)
+    from dashboard.spark import SparkUnavailable
+
+    if isinstance(exc, SparkUnavailable):
+        return str(exc)
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return f"{type(exc).__name__}: {first[:300]}"
