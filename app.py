@@ -1,12 +1,18 @@
 """Shedlab's Dash app: creates the app, registers the pages, ``server = app.server``.
 
 ``python app.py`` serves on 127.0.0.1:8050 (``HOST``/``PORT`` to change, ``DASH_DEBUG=true`` for
-debug mode). ``gunicorn app:server`` works too.
+debug mode). ``gunicorn app:server`` works too (every worker must share ``SHEDLAB_CACHE_DIR``).
+
+The shell (``app.layout``) holds what every page shares: navigation, the data-source picker with
+its "Add data" panel (uploads, live cluster), the alerts, the per-tab stores and a progress strip
+for background jobs. Pages come from ``layouts.PAGES`` (explicit registration, no folder scan);
+their callbacks from the ``callbacks`` package.
 """
 from __future__ import annotations
 
 import importlib
 import os
+import uuid
 
 import dash
 from dash import Dash, dcc, html
@@ -14,6 +20,7 @@ from dash import Dash, dcc, html
 import layouts
 from dashboard import ids
 from dashboard.cache import background_manager
+from dashboard.sources import MAX_UPLOAD_BYTES, source_options
 
 app = Dash(
     __name__,
@@ -23,32 +30,83 @@ app = Dash(
     title="Shedlab",
     update_title=None,
     suppress_callback_exceptions=False,
+    meta_tags=[{"name": "viewport", "content": "width=device-width, initial-scale=1"}],
 )
 server = app.server
 
-for _name, _path, _title in layouts.PAGES:
+for _order, (_name, _path, _title) in enumerate(layouts.PAGES):
     _mod = importlib.import_module(f"layouts.{_name}")
-    dash.register_page(_name, path=_path, name=_title, title=f"Shedlab — {_title}", layout=_mod.layout)
+    dash.register_page(_name, path=_path, name=_title, title=f"Shedlab — {_title}", layout=_mod.layout, order=_order,
+                       description=(_mod.__doc__ or "").strip().split("\n")[0])
 
-import callbacks  # noqa: E402,F401  (registers every page's callbacks)
+import callbacks  # noqa: E402,F401  (registers every page's callbacks and the shell's)
+
+_LOGO = html.Span([html.Span(className="logo-bar b1"), html.Span(className="logo-bar b2"),
+                   html.Span(className="logo-bar b3")], className="logo", **{"aria-hidden": "true"})
+
+
+def _drawer() -> html.Details:
+    mb = MAX_UPLOAD_BYTES / 1048576
+    upload = html.Div([
+        html.H4("Upload"),
+        dcc.Upload(
+            html.Div([html.Div("Drop files here or click to choose", className="upload-main"),
+                      html.Div("LoadData JSON · several load reports at once · zipped ZooKeeper /loadbalance dump · "
+                               "timeline (JSON list, JSON lines or zip of snapshots) · scenario (YAML/JSON) · "
+                               "broker.conf", className="upload-kinds")]),
+            id=ids.UPLOAD, multiple=True, max_size=MAX_UPLOAD_BYTES, className="shell-upload",
+            className_reject="shell-upload-reject", className_active="shell-upload-active"),
+        html.Div(f"Max {mb:.0f} MB per file (checked again on the server). Files are read in memory and kept in "
+                 "this server's cache for your session.", className="upload-limit"),
+    ], className="drawer-col")
+    live = html.Div([
+        html.H4("Live cluster"),
+        html.P("Asks the admin REST API for the active brokers, each broker's load report and its topics per bundle.",
+               className="muted small"),
+        dcc.Input(id=ids.COLLECT_URL, type="url", placeholder="admin URL, e.g. http://broker-1:8080",
+                  className="text-input", debounce=False),
+        html.Div([dcc.Input(id=ids.COLLECT_CLUSTER, placeholder="cluster (if several)", className="text-input"),
+                  dcc.Input(id=ids.COLLECT_TOKEN, type="password", placeholder="token (not stored)",
+                            className="text-input", autoComplete="off")], className="input-pair"),
+        html.Button("Take snapshot", id=ids.COLLECT_BUTTON, className="btn btn-primary"),
+        html.Div(id=ids.COLLECT_STATUS, className="collect-status muted small"),
+        html.Div(["For an incident timeline: ",
+                  html.Code("python -m dashboard.collect --admin-url URL --every 60s --count 30 --out incident/"),
+                  " then upload a zip of the folder."], className="muted small"),
+    ], className="drawer-col")
+    return html.Details([html.Summary("+ Add data", className="btn btn-ghost drawer-toggle"),
+                         html.Div([upload, live], className="drawer-body")],
+                        id=ids.SOURCE_DRAWER, className="shell-drawer", open=False)
 
 
 def _shell():
-    return html.Div(
-        [
-            dcc.Location(id=ids.URL, refresh="callback-nav"),
-            dcc.Store(id=ids.SESSION, storage_type="session"),
-            dcc.Store(id=ids.SOURCE, storage_type="session"),
-            html.Nav(
-                [html.Span("Shedlab", className="brand")]
-                + [dcc.Link(t, href=p, className="nav-link") for _n, p, t in layouts.PAGES],
-                id=ids.NAV,
-                className="nav",
-            ),
-            html.Div(id=ids.ALERT),
-            html.Main(dash.page_container, className="main"),
-        ]
-    )
+    """The app-wide layout around ``dash.page_container`` (called on every page load)."""
+    return html.Div([
+        dcc.Location(id=ids.URL, refresh="callback-nav"),
+        dcc.Store(id=ids.SESSION, storage_type="session", data=uuid.uuid4().hex),  # stored value wins on reload
+        dcc.Store(id=ids.SOURCE, storage_type="session"),
+        dcc.Store(id=ids.CONFIG, storage_type="session"),
+        dcc.Store(id=ids.CONF_IMPORT, storage_type="session"),
+        dcc.Store(id=ids.SCENARIO, storage_type="session"),
+        html.Header([
+            dcc.Link([_LOGO, html.Span("Shedlab", className="brand-name")], href="/", className="brand"),
+            html.Nav([dcc.Link(t, href=p, id=ids.nav_link(p), className="shell-nav-link")
+                      for _n, p, t in layouts.PAGES], id=ids.NAV, className="shell-nav"),
+            html.Div([
+                html.Span("Data", className="source-label"),
+                dcc.Dropdown(id=ids.SOURCE_PICKER, options=source_options(None), clearable=False,
+                             searchable=True, className="source-picker", optionHeight=38),
+                _drawer(),
+            ], className="shell-source"),
+        ], className="shell-header"),
+        html.Div(id=ids.SOURCE_SUMMARY, className="shell-context"),
+        html.Div([html.Span(id=ids.JOB_TEXT, className="job-text"),
+                  html.Progress(id=ids.JOB_PROGRESS, value="0", max="1"),
+                  html.Button("Cancel", id=ids.JOB_CANCEL, className="btn btn-ghost btn-small")],
+                 id=ids.JOB_STRIP, className="shell-job", hidden=True),
+        html.Div(id=ids.ALERT, className="shell-alerts", **{"aria-live": "polite"}),
+        html.Main(dash.page_container, className="shell-main"),
+    ], className="shell")
 
 
 app.layout = _shell

@@ -5,6 +5,8 @@ import importlib
 
 from layouts import PAGES
 
+from . import shell  # noqa: E402,F401  (the app shell: source picker, uploads, live cluster)
+
 for _name, _path, _title in PAGES:
     try:
         importlib.import_module(f"{__name__}.{_name}")

@@ -5,4 +5,8 @@
 """
 PAGES = [
     ("home", "/", "Home"),
+    ("tuner", "/tuner", "Tuner"),
+    ("pegasus", "/pegasus", "Pegasus"),
+    ("bundles", "/bundles", "Bundles"),
+    ("history", "/history", "History"),
 ]

@@ -1,0 +1,262 @@
+"""Slider released → every Tuner figure updated, in headless Chromium, on 100 brokers × 10,000 bundles.
+
+Serves the app on 127.0.0.1 (a free port, threaded werkzeug in this process), opens the Tuner on the
+``cluster-100-brokers`` sample (100 brokers, 10,000 bundles) with selenium + /usr/bin/chromedriver,
+and drags a threshold slider 20 times with the mouse (ActionChains: press, move, release) to 20
+different values. Time is measured inside the page: from the ``pointerup`` of the release to the
+``plotly_afterplot`` of the last figure showing the new decision (each figure carries
+``layout.meta.rev``). Prints p50/p95 against the 300 ms budget (``design.md``), plus the server's
+share (the ``update_tuner`` body).
+
+    .venv/bin/python bench/bench_dashboard.py [--moves 20] [--strategy all|threshold|avg]
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import random
+import socket
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("SHEDLAB_CACHE_DIR", tempfile.mkdtemp(prefix="shedlab-bench-"))
+
+BUDGET_MS = 300.0
+SAMPLE = "sample:cluster-100-brokers"
+CASES = {
+    "threshold": ("ThresholdShedder + LeastResourceUsageWithWeight", "ThresholdShedder", "LeastResourceUsageWithWeight",
+                  "loadBalancerBrokerThresholdShedderPercentage",
+                  ["tuner-fig-scores", "tuner-fig-placement", "tuner-fig-plan", "tuner-fig-topics"]),
+    "avg": ("AvgShedder + AvgShedder (hit count 1)", "AvgShedder", "AvgShedder", "loadBalancerAvgShedderLowThreshold",
+            ["tuner-fig-scores", "tuner-fig-pairs", "tuner-fig-placement", "tuner-fig-plan", "tuner-fig-topics"]),
+}
+
+HOOK_JS = """
+var ids = arguments[0];
+if (!window.__bench) {
+  window.__bench = {t0: 0, plots: {}};
+  document.addEventListener('pointerup', function () { window.__bench.t0 = performance.now(); }, true);
+}
+ids.forEach(function (id) {
+  var gd = document.querySelector('#' + id + ' .js-plotly-plot');
+  if (!gd || gd.__benchHooked) { return; }
+  gd.__benchHooked = true;
+  gd.on('plotly_afterplot', function () {
+    var rev = gd.layout && gd.layout.meta && gd.layout.meta.rev;
+    var rec = window.__bench.plots[id] || (window.__bench.plots[id] = {});
+    if (rev) { (rec[rev] = rec[rev] || []).push(performance.now()); }
+  });
+});
+return ids.map(function (id) {
+  var gd = document.querySelector('#' + id + ' .js-plotly-plot');
+  return gd && gd.layout && gd.layout.meta ? gd.layout.meta.rev : null;
+});
+"""
+
+WAIT_JS = """
+var want = arguments[1], ids = Object.keys(want), done = arguments[arguments.length - 1];
+var start = performance.now();
+function check() {
+  var b = window.__bench, worst = 0, ok = true;
+  ids.forEach(function (id, i) {
+    var gd = document.querySelector('#' + id + ' .js-plotly-plot');
+    var rev = gd && gd.layout && gd.layout.meta ? gd.layout.meta.rev : null;
+    var ts = b.plots[id] ? (b.plots[id][want[id]] || []) : [];
+    var t = null;
+    ts.forEach(function (x) { if (x >= b.t0 && (t === null || x < t)) { t = x; } });  // first render after release
+    if (t === null) { ok = false; } else { worst = Math.max(worst, t); }
+  });
+  if (ok) {
+    var per = {};
+    ids.forEach(function (id) {
+      var ts = (b.plots[id] || {})[want[id]] || [];
+      var t = null;
+      ts.forEach(function (x) { if (x >= b.t0 && (t === null || x < t)) { t = x; } });
+      per[id] = t - b.t0;
+    });
+    done({ms: worst - b.t0, per: per});
+    return;
+  }
+  if (performance.now() - start > 15000) {
+    done({timeout: true, detail: ids.map(function (id, i) {
+      var gd = document.querySelector('#' + id + ' .js-plotly-plot');
+      var rev = gd && gd.layout && gd.layout.meta ? gd.layout.meta.rev : null;
+      return [id, want[id], rev, JSON.stringify(window.__bench.plots[id] || {})];
+    })});
+    return;
+  }
+  requestAnimationFrame(check);
+}
+check();
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def serve():
+    """The app in a background thread; returns (base URL, list of server-side update times in ms)."""
+    from werkzeug.serving import make_server
+
+    import app as appmod
+    import callbacks.tuner as ct
+
+    server_ms = []
+    orig = ct.compute
+
+    def timed(*a, **k):
+        t = time.perf_counter()
+        out = orig(*a, **k)
+        server_ms.append(((time.perf_counter() - t) * 1000, out["sent"]))
+        return out
+
+    ct.compute = timed
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    port = _free_port()
+    srv = make_server("127.0.0.1", port, appmod.server, threaded=True)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{port}", server_ms, srv
+
+
+def browser(width=1440, height=900):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    o = webdriver.ChromeOptions()
+    o.binary_location = os.getenv("DASH_TEST_CHROMEPATH", "/usr/bin/chromium")
+    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+              f"--window-size={width},{height}", "--disable-extensions", "--disable-background-networking"):
+        o.add_argument(a)
+    d = webdriver.Chrome(service=Service(os.getenv("CHROMEDRIVER", "/usr/bin/chromedriver")), options=o)
+    d.set_window_size(width, height)
+    d.set_script_timeout(30)
+    return d
+
+
+def _value(d, key):
+    from selenium.webdriver.common.by import By
+
+    thumb = d.find_element(By.CSS_SELECTOR, f'[data-key="{key}"] .dash-slider-thumb')
+    return float(thumb.get_attribute("aria-valuenow")), thumb
+
+
+def drag_to(d, key, target, lo=0.0, hi=100.0):
+    """Press the thumb, move it to ``target`` and release (a real mouse drag)."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    cur, thumb = _value(d, key)
+    track = d.find_element(By.CSS_SELECTOR, f'[data-key="{key}"] .dash-slider-track')
+    px = (target - cur) * track.size["width"] / (hi - lo)
+    ActionChains(d).click_and_hold(thumb).move_by_offset(int(round(px / 2)), 0).move_by_offset(
+        int(round(px - round(px / 2))), 0).release().perform()
+
+
+def run_case(d, base, name, moves, rng, server_ms):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    title, shed, place, key, figs = CASES[name]
+    extra = "&loadBalancerAvgShedderHitCountLowThreshold=1&loadBalancerAvgShedderHitCountHighThreshold=1" \
+        if shed == "AvgShedder" else ""
+    d.get(f"{base}/tuner?src={SAMPLE}&shed={shed}&place={place}&seed=0{extra}")
+    WebDriverWait(d, 60).until(lambda x: x.find_elements(By.CSS_SELECTOR, ".decision-headline"))
+    WebDriverWait(d, 60).until(lambda x: all(r for r in x.execute_script(HOOK_JS, figs)))
+    time.sleep(1.0)
+    start_val, _ = _value(d, key)
+    pool = [v for v in range(5, 46) if v != int(start_val)]
+    rng.shuffle(pool)
+    targets = pool[: moves + 4]  # distinct values: no memoised result is reused
+    times, serv, decisions, per, nfigs = [], [], set(), {}, []
+    for i, target in enumerate(targets):
+        d.execute_script(HOOK_JS, figs)
+        n0 = len(server_ms)
+        drag_to(d, key, target)
+        end = time.time() + 10
+        while len(server_ms) == n0 and time.time() < end:  # the server's answer to this release
+            time.sleep(0.01)
+        if len(server_ms) == n0:  # the drag ended on the value it started from: nothing to measure
+            continue
+        time.sleep(0.05)
+        want = server_ms[-1][1]
+        got = d.execute_async_script(WAIT_JS, figs, want)
+        if got.get("timeout"):
+            raise RuntimeError(f"{name}: figures did not show {want} after move {i + 1}: {got.get('detail')}")
+        decisions.add(d.find_element(By.CSS_SELECTOR, ".decision-headline").text)
+        if i >= 2:  # the first two moves warm caches and the JIT
+            times.append(got["ms"])
+            nfigs.append(len(want))
+            for k, v in got["per"].items():
+                per.setdefault(k, []).append(v)
+            serv.extend(ms for ms, _ in server_ms[n0:])
+        time.sleep(0.15)
+        if len(times) >= moves:
+            break
+    if os.getenv("BENCH_VERBOSE"):
+        print(name, "moves (ms):", [round(t) for t in times])
+        print(name, "server (ms):", [round(t) for t in serv])
+    return title, times, serv, decisions, nfigs
+
+
+def pct(xs, p):
+    xs = sorted(xs)
+    if not xs:
+        return float("nan")
+    k = (len(xs) - 1) * p / 100.0
+    f = int(k)
+    c = min(f + 1, len(xs) - 1)
+    return xs[f] + (xs[c] - xs[f]) * (k - f)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--moves", type=int, default=20)
+    ap.add_argument("--strategy", choices=["all", *CASES], default="all")
+    ap.add_argument("--seed", type=int, default=7)
+    args = ap.parse_args(argv)
+    from engine.samples import load_sample
+
+    ld = load_sample(SAMPLE.split(":", 1)[1])
+    n_b, n_k = len(ld.brokers), len(ld.bundle_data)
+    base, server_ms, srv = serve()
+    d = browser()
+    rows, ok = [], True
+    try:
+        for name in (CASES if args.strategy == "all" else [args.strategy]):
+            title, times, serv, decisions, nfigs = run_case(d, base, name, args.moves, random.Random(args.seed),
+                                                            server_ms)
+            p50, p95 = pct(times, 50), pct(times, 95)
+            ok &= p95 <= BUDGET_MS
+            rows.append((title, len(times), p50, p95, max(times), pct(serv, 50), pct(serv, 95), len(decisions),
+                         statistics.mean(nfigs)))
+    finally:
+        d.quit()
+        srv.shutdown()
+    print(f"\nSlider released -> all figures updated (Chromium, {n_b} brokers x {n_k:,} bundles; budget p95 <= "
+          f"{BUDGET_MS:.0f} ms; {os.cpu_count()} cores)\n")
+    head = f"{'strategy':<50} {'moves':>5} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'server p50':>11} " \
+           f"{'server p95':>11} {'decisions':>9} {'figs/move':>9}  verdict"
+    print(head)
+    print("-" * len(head))
+    for title, n, p50, p95, mx, s50, s95, nd, nf in rows:
+        verdict = "OK" if p95 <= BUDGET_MS else "OVER BUDGET"
+        print(f"{title:<50} {n:>5} {p50:>8.0f} {p95:>8.0f} {mx:>8.0f} {s50:>11.0f} {s95:>11.0f} {nd:>9} {nf:>9.1f}"
+              f"  {verdict}")
+    print("\n(server = the update_tuner body: engine cycle + figure builders; the rest is HTTP, JSON and "
+          "Plotly rendering. figs/move = figures re-sent per release: a figure whose content did not change "
+          "is not re-sent; the timer waits for every figure that was.)")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

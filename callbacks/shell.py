@@ -1,0 +1,219 @@
+"""Shell callbacks: the source picker (remembered per tab), uploads and the live-cluster form.
+
+Each callback parses its inputs, calls one service of :mod:`dashboard.sources` /
+:mod:`dashboard.collect` and returns small values; heavy data stays server-side. Problems become an
+alert naming the file and what is wrong, and the previous source stays selected.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+
+from dash import ALL, Input, Output, State, callback, clientside_callback, ClientsideFunction, ctx, html, no_update
+
+from dashboard import ids, permalink, sources
+from dashboard.collect import CollectError, Collector
+from engine.errors import InputError, ShedlabError
+
+log = logging.getLogger(__name__)
+
+__all__ = ["alert", "choose_source", "on_source", "on_upload", "on_collect", "summary", "upload_outcome"]
+
+
+def alert(kind: str, text: str) -> html.Div:
+    """One dismissable alert (``kind``: error, warning, info, success)."""
+    icon = {"error": "✖", "warning": "⚠", "info": "ℹ", "success": "✔"}.get(kind, "ℹ")
+    return html.Div([html.Span(icon, className="alert-icon"), html.Span(text, className="alert-text"),
+                     html.Button("×", className="alert-close", title="dismiss", **{"aria-label": "dismiss"})],
+                    className=f"alert alert-{kind}", role="alert")
+
+
+def summary(info: dict | None) -> list:
+    """The shell's line under the header: shown only when the picked source has warnings (the
+    picker itself names the source; pages show its size)."""
+    if not info or not info.get("warnings"):
+        return []
+    kind = {"sample": "Sample", "upload": "Upload", "live": "Live"}.get(info.get("kind"), "Source")
+    out = [html.Span(kind, className=f"src-kind src-{info.get('kind', 'x')}"),
+           html.Span(info.get("label", ""), className="src-label"),
+           html.Span(f"{info.get('brokers', 0)} brokers · {info.get('bundles', 0)} bundles"
+                     + (f" · timeline of {info['steps']} snapshots" if info.get("steps", 1) > 1 else ""),
+                     className="src-counts")]
+    if info.get("warnings"):
+        out.append(html.Span(f"⚠ {len(info['warnings'])} warning(s)", className="src-warn",
+                             title="\n".join(info["warnings"])))
+    return out
+
+
+def choose_source(trigger, picked, search, current, sid):
+    """(source id, sample-config import or None, alerts) for a picker change, a URL, or page load."""
+    alerts = []
+    cur_id = current.get("id") if isinstance(current, dict) else None
+    if trigger == ids.SOURCE_PICKER and picked:
+        want, why = picked, "picker"
+    else:
+        link, _ = permalink.decode_query(search)
+        if link is not None and link.src:
+            want, why = link.src, "link"
+        else:
+            want, why = cur_id or sources.DEFAULT_SOURCE, "keep"
+    try:
+        info = sources.source_info(want)
+    except Exception as exc:  # noqa: BLE001 - a bad link or an expired / unreadable upload
+        if not isinstance(exc, ShedlabError):
+            log.exception("source %s unreadable", want)
+        alerts.append(alert("error", f"{exc} — keeping {cur_id or sources.DEFAULT_SOURCE}"))
+        want = cur_id or sources.DEFAULT_SOURCE
+        try:
+            info = sources.source_info(want)
+        except ShedlabError:
+            want = sources.DEFAULT_SOURCE
+            info = sources.source_info(want)
+    imp = None
+    if why == "picker" and want != cur_id:
+        st = sources.sample_state(want)
+        if st is not None:
+            imp = {"values": st["values"], "mode": "replace", "label": f"the settings of sample “{info['label']}”",
+                   "nonce": uuid.uuid4().hex}
+    for w in info.get("warnings", [])[:2] if why != "keep" else []:
+        alerts.append(alert("warning", w))
+    return want, info, imp, alerts
+
+
+@callback(
+    Output(ids.SOURCE, "data"),
+    Output(ids.SOURCE_PICKER, "value"),
+    Output(ids.SOURCE_PICKER, "options"),
+    Output(ids.SOURCE_SUMMARY, "children"),
+    Output(ids.ALERT, "children"),
+    Output(ids.CONF_IMPORT, "data"),
+    Input(ids.SOURCE_PICKER, "value"),
+    Input(ids.URL, "search"),
+    State(ids.SOURCE, "data"),
+    State(ids.SESSION, "data"),
+)
+def on_source(picked, search, current, sid):
+    """Picking a source, opening a permalink with ``src=``, or loading a page (restore the tab's source)."""
+    trigger = ctx.triggered_id
+    want, info, imp, alerts = choose_source(trigger, picked, search, current, sid)
+    same = isinstance(current, dict) and current.get("id") == want and trigger is not None
+    opts = sources.source_options(sid)
+    if want not in {o["value"] for o in opts}:
+        opts.append({"label": info.get("label", want), "value": want})
+    return (no_update if same else info, want, opts, summary(info), alerts or no_update,
+            imp if imp is not None else no_update)
+
+
+def upload_outcome(got: sources.Ingested) -> dict:
+    """Alerts and store updates for what an upload produced (pure; unit-tested)."""
+    alerts = [alert("error", e) for e in got.errors]
+    out = {"alerts": alerts, "pick": None, "conf": None, "scenario": None, "close": False}
+    for info in got.sources:
+        what = f"timeline of {info['steps']} snapshots" if info.get("steps", 1) > 1 else "snapshot"
+        alerts.append(alert("success", f"Loaded {info['label']}: {what}, {info['brokers']} brokers, "
+                                       f"{info['bundles']} bundles"))
+        for w in info.get("warnings", [])[:2]:
+            alerts.append(alert("warning", w))
+        out["pick"] = info["id"]
+        out["close"] = True
+    for sc in got.scenarios:
+        what = (f"“{sc['title']}”, {sc['brokers']} brokers, {sc['minutes']} minutes" if sc.get("minutes")
+                else f"{sc['bytes']:,} bytes")
+        alerts.append(alert("info", f"Scenario {sc['label']} ({what}) saved for the Simulator"))
+        out["scenario"] = {"id": sc["id"], "label": sc["label"]}
+        out["close"] = True
+    if got.conf:
+        n = len(got.conf["values"])
+        ign = got.conf.get("ignored", 0)
+        alerts.append(alert("info", f"{got.conf['label']}: {n} load-balancer key(s) applied on the Tuner"
+                                    + (f" ({ign} other keys ignored)" if ign else "")))
+        out["conf"] = {"values": got.conf["values"], "mode": "merge", "label": got.conf["label"],
+                       "nonce": uuid.uuid4().hex}
+        out["close"] = True
+    return out
+
+
+@callback(
+    Output(ids.SOURCE_PICKER, "value", allow_duplicate=True),
+    Output(ids.SOURCE_PICKER, "options", allow_duplicate=True),
+    Output(ids.ALERT, "children", allow_duplicate=True),
+    Output(ids.CONF_IMPORT, "data", allow_duplicate=True),
+    Output(ids.SCENARIO, "data"),
+    Output(ids.SOURCE_DRAWER, "open"),
+    Output(ids.UPLOAD, "contents"),
+    Input(ids.UPLOAD, "contents"),
+    State(ids.UPLOAD, "filename"),
+    State(ids.SESSION, "data"),
+    prevent_initial_call=True,
+)
+def on_upload(contents, names, sid):
+    """Files dropped on the shell's upload zone."""
+    if not contents:
+        return (no_update,) * 6 + (None,)
+    try:
+        got = sources.ingest_files(sid, contents, names)
+    except Exception as exc:  # never lose the page over an upload
+        log.exception("upload failed")
+        got = sources.Ingested(errors=[f"upload: unexpected error ({type(exc).__name__}); nothing changed"])
+    o = upload_outcome(got)
+    return (o["pick"] or no_update, sources.source_options(sid) if o["pick"] else no_update, o["alerts"],
+            o["conf"] or no_update, o["scenario"] or no_update, False if o["close"] else no_update, None)
+
+
+@callback(
+    Output(ids.SOURCE_PICKER, "value", allow_duplicate=True),
+    Output(ids.SOURCE_PICKER, "options", allow_duplicate=True),
+    Output(ids.ALERT, "children", allow_duplicate=True),
+    Output(ids.COLLECT_STATUS, "children"),
+    Output(ids.SOURCE_DRAWER, "open", allow_duplicate=True),
+    Input(ids.COLLECT_BUTTON, "n_clicks"),
+    State(ids.COLLECT_URL, "value"),
+    State(ids.COLLECT_TOKEN, "value"),
+    State(ids.COLLECT_CLUSTER, "value"),
+    State(ids.SESSION, "data"),
+    prevent_initial_call=True,
+    running=[(Output(ids.COLLECT_BUTTON, "disabled"), True, False)],
+)
+def on_collect(n, url, token, cluster, sid):
+    """The live-cluster form: one snapshot through the admin REST API, stored as a new source."""
+    if not n:
+        return (no_update,) * 5
+    if os.getenv("SHEDLAB_DISABLE_COLLECT", "").lower() in ("1", "true", "yes"):
+        return no_update, no_update, [alert("error", "live collection is disabled on this server "
+                                                     "(SHEDLAB_DISABLE_COLLECT)")], "", no_update
+    if not url:
+        return no_update, no_update, [alert("error", "live cluster: enter the admin URL (http://host:8080)")], "", no_update
+    try:
+        col = Collector(url, token, timeout=8.0)
+        snap = col.snapshot(cluster or None)
+        name = col.base.split("://", 1)[-1]
+        info = sources.store_load_data(sid, snap, label=f"{name} · {snap['shedlabCollected']['cluster']} · "
+                                                        f"{snap['shedlabCollected']['at'][11:16]} UTC", kind="live")
+    except (CollectError, InputError) as exc:
+        return no_update, no_update, [alert("error", f"live cluster: {exc}")], f"failed: {exc}", no_update
+    except Exception as exc:  # noqa: BLE001
+        log.exception("collector failed")
+        return no_update, no_update, [alert("error", f"live cluster: {type(exc).__name__}: {exc}")], "failed", no_update
+    status = f"{info['brokers']} brokers, {info['bundles']} bundles in {col.requests} requests"
+    return (info["id"], sources.source_options(sid), [alert("success", f"Live snapshot {info['label']}: {status}")],
+            status, False)
+
+
+# pages see the shell's stores through their own mirrors (a callback mixing shell and page Inputs
+# raises in the browser whenever the shell store changes while another page is shown)
+for _store, _type in ((ids.SOURCE, ids.PAGE_SOURCE), (ids.CONF_IMPORT, ids.PAGE_IMPORT)):
+    clientside_callback(
+        "function(data, idlist) { return (idlist || []).map(function () { return data === undefined ? null : data; }); }",
+        Output({"type": _type, "page": ALL}, "data"),
+        Input(_store, "data"),
+        Input({"type": _type, "page": ALL}, "id"),
+    )
+
+# the nav link of the current page is highlighted
+clientside_callback(
+    ClientsideFunction(namespace="shedlab", function_name="navActive"),
+    Output({"type": ids.NAV_LINK, "path": ALL}, "className"),
+    Input(ids.URL, "pathname"),
+    State({"type": ids.NAV_LINK, "path": ALL}, "id"),
+)

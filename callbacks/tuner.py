@@ -1,0 +1,592 @@
+"""Tuner callbacks: controls, the decision and its figures, cycles, "why not?", sharing.
+
+Flow: ``sync_controls`` owns the strategy pickers and the key controls (page load from a permalink
+or the tab's saved state, strategy changes, presets, broker.conf import); it writes ``TUNER_BASE``.
+``update_tuner`` runs on every slider *release* (and on base / source / seed changes): it rebuilds
+the config, calls :func:`dashboard.analysis.analyze` once and hands the result to the pure figure
+builders. While a slider is dragged, clientside callbacks move the value label and the threshold
+lines without a server round trip. The bodies below are plain functions, unit-tested in
+``tests/callbacks/test_tuner.py``.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+
+import numpy as np
+
+from dash import (ALL, MATCH, ClientsideFunction, Input, Output, Patch, State, callback, clientside_callback, ctx,
+                  dcc, no_update)
+from dash.exceptions import PreventUpdate
+
+from engine.config import BIGO_AVGSHEDDER, PULSAR_5_DEFAULTS, parse_broker_conf, to_broker_conf
+from engine.errors import InputError, ShedlabError
+from dashboard import ids, permalink, sources, whynot
+from dashboard.analysis import analyze, revision, run_cycles
+from dashboard.export import build_report, figures_zip, report_filename, tuner_figures
+from dashboard.figures.cycles import cycles_figure
+from dashboard.figures.pairs import avg_pairs
+from dashboard.figures.placement import placement_scores
+from dashboard.figures.plan import before_after
+from dashboard.figures.scores import broker_scores
+from dashboard.figures.theme import MB, empty_figure
+from dashboard.figures.topics import ring_shapes, selected_overlay, topic_distribution, y_span
+from dashboard.keys import allowed_placements, default_conf, default_placement, fmt_conf_value, key_spec, value_to_conf
+from dashboard.state import STRATEGY_KEYS, TunerState, build_config, coerce_state, state_from_config
+from layouts.tuner import (controls, cycles_table, decision_card, default_state, plan_table, source_line,
+                           strategy_options, why_panel)
+from callbacks.shell import alert
+
+log = logging.getLogger(__name__)
+
+__all__ = ["control_values", "overlay", "resolve_controls", "sync_controls", "compute", "update_tuner",
+           "run_cycles_cb", "why_not", "why_options", "export_figures", "export_report", "export_conf",
+           "step_row"]
+
+
+# ------------------------------------------------------------------------------------------ helpers
+def control_values(*pairs) -> dict:
+    """``{key: broker.conf text}`` from (ids, values) lists of the key controls."""
+    out = {}
+    for id_list, val_list in pairs:
+        for i, v in zip(id_list or [], val_list or []):
+            k = i.get("key") if isinstance(i, dict) else None
+            if not k:
+                continue
+            try:
+                out[k] = value_to_conf(key_spec(k), v)
+            except (KeyError, TypeError, ValueError):
+                continue
+    return out
+
+
+def overlay(values: dict, current: dict) -> dict:
+    """``values`` with the visible controls' values on top; keys back at their default are dropped."""
+    out = dict(values or {})
+    for k, v in current.items():
+        if v == default_conf(k):
+            out.pop(k, None)
+        else:
+            out[k] = v
+    return out
+
+
+def _fix_pairing(state: TunerState, trigger) -> tuple[TunerState, list]:
+    """Pulsar needs AvgShedder in both roles when it places; keep the pickers consistent."""
+    notes = []
+    shed, place = state.shed, state.place
+    if trigger == ids.TUNER_PLACE and place == "AvgShedder" and shed != "AvgShedder":
+        shed = "AvgShedder"
+        notes.append("AvgShedder placement needs AvgShedder shedding (one instance plays both roles): "
+                     "shedding set to AvgShedder")
+    elif shed == "AvgShedder" and trigger == ids.TUNER_SHED and place != "AvgShedder":
+        place = "AvgShedder"
+        notes.append("placement set to AvgShedder too, as Pulsar 5.0 does (pick another placement to compare)")
+    elif place == "AvgShedder" and shed != "AvgShedder":
+        place = default_placement(shed)
+        notes.append(f"AvgShedder placement needs AvgShedder shedding: placement set to {place}")
+    elif place not in allowed_placements(shed):
+        alt = default_placement(shed)
+        notes.append(f"{place} does not run with {shed}'s load manager: placement set to {alt}")
+        place = alt
+    if (shed, place) == (state.shed, state.place):
+        return state, notes
+    return TunerState(src=state.src, shed=shed, place=place, values=state.values, seed=state.seed,
+                      step=state.step), notes
+
+
+def _apply_import(state: TunerState, imp: dict) -> tuple[TunerState, list]:
+    vals = imp.get("values") if isinstance(imp, dict) else None
+    if not isinstance(vals, dict):
+        return state, []
+    merged = vals if imp.get("mode") == "replace" else {**state.value_dict, **vals}
+    new, errs = coerce_state({"shed": None if imp.get("mode") == "replace" else state.shed,
+                              "place": None if imp.get("mode") == "replace" else state.place,
+                              "values": merged, "seed": state.seed, "src": state.src})
+    if imp.get("mode") != "replace":  # a broker.conf naming strategies sets them
+        if isinstance(vals.get(STRATEGY_KEYS[0]), str) or isinstance(vals.get(STRATEGY_KEYS[1]), str):
+            new2, _ = coerce_state({"values": vals})
+            new = TunerState(src=new.src, shed=new2.shed if STRATEGY_KEYS[0] in vals else new.shed,
+                             place=new2.place if STRATEGY_KEYS[1] in vals else new.place, values=new.values,
+                             seed=new.seed)
+    return new, [f"applied {imp.get('label', 'imported settings')}"] + errs
+
+
+def resolve_controls(trigger, *, shed, place, link, conf_import, base, config, source, current, seed,
+                     conf_contents=None, conf_name=None) -> tuple[TunerState, dict, list]:
+    """The state the controls should show after ``trigger``, the new base and messages (pure)."""
+    msgs: list = []
+    src = source.get("id", "") if isinstance(source, dict) else ""
+    nonce = (base or {}).get("nonce")
+    imp_nonce = conf_import.get("nonce") if isinstance(conf_import, dict) else None
+    if base is None:  # page load
+        if link and (link.get("state") or link.get("errors")):
+            state = TunerState.from_json(link.get("state") or {}) if link.get("state") else default_state(src)
+            msgs += list(link.get("errors") or [])
+            nonce = imp_nonce  # a link wins over a pending import
+        elif isinstance(config, dict) and config:
+            state = TunerState.from_json(config)
+            nonce = config.get("nonce")
+            if imp_nonce and imp_nonce != nonce:
+                state, m = _apply_import(state, conf_import)
+                msgs += m
+                nonce = imp_nonce
+        else:
+            state = default_state(src if src.startswith("sample:") else sources.DEFAULT_SOURCE)
+            nonce = imp_nonce
+        state, notes = _fix_pairing(state, None)
+        return state, {"values": state.value_dict, "nonce": nonce, "messages": msgs + notes}, msgs + notes
+    state = TunerState(src=src, shed=shed or "ThresholdShedder", place=place or "LeastLongTermMessageRate",
+                       values=tuple(sorted(overlay(base.get("values") or {}, current).items())),
+                       seed=int(seed or 0) if str(seed or 0).isdigit() else 0)
+    if trigger == ids.TUNER_RESET:
+        state = TunerState(src=src, shed=state.shed, place=state.place, values=(), seed=state.seed)
+        msgs.append("every key back to its Pulsar 4.x default (strategies kept)")
+    elif trigger == ids.TUNER_PRESET5:
+        state = state_from_config(PULSAR_5_DEFAULTS, src=src, seed=state.seed)
+        msgs.append("Pulsar 5.0 defaults: AvgShedder for shedding and placement, maxUnloadPercentage=0.5, "
+                    "loadBalancerDistributeBundlesEvenlyEnabled=false")
+    elif trigger == ids.TUNER_PRESET_BIGO:
+        state = state_from_config(BIGO_AVGSHEDDER, src=src, seed=state.seed)
+        msgs.append("BIGO's production AvgShedder settings (field findings §1.3)")
+    elif trigger == ids.TUNER_CONF_UPLOAD and conf_contents:
+        name = sources.display_name(conf_name or "broker.conf")
+        try:
+            raw = sources.decode_upload(conf_contents, name)
+            parsed = parse_broker_conf(raw.decode("utf-8-sig"), source=name)
+            if not parsed.applied:
+                raise InputError(f"no load-balancer keys found ({len(parsed.unknown)} other keys ignored)",
+                                 source=name)
+            vals = {k: fmt_conf_value(getattr(parsed.config, k)) for k in parsed.applied}
+            state, m = _apply_import(state, {"values": vals, "mode": "merge", "label": f"{len(vals)} key(s) from {name}"})
+            msgs += m + ([f"{len(parsed.unknown)} other keys of {name} ignored"] if parsed.unknown else [])
+        except UnicodeDecodeError:
+            msgs.append(f"error: {name}: not UTF-8 text; nothing changed")
+        except InputError as exc:
+            msgs.append(f"error: {exc}; nothing changed")
+    elif trigger == ids.CONF_IMPORT and imp_nonce and imp_nonce != nonce:
+        state, m = _apply_import(state, conf_import)
+        msgs += m
+        nonce = imp_nonce
+    state, notes = _fix_pairing(state, trigger)
+    msgs += notes
+    return state, {"values": state.value_dict, "nonce": nonce, "messages": msgs}, msgs
+
+
+_CONTROL_STATES = (
+    State({"type": ids.TUNER_KEY, "key": ALL}, "id"), State({"type": ids.TUNER_KEY, "key": ALL}, "value"),
+    State({"type": ids.TUNER_FLAG, "key": ALL}, "id"), State({"type": ids.TUNER_FLAG, "key": ALL}, "value"),
+    State({"type": ids.TUNER_TEXT, "key": ALL}, "id"), State({"type": ids.TUNER_TEXT, "key": ALL}, "value"),
+)
+
+
+@callback(
+    Output(ids.TUNER_SHED, "value"),
+    Output(ids.TUNER_PLACE, "value"),
+    Output(ids.TUNER_PLACE, "options"),
+    Output(ids.TUNER_CONTROLS, "children"),
+    Output(ids.TUNER_BASE, "data"),
+    Output(ids.TUNER_SEED, "value"),
+    Output(ids.TUNER_PAIRS_CARD, "hidden"),
+    Output(ids.TUNER_CONF_UPLOAD, "contents"),
+    Input(ids.TUNER_SHED, "value"),
+    Input(ids.TUNER_PLACE, "value"),
+    Input(ids.TUNER_RESET, "n_clicks"),
+    Input(ids.TUNER_PRESET5, "n_clicks"),
+    Input(ids.TUNER_PRESET_BIGO, "n_clicks"),
+    Input(ids.TUNER_CONF_UPLOAD, "contents"),
+    Input(ids.page_import("tuner"), "data"),
+    Input(ids.TUNER_LINK, "data"),
+    State(ids.TUNER_CONF_UPLOAD, "filename"),
+    State(ids.TUNER_BASE, "data"),
+    State(ids.CONFIG, "data"),
+    State(ids.page_source("tuner"), "data"),
+    State(ids.TUNER_SEED, "value"),
+    *_CONTROL_STATES,
+)
+def sync_controls(shed, place, _reset, _p5, _bigo, conf_contents, conf_import, link, conf_name, base, config, source,
+                  seed, k_ids, k_vals, f_ids, f_vals, t_ids, t_vals):
+    """Strategy pickers, presets, broker.conf import and page load: (re)render the key controls."""
+    trigger = ctx.triggered_id if base is not None else None
+    if trigger == ids.page_import("tuner"):
+        trigger = ids.CONF_IMPORT
+    current = control_values((k_ids, k_vals), (f_ids, f_vals), (t_ids, t_vals))
+    state, new_base, _ = resolve_controls(
+        trigger, shed=shed, place=place, link=link, conf_import=conf_import, base=base, config=config,
+        source=source, current=current, seed=seed, conf_contents=conf_contents, conf_name=conf_name)
+    new_base["n"] = int((base or {}).get("n", 0)) + 1
+    visible = control_values((k_ids, k_vals), (f_ids, f_vals), (t_ids, t_vals))
+    same_controls = (base is not None and shed == state.shed and place == state.place
+                     and all(state.value_dict.get(k, default_conf(k)) == v for k, v in visible.items())
+                     and trigger not in (ids.TUNER_RESET, ids.TUNER_PRESET5, ids.TUNER_PRESET_BIGO))
+    children = no_update if same_controls else controls(state)
+    return (state.shed, state.place, strategy_options("placement", state.shed), children, new_base,
+            state.seed if base is None else no_update, state.shed != "AvgShedder", None)
+
+
+# ------------------------------------------------------------------------------------------ compute
+def _messages(base_msgs, errors) -> list:
+    out = []
+    for m in base_msgs or []:
+        out.append(alert("error" if m.startswith("error") else "info", m))
+    for e in errors:
+        out.append(alert("warning", e))
+    return out
+
+
+def _h(*parts) -> str:
+    return hashlib.blake2s(repr(parts).encode(), digest_size=6).hexdigest()
+
+
+#: compute() output name -> figure id (what the bench and the tests wait on)
+FIGURES = {"scores": ids.TUNER_FIG_SCORES, "pairs": ids.TUNER_FIG_PAIRS, "placement": ids.TUNER_FIG_PLACEMENT,
+           "before_after": ids.TUNER_FIG_PLAN, "topics": ids.TUNER_FIG_TOPICS}
+
+
+def compute(state: TunerState, shown=None, base_msgs=()) -> dict:
+    """Everything the page shows for ``state`` (pure apart from the caches; unit-tested).
+
+    ``shown`` is what each part of the page shows now (content revisions, from the page's
+    ``TUNER_SHOWN`` store): a figure whose content did not change is not rebuilt nor re-sent
+    (``no_update``), and the topic figure of an unchanged snapshot only gets its ringed overlay
+    patched. The scores and pairs figures and the decision always follow the config.
+    """
+    shown = shown if isinstance(shown, dict) else {}
+    snap = sources.get_snapshot(state.src, state.step)
+    cfg, errors = build_config(state)
+    a = analyze(snap, cfg, state.seed)
+    v, rev = snap.view, a.rev
+    key = f"{snap.id}|{snap.step}"
+    decided = _h(key, [(u.broker, u.bundle, u.destination, u.skipped) for u in a.cycle.processed])
+    dec = a.first_placement
+    revs = {"snapshot": key, "scores": rev, "pairs": rev,
+            "placement": _h(decided, dec.to_json() if dec is not None else None),
+            "before_after": decided, "topics": _h(key, a.unloaded_bundles),
+            "plan": _h(a.plan)}
+    same_snapshot = shown.get("snapshot") == key
+
+    def fresh(name):
+        return not (same_snapshot and shown.get(name) == revs[name])
+
+    if not fresh("topics"):
+        topics = no_update
+    elif same_snapshot and shown.get("topics"):
+        topics = Patch()
+        topics["layout"]["shapes"] = ring_shapes(selected_overlay(v, a.unloaded_bundles), y_span(v), v.nb)
+        topics["layout"]["meta"]["rev"] = revs["topics"]
+    else:
+        topics = topic_distribution(v, snap.ld.bundle_topics, selected=a.unloaded_bundles, rev=revs["topics"])
+    is_avg = a.result is not None and a.result.strategy == "AvgShedder"
+    out = {
+        "scores": broker_scores(v, a.result, cfg, a.status, rev=rev),
+        "pairs": avg_pairs(a.result, cfg, a.status, rev=rev) if is_avg else no_update,
+        "pairs_hidden": not is_avg,
+        "placement": placement_scores(dec, cfg, rev=revs["placement"]) if fresh("placement") else no_update,
+        "plan": plan_table(a.plan) if fresh("plan") else no_update,
+        "before_after": (before_after(v, a.before_thr, a.after_thr, a.before_rate, a.after_rate, a.status, a.ratios,
+                                      rev=revs["before_after"]) if fresh("before_after") else no_update),
+        "topics": topics,
+        "shown": revs,
+        "decision": decision_card(a),
+        "alerts": _messages(base_msgs, errors),
+        "conf_text": to_broker_conf(cfg) or "# every key at its Pulsar 4.x default",
+        "source_info": source_line(a),
+        "qs": permalink.encode(state),
+        "config": dict(state.to_json()),
+        "analysis": a,
+    }
+    out["sent"] = {FIGURES[k]: revs[k] for k in FIGURES if out[k] is not no_update}
+    return out
+
+
+@callback(
+    Output(ids.TUNER_FIG_SCORES, "figure"),
+    Output(ids.TUNER_FIG_PAIRS, "figure"),
+    Output(ids.TUNER_PAIRS_CARD, "hidden", allow_duplicate=True),
+    Output(ids.TUNER_FIG_PLACEMENT, "figure"),
+    Output(ids.TUNER_PLAN, "children"),
+    Output(ids.TUNER_FIG_PLAN, "figure"),
+    Output(ids.TUNER_FIG_TOPICS, "figure"),
+    Output(ids.TUNER_SHOWN, "data"),
+    Output(ids.TUNER_DECISION, "children"),
+    Output(ids.TUNER_ALERT, "children"),
+    Output(ids.TUNER_CONF_TEXT, "children"),
+    Output(ids.TUNER_SOURCE_INFO, "children"),
+    Output(ids.TUNER_QS, "data"),
+    Output(ids.CONFIG, "data"),
+    Output(ids.TUNER_STATE, "data"),
+    Input({"type": ids.TUNER_KEY, "key": ALL}, "value"),
+    Input({"type": ids.TUNER_FLAG, "key": ALL}, "value"),
+    Input({"type": ids.TUNER_TEXT, "key": ALL}, "value"),
+    Input(ids.TUNER_SEED, "value"),
+    Input(ids.TUNER_STEP, "value"),
+    Input(ids.page_source("tuner"), "data"),
+    Input(ids.TUNER_BASE, "data"),
+    State({"type": ids.TUNER_KEY, "key": ALL}, "id"),
+    State({"type": ids.TUNER_FLAG, "key": ALL}, "id"),
+    State({"type": ids.TUNER_TEXT, "key": ALL}, "id"),
+    State(ids.TUNER_SHED, "value"),
+    State(ids.TUNER_PLACE, "value"),
+    State(ids.TUNER_SHOWN, "data"),
+    State(ids.page_import("tuner"), "data"),
+    prevent_initial_call="initial_duplicate",
+)
+def update_tuner(k_vals, f_vals, t_vals, seed, step, source, base, k_ids, f_ids, t_ids, shed, place, shown,
+                 conf_import):
+    """A slider released (or the base, the seed, the source or the timeline step changed): recompute."""
+    if base is None or not isinstance(source, dict) or not source.get("id"):
+        raise PreventUpdate  # sync_controls has not run yet, or no source yet
+    imp = conf_import.get("nonce") if isinstance(conf_import, dict) else None
+    if imp and imp != base.get("nonce"):
+        raise PreventUpdate  # an import is pending: sync_controls applies it and writes a new base
+    current = control_values((k_ids, k_vals), (f_ids, f_vals), (t_ids, t_vals))
+    values = overlay(base.get("values") or {}, current)
+    steps = int(source.get("steps", 1) or 1)
+    state, errs = coerce_state({"src": source["id"], "shed": shed, "place": place, "values": values,
+                                "seed": seed if seed not in (None, "") else 0,
+                                "step": step if steps > 1 else None})
+    try:
+        out = compute(state, shown, base.get("messages"))
+    except ShedlabError as exc:
+        msg = [alert("error", f"{exc} — the previous result stays on screen")]
+        return (no_update,) * 9 + (msg,) + (no_update,) * 5
+    except Exception as exc:  # never crash the page: keep the last good figures
+        log.exception("tuner compute failed")
+        msg = [alert("error", f"internal error ({type(exc).__name__}: {exc}); the previous result stays on screen")]
+        return (no_update,) * 9 + (msg,) + (no_update,) * 5
+    cfg_json = dict(out["config"], nonce=base.get("nonce"))
+    alerts = out["alerts"] + [alert("warning", e) for e in errs]
+    return (out["scores"], out["pairs"], out["pairs_hidden"], out["placement"], out["plan"], out["before_after"],
+            out["topics"], out["shown"], out["decision"], alerts, out["conf_text"],
+            out["source_info"], out["qs"], cfg_json, out["config"])
+
+
+@callback(
+    Output(ids.TUNER_STEP, "max"),
+    Output(ids.TUNER_STEP, "value"),
+    Output(ids.TUNER_STEP, "marks"),
+    Output(ids.TUNER_STEP_ROW, "hidden"),
+    Input(ids.page_source("tuner"), "data"),
+    State(ids.TUNER_LINK, "data"),
+)
+def step_row(source, link):
+    """Timeline sources get a snapshot slider (the last snapshot first, or the permalink's step)."""
+    steps = int((source or {}).get("steps", 1) or 1)
+    if steps <= 1:
+        return 0, 0, None, True
+    want = steps - 1
+    st = (link or {}).get("state") or {}
+    if isinstance(st.get("step"), int) and st.get("src") == (source or {}).get("id"):
+        want = max(0, min(steps - 1, st["step"]))
+    marks = {0: "1", steps - 1: str(steps)}
+    return steps - 1, want, marks, False
+
+
+# ------------------------------------------------------------------------------------------ cycles / why
+@callback(
+    Output(ids.TUNER_FIG_CYCLES, "figure"),
+    Output(ids.TUNER_CYCLES_TABLE, "children"),
+    Input(ids.TUNER_CYCLES_RUN, "n_clicks"),
+    Input(ids.TUNER_CYCLES_STATE, "data"),
+    State(ids.TUNER_STATE, "data"),
+    State(ids.TUNER_CYCLES_N, "value"),
+    prevent_initial_call=True,
+    running=[(Output(ids.TUNER_CYCLES_RUN, "disabled"), True, False)],
+)
+def run_cycles_cb(n_clicks, relayed, config, n):
+    """"Run N cycles" (and keep the run in step with the sliders once it has been asked for)."""
+    config = relayed if isinstance(relayed, dict) and ctx.triggered_id == ids.TUNER_CYCLES_STATE else config
+    if not n_clicks or not isinstance(config, dict):
+        raise PreventUpdate
+    state = TunerState.from_json(config)
+    try:
+        n = max(1, min(200, int(n or 10)))
+        snap = sources.get_snapshot(state.src, state.step)
+        cfg, _ = build_config(state)
+        cycles = run_cycles(snap, cfg, state.seed, n)
+    except Exception as exc:  # noqa: BLE001 - say so in the panel, keep the page
+        log.exception("cycles failed")
+        return empty_figure(f"cannot run the cycles: {exc}", height=200), ""
+    return cycles_figure(cycles, cfg, rev=revision(snap, cfg, state.seed)), cycles_table(cycles)
+
+
+@callback(
+    Output(ids.TUNER_WHY_OUT, "children"),
+    Input(ids.TUNER_WHY_TARGET, "value"),
+    Input(ids.TUNER_WHY_STATE, "data"),
+    State(ids.TUNER_STATE, "data"),
+    prevent_initial_call=True,
+)
+def why_not(target, relayed, config):
+    """Explain a broker or a bundle (re-explained when the settings change)."""
+    config = relayed if isinstance(relayed, dict) and ctx.triggered_id == ids.TUNER_WHY_STATE else config
+    if not target or not isinstance(config, dict):
+        return []
+    state = TunerState.from_json(config)
+    try:
+        snap = sources.get_snapshot(state.src, state.step)
+        cfg, _ = build_config(state)
+        a = analyze(snap, cfg, state.seed)
+        if whynot.target_kind(a.view, target) is None:
+            return [alert("warning", f"{target} is not in the current snapshot")]
+        return why_panel(whynot.explain(a, target, budget_s=2.5))
+    except ShedlabError as exc:
+        return [alert("error", str(exc))]
+    except Exception as exc:  # noqa: BLE001
+        log.exception("why-not failed")
+        return [alert("error", f"could not explain {target}: {type(exc).__name__}: {exc}")]
+
+
+@callback(
+    Output(ids.TUNER_WHY_TARGET, "options"),
+    Input(ids.page_source("tuner"), "data"),
+    Input(ids.TUNER_WHY_TARGET, "search_value"),
+    State(ids.TUNER_WHY_TARGET, "value"),
+    State(ids.TUNER_STEP, "value"),
+)
+def why_options(source, search, value, step):
+    """Brokers, then bundles (busiest first, or those matching what is typed)."""
+    if not isinstance(source, dict) or not source.get("id"):
+        raise PreventUpdate
+    try:
+        snap = sources.get_snapshot(source["id"], step if int(source.get("steps", 1) or 1) > 1 else None)
+    except Exception:  # noqa: BLE001 - an expired upload: the main callback shows the alert
+        return []
+    v = snap.view
+    q = (search or "").strip().lower()
+    brokers = [b for b in v.brokers if q in b.lower()][:200]
+    opts = [{"label": f"broker · {b}", "value": b} for b in brokers]
+    order = np.argsort(-v.short_throughput, kind="stable")
+    picked = []
+    for k in order.tolist():
+        name = v.bundles[k]
+        if q and q not in name.lower():
+            continue
+        picked.append(name)
+        if len(picked) >= 60:
+            break
+    opts += [{"label": f"bundle · {b}  ({v.short_throughput[v.bundle_index[b]] / MB:,.1f} MB/s)", "value": b}
+             for b in picked]
+    if value and value not in {o["value"] for o in opts}:
+        opts.insert(0, {"label": value, "value": value})
+    return opts
+
+
+# ------------------------------------------------------------------------------------------ sharing
+def _analysis_for(config):
+    state = TunerState.from_json(config)
+    snap = sources.get_snapshot(state.src, state.step)
+    cfg, errors = build_config(state)
+    return state, analyze(snap, cfg, state.seed), errors
+
+
+@callback(
+    Output(ids.TUNER_DOWNLOAD, "data"),
+    Output(ids.TUNER_ALERT, "children", allow_duplicate=True),
+    Input(ids.TUNER_EXPORT_FIGS, "n_clicks"),
+    State(ids.TUNER_EXPORT_FORMAT, "value"),
+    State(ids.TUNER_STATE, "data"),
+    prevent_initial_call=True,
+    running=[(Output(ids.TUNER_EXPORT_FIGS, "disabled"), True, False)],
+)
+def export_figures(n, fmt, config):
+    """"Download figures": every figure rendered server-side by Kaleido, zipped."""
+    if not n or not isinstance(config, dict):
+        raise PreventUpdate
+    fmt = fmt if fmt in ("png", "svg") else "png"
+    try:
+        state, a, _ = _analysis_for(config)
+        data = figures_zip(tuner_figures(a), fmt)
+    except Exception as exc:  # Chromium missing, a render timeout, …: say so, keep the page
+        log.exception("figure export failed")
+        return no_update, [alert("error", f"figure export failed: {type(exc).__name__}: {exc}")]
+    name = f"shedlab-figures-{a.shedding}-{a.rev}.zip"
+    return dcc.send_bytes(data, name), no_update
+
+
+@callback(
+    Output(ids.TUNER_REPORT_DOWNLOAD, "data"),
+    Output(ids.TUNER_ALERT, "children", allow_duplicate=True),
+    Input(ids.TUNER_REPORT, "n_clicks"),
+    State(ids.TUNER_STATE, "data"),
+    State(ids.TUNER_PERMALINK, "value"),
+    State(ids.TUNER_WHY_TARGET, "value"),
+    State(ids.TUNER_CYCLES_RUN, "n_clicks"),
+    State(ids.TUNER_CYCLES_N, "value"),
+    prevent_initial_call=True,
+    running=[(Output(ids.TUNER_REPORT, "disabled"), True, False)],
+)
+def export_report(n, config, link, target, cycles_clicks, cycles_n):
+    """"Export report": one self-contained HTML file (figures, config diff, decisions, reasons)."""
+    if not n or not isinstance(config, dict):
+        raise PreventUpdate
+    try:
+        state, a, errors = _analysis_for(config)
+        cycles = run_cycles(a.snap, a.config, state.seed, max(1, min(200, int(cycles_n or 10)))) if cycles_clicks else None
+        w = whynot.explain(a, target, budget_s=2.0) if target and whynot.target_kind(a.view, target) else None
+        html_text = build_report(a, state, permalink=link or None, cycles=cycles, whynot=w, warnings=errors)
+    except Exception as exc:
+        log.exception("report failed")
+        return no_update, [alert("error", f"report failed: {type(exc).__name__}: {exc}")]
+    return {"content": html_text, "filename": report_filename(a), "type": "text/html"}, no_update
+
+
+@callback(
+    Output(ids.TUNER_CONF_DOWNLOAD, "data"),
+    Input(ids.TUNER_CONF_EXPORT, "n_clicks"),
+    State(ids.TUNER_STATE, "data"),
+    prevent_initial_call=True,
+)
+def export_conf(n, config):
+    """"Export changed keys": the broker.conf lines to paste into a real cluster."""
+    if not n or not isinstance(config, dict):
+        raise PreventUpdate
+    cfg, _ = build_config(TunerState.from_json(config))
+    text = "# load-balancer keys changed from Pulsar 4.x defaults (Shedlab)\n" + to_broker_conf(cfg, comments=True)
+    return {"content": text, "filename": "broker.conf", "type": "text/plain"}
+
+
+# ------------------------------------------------------------------------------------------ clientside
+# the value label beside a slider follows the handle while dragging
+clientside_callback(
+    ClientsideFunction(namespace="shedlab", function_name="keyLabel"),
+    Output({"type": ids.TUNER_KEY_VALUE, "key": MATCH}, "children"),
+    Output({"type": ids.TUNER_KEY_VALUE, "key": MATCH}, "className"),
+    Input({"type": ids.TUNER_KEY, "key": MATCH}, "drag_value"),
+    State({"type": ids.TUNER_KEY, "key": MATCH}, "id"),
+    State(ids.TUNER_FMT, "data"),
+    prevent_initial_call=True,
+)
+
+# threshold lines move while dragging (layout.meta.drag of each figure says which and how)
+for _fig in (ids.TUNER_FIG_SCORES, ids.TUNER_FIG_PAIRS, ids.TUNER_FIG_PLACEMENT):
+    clientside_callback(
+        ClientsideFunction(namespace="shedlab", function_name="dragLines"),
+        Output(_fig, "figure", allow_duplicate=True),
+        Input({"type": ids.TUNER_KEY, "key": ALL}, "drag_value"),
+        State({"type": ids.TUNER_KEY, "key": ALL}, "id"),
+        State(_fig, "figure"),
+        prevent_initial_call=True,
+    )
+
+# cycles and "why not?" follow the settings only once asked for: no server round trip otherwise
+clientside_callback(
+    """function (state, runs, target) {
+        var nu = window.dash_clientside.no_update;
+        return [runs ? state : nu, target ? state : nu];
+    }""",
+    Output(ids.TUNER_CYCLES_STATE, "data"),
+    Output(ids.TUNER_WHY_STATE, "data"),
+    Input(ids.TUNER_STATE, "data"),
+    State(ids.TUNER_CYCLES_RUN, "n_clicks"),
+    State(ids.TUNER_WHY_TARGET, "value"),
+    prevent_initial_call=True,
+)
+
+# the permalink: the address bar (without reloading) and the copy box
+clientside_callback(
+    ClientsideFunction(namespace="shedlab", function_name="writeUrl"),
+    Output(ids.TUNER_PERMALINK, "value"),
+    Input(ids.TUNER_QS, "data"),
+    prevent_initial_call=True,
+)

@@ -1,0 +1,283 @@
+"""Exports for incident reviews: PNG/SVG images of the figures (Kaleido + the system Chromium) and
+"Export report", one self-contained HTML file with the figures, the config diff, the decisions and
+their reasons.
+
+Kaleido is only imported and started when an export is asked for — never at import time — and each
+export runs its own short-lived Chromium session (see :func:`render_images`), so no Kaleido server
+thread exists to be broken by a fork or to hang the process at exit.
+"""
+from __future__ import annotations
+
+import asyncio
+import html
+import io
+import os
+import shutil
+import threading
+import zipfile
+from datetime import datetime, timezone
+
+import plotly.io as pio
+from plotly.offline import get_plotlyjs
+
+from engine.config import PULSAR_4_DEFAULTS, key_info, to_broker_conf
+
+from .analysis import Analysis
+from .figures.cycles import cycles_figure
+from .figures.pairs import avg_pairs
+from .figures.placement import placement_scores
+from .figures.plan import before_after
+from .figures.scores import broker_scores
+from .figures.theme import STATUS
+from .figures.topics import topic_distribution
+from .keys import fmt_conf_value
+from .state import TunerState
+
+__all__ = ["tuner_figures", "figure_image", "render_images", "figures_zip", "build_report", "report_filename",
+           "browser_path", "EXPORT_FORMATS"]
+
+EXPORT_FORMATS = ("png", "svg")
+_lock = threading.Lock()
+
+
+def browser_path() -> str | None:
+    """The Chromium Kaleido drives: ``BROWSER_PATH``, else ``/usr/bin/chromium``, else one on PATH."""
+    for p in (os.getenv("BROWSER_PATH"), "/usr/bin/chromium", shutil.which("chromium"),
+              shutil.which("chromium-browser"), shutil.which("google-chrome")):
+        if p and os.path.exists(p):
+            return p
+    return None
+
+
+# ------------------------------------------------------------------------------------------ figures
+def tuner_figures(a: Analysis, cycles=None) -> dict:
+    """``{name: (title, figure)}`` of everything the Tuner shows for one analysis, in page order."""
+    v, cfg, rev = a.view, a.config, a.rev
+    out = {"broker-scores": ("Broker scores and the lines they are compared against",
+                             broker_scores(v, a.result, cfg, a.status, rev=rev))}
+    if a.result is not None and a.result.strategy == "AvgShedder":
+        out["avgshedder-pairs"] = ("AvgShedder pairs", avg_pairs(a.result, cfg, a.status, rev=rev))
+    out["placement"] = ("Where the first unloaded bundle goes", placement_scores(a.first_placement, cfg, rev=rev))
+    out["before-after"] = ("Broker throughput before and after the unloads, and the max/min ratios",
+                           before_after(v, a.before_thr, a.after_thr, a.before_rate, a.after_rate, a.status, a.ratios,
+                                        rev=rev))
+    out["topic-distribution"] = ("Per-bundle topic distribution",
+                                 topic_distribution(v, a.snap.ld.bundle_topics, selected=a.unloaded_bundles, rev=rev))
+    if cycles:
+        out["cycles"] = (f"{len(cycles)} cycles on the same snapshot", cycles_figure(cycles, cfg, rev=rev))
+    return out
+
+
+# ------------------------------------------------------------------------------------------ images
+def _kopts() -> dict:
+    p = browser_path()
+    if p:
+        os.environ.setdefault("BROWSER_PATH", p)  # choreographer looks here before searching
+    return {"mathjax": False, "n": 1, "timeout": 90}
+
+
+def _opts(fig, fmt: str, width: int, height, scale) -> dict:
+    if fmt not in EXPORT_FORMATS:
+        raise ValueError(f"format must be one of {EXPORT_FORMATS}")
+    lay = getattr(fig, "layout", None)
+    h = height or int(lay.height if lay is not None and lay.height else 420)
+    return {"format": fmt, "width": int(width), "height": h, "scale": scale}
+
+
+async def _render(figs: list, opts: list) -> list:
+    import kaleido
+
+    async with kaleido.Kaleido(**_kopts()) as k:
+        return [await k.calc_fig(f, opts=o) for f, o in zip(figs, opts)]
+
+
+def render_images(figs: list, fmt: str = "png", *, width: int = 1200, scale: float = 2) -> list:
+    """PNG or SVG bytes of each figure, rendered by Kaleido with the system Chromium.
+
+    One Chromium is started per call and closed afterwards (a few seconds; exports are rare): no
+    process-wide server, so nothing can be left behind by a fork (gunicorn, background jobs) or at exit.
+    """
+    opts = [_opts(f, fmt, width, None, scale) for f in figs]
+    with _lock:  # one Chromium at a time per process
+        return asyncio.run(_render(list(figs), opts))
+
+
+def figure_image(fig, fmt: str = "png", *, width: int = 1200, height: int | None = None, scale: float = 2) -> bytes:
+    """One figure as PNG or SVG bytes (see :func:`render_images`)."""
+    opts = _opts(fig, fmt, width, height, scale)
+    with _lock:
+        return asyncio.run(_render([fig], [opts]))[0]
+
+
+def figures_zip(figs: dict, fmt: str = "png") -> bytes:
+    """A zip of every figure (``{name: (title, fig)}``) as ``<name>.<fmt>``, titled."""
+    names = list(figs)
+    images = render_images([_titled(fig, title) for title, fig in figs.values()], fmt)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, img in zip(names, images):
+            zf.writestr(f"{name}.{fmt}", img)
+    return buf.getvalue()
+
+
+def _titled(fig, title: str):
+    """A copy with a title (figures on the page have their titles in the card headers)."""
+    import plotly.graph_objects as go
+
+    d = fig.to_plotly_json()
+    lay = dict(d.get("layout") or {})
+    if not (lay.get("title") or {}).get("text"):
+        lay["title"] = {"text": title, "x": 0.01, "xanchor": "left", "font": {"size": 14}}
+        m = dict(lay.get("margin") or {})
+        m["t"] = max(int(m.get("t", 36)), 64)
+        lay["margin"] = m
+        leg = dict(lay.get("legend") or {})
+        if leg.get("orientation") == "h":
+            leg["y"] = 1.0
+            leg["yanchor"] = "bottom"
+        lay["legend"] = leg
+    return go.Figure({"data": d.get("data", []), "layout": lay}, _validate=False)
+
+
+# ------------------------------------------------------------------------------------------ report
+def report_filename(a: Analysis) -> str:
+    t = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M")
+    return f"shedlab-report-{a.shedding}-{t}.html"
+
+
+_CSS = """
+:root{--fg:#1f2328;--muted:#57606a;--line:#d0d7de;--bg:#f6f8fa;--accent:#1f6feb}
+*{box-sizing:border-box}body{font-family:Inter,-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif;color:var(--fg);
+margin:0;background:var(--bg);font-size:14px;line-height:1.45}
+main{max-width:1180px;margin:0 auto;padding:28px 28px 60px}
+header.r{background:#0d1b2a;color:#fff;padding:22px 28px}header.r h1{margin:0;font-size:22px;font-weight:650}
+header.r .sub{color:#c9d4e3;margin-top:4px}
+section{background:#fff;border:1px solid var(--line);border-radius:10px;padding:18px 20px;margin:18px 0}
+h2{font-size:16px;margin:0 0 10px}h3{font-size:14px;margin:0 0 8px;color:var(--muted);font-weight:600}
+table{border-collapse:collapse;width:100%;font-size:13px}th,td{border-bottom:1px solid #eaeef2;padding:6px 8px;
+text-align:left;vertical-align:top}th{color:var(--muted);font-weight:600;background:#fafbfc}
+code,pre{font-family:'JetBrains Mono',SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px}
+pre{background:#0d1b2a;color:#e6edf3;padding:12px 14px;border-radius:8px;overflow:auto}
+.kv{display:grid;grid-template-columns:180px 1fr;gap:4px 16px}.kv div:nth-child(odd){color:var(--muted)}
+.badge{display:inline-block;padding:2px 8px;border-radius:999px;font-size:12px;font-weight:600;color:#fff}
+.headline{font-size:18px;font-weight:650;margin:4px 0 8px}ul{margin:6px 0;padding-left:20px}li{margin:3px 0}
+.muted{color:var(--muted)}.num{text-align:right;white-space:nowrap}
+table.conf{table-layout:fixed}table.conf td{overflow-wrap:anywhere}
+table.conf th:nth-child(1){width:30%}table.conf th:nth-child(2),table.conf th:nth-child(3){width:18%}
+table.conf th:nth-child(4){width:8%}td code{overflow-wrap:anywhere}
+"""
+
+
+def _e(x) -> str:
+    return html.escape(str(x), quote=True)
+
+
+def _status_badge(status: str) -> str:
+    col, lab = STATUS.get(status, STATUS["ok"])
+    return f'<span class="badge" style="background:{col}">{_e(lab)}</span>'
+
+
+def build_report(a: Analysis, state: TunerState, *, permalink: str | None = None, cycles=None, whynot=None,
+                 figures: dict | None = None, warnings=()) -> str:
+    """The self-contained HTML report of one analysis (plotly.js inlined; no network needed)."""
+    figs = figures if figures is not None else tuner_figures(a, cycles)
+    info = a.snap.info
+    cfg = a.config
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    parts = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+             f"<title>Shedlab report — {_e(info.get('label', a.snap.id))}</title>",
+             f"<style>{_CSS}</style>",
+             f"<script type='text/javascript'>{get_plotlyjs()}</script>",
+             "</head><body>",
+             "<header class='r'><h1>Shedlab report</h1>",
+             f"<div class='sub'>{_e(a.shedding)} + {_e(a.placement)} · {_e(info.get('label', a.snap.id))} · "
+             f"generated {now}</div></header><main>"]
+    # --- summary
+    steps = f" (step {a.snap.step + 1} of {a.snap.steps})" if a.snap.steps > 1 else ""
+    parts.append("<section><h2>Scenario</h2><div class='kv'>")
+    rows = [("source", f"{info.get('label', a.snap.id)}{steps}"), ("source id", a.snap.id),
+            ("cluster", f"{a.view.nb} brokers, {a.view.nk} bundles"),
+            ("shedding strategy", f"{a.shedding} ({cfg.loadBalancerLoadSheddingStrategy})"),
+            ("placement strategy", f"{a.placement} ({cfg.loadBalancerLoadPlacementStrategy})"),
+            ("seed of random draws", str(a.seed))]
+    if permalink:
+        rows.append(("permalink", f"<a href='{_e(permalink)}'>{_e(permalink)}</a>"))
+    for k, v in rows:
+        parts.append(f"<div>{_e(k)}</div><div>{v if k == 'permalink' else _e(v)}</div>")
+    parts.append("</div>")
+    for w in list(warnings) + list(a.notes):
+        parts.append(f"<p class='muted'>⚠ {_e(w)}</p>")
+    parts.append("</section>")
+    # --- decision
+    c = a.cycle
+    parts.append("<section><h2>Decision</h2>")
+    parts.append(f"<div class='headline'>{_e(a.headline())}</div><div class='muted'>{_e(c.reason)}</div>")
+    res = a.result
+    if res is not None:
+        lines = [v for v in res.verdicts if v.status in ("over", "skipped") and v.reason]
+        if lines or res.pairs:
+            parts.append("<h3 style='margin-top:12px'>Why</h3><ul>")
+            for v in lines[:40]:
+                parts.append(f"<li>{_status_badge(v.status)} <code>{_e(v.broker)}</code>: {_e(v.reason)}</li>")
+            for p in res.pairs:
+                if p.reason:
+                    parts.append(f"<li><code>{_e(p.high)}</code> / <code>{_e(p.low)}</code>: {_e(p.reason)}</li>")
+            parts.append("</ul>")
+        if res.notes:
+            parts.append("<ul class='muted'>" + "".join(f"<li>{_e(n)}</li>" for n in res.notes[:6]) + "</ul>")
+    if a.plan:
+        parts.append("<h3 style='margin-top:12px'>Unload plan</h3><table><tr><th>#</th><th>bundle</th><th>from</th>"
+                     "<th>to</th><th class='num'>msg/s</th><th class='num'>MB/s</th><th>placement</th>"
+                     "<th>outcome</th></tr>")
+        for i, r in enumerate(a.plan, 1):
+            parts.append(f"<tr><td>{i}</td><td><code>{_e(r['bundle'])}</code></td><td><code>{_e(r['source'])}</code>"
+                         f"</td><td><code>{_e(r['destination'])}</code></td><td class='num'>{r['msg_rate']:,.0f}</td>"
+                         f"<td class='num'>{r['throughput'] / 1048576:,.2f}</td><td>{_e(r['placement_strategy'])}"
+                         f"{' (random)' if r['random'] else ''}: {_e(r['placement'])}</td>"
+                         f"<td>{_e(r['skipped'] or 'unloaded')}</td></tr>")
+        parts.append("</table>")
+    ratios = ", ".join(f"{k} {_ratio(b)} → {_ratio(af)}" for k, (b, af) in a.ratios.items())
+    parts.append(f"<p class='muted'>max/min across brokers (after = estimate): {_e(ratios)}</p></section>")
+    # --- config diff
+    parts.append("<section><h2>Configuration (changes from Pulsar 4.x defaults)</h2>")
+    diff = [(k, getattr(PULSAR_4_DEFAULTS, k), getattr(cfg, k)) for k in _changed(cfg)]
+    if diff:
+        parts.append("<table class='conf'><tr><th>broker.conf key</th><th>Pulsar 4.x default</th><th>value</th>"
+                     "<th>unit</th><th>what it does</th></tr>")
+        for k, d, v in diff:
+            info_k = key_info(k)
+            parts.append(f"<tr><td><code>{_e(k)}</code></td><td>{_e(fmt_conf_value(d))}</td>"
+                         f"<td><b>{_e(fmt_conf_value(v))}</b></td><td>{_e(info_k['unit'])}</td>"
+                         f"<td>{_e(info_k['doc'])}</td></tr>")
+        parts.append("</table>")
+    else:
+        parts.append("<p>All keys at Pulsar 4.x defaults.</p>")
+    conf = to_broker_conf(cfg) or "# all keys at Pulsar 4.x defaults\n"
+    parts.append(f"<h3 style='margin-top:12px'>broker.conf lines</h3><pre>{_e(conf)}</pre></section>")
+    # --- why not
+    if whynot is not None:
+        parts.append(f"<section><h2>Why not? — {_e(whynot.target)}</h2><div class='headline'>{_e(whynot.headline)}"
+                     "</div><ul>" + "".join(f"<li>{_e(x)}</li>" for x in whynot.missed) + "</ul>")
+        if whynot.flips:
+            parts.append("<h3>Slider values that change the outcome</h3><ul>"
+                         + "".join(f"<li>{_e(f.text)}</li>" for f in whynot.flips) + "</ul>")
+        parts.append("<p class='muted'>" + _e("; ".join(whynot.notes)) + "</p></section>")
+    # --- figures
+    for name, (title, fig) in figs.items():
+        div = pio.to_html(fig, full_html=False, include_plotlyjs=False, div_id=f"fig-{name}",
+                          config={"displaylogo": False, "responsive": True,
+                                  "toImageButtonOptions": {"format": "svg", "filename": name, "scale": 2}})
+        parts.append(f"<section><h2>{_e(title)}</h2>{div}</section>")
+    parts.append("<p class='muted'>Made with Shedlab: the decisions are the engine's reproduction of Pulsar's "
+                 "load manager for this snapshot and configuration.</p></main></body></html>")
+    return "".join(parts)
+
+
+def _changed(cfg) -> list:
+    keys = [ln.split("=", 1)[0] for ln in to_broker_conf(cfg).splitlines()]
+    return [k for k in keys if k] if keys else []
+
+
+def _ratio(v) -> str:
+    return "∞" if v is None else f"{v:,.2f}×"
+

@@ -1,0 +1,143 @@
+"""AvgShedder's pairs: hottest with coolest, second with second-to-last, … drawn as links.
+
+Left: brokers on a score axis, each pair an arc from the cool to the hot broker labelled with its
+gap and hit counts "k of n". Right: the gaps as bars against the low and high thresholds (the lines
+move while their sliders are dragged).
+"""
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from .theme import (LINE, STATUS, axis, base_layout, drag_spec, empty_figure, make_figure, short_names,
+                    status_color, title_ann)
+
+__all__ = ["avg_pairs", "pair_state", "PAIR_STYLE"]
+
+#: pair state -> (colour, dash, width)
+PAIR_STYLE = {"triggered": (STATUS["over"][0], "solid", 3.0), "counting": (STATUS["pending"][0], "solid", 2.2),
+              "below": ("#b8c0cc", "dot", 1.4)}
+_SPLIT = 0.60  # left panel width (paper)
+
+
+def pair_state(p, cfg) -> str:
+    """``"triggered"`` (sheds this cycle) | ``"counting"`` (gap >= low) | ``"below"`` (gap < low)."""
+    if p.triggered:
+        return "triggered"
+    if p.gap < cfg.loadBalancerAvgShedderLowThreshold:
+        return "below"
+    return "counting"
+
+
+def hits_text(p, n_low: int, n_high: int) -> str:
+    """``"high 2 of 2 · low 2 of 8"`` — the larger counter of the pair's two brokers."""
+    hl = max(p.hit_low.values()) if p.hit_low else 0
+    hh = max(p.hit_high.values()) if p.hit_high else 0
+    return f"high {hh} of {n_high} · low {hl} of {n_low}"
+
+
+def avg_pairs(result, cfg, status: dict, *, rev: str = "", height: int = 360) -> go.Figure:
+    """The pairs figure of an AvgShedder result (an explanatory blank for other strategies)."""
+    if result is None or result.strategy != "AvgShedder":
+        return empty_figure("Pairs are drawn for AvgShedder", rev=rev)
+    pairs = list(result.pairs)
+    scores = {b: float(s) for b, s in result.scores.items()}
+    low, high = cfg.loadBalancerAvgShedderLowThreshold, cfg.loadBalancerAvgShedderHighThreshold
+    n_low, n_high = cfg.loadBalancerAvgShedderHitCountLowThreshold, cfg.loadBalancerAvgShedderHitCountHighThreshold
+    brokers = sorted(scores, key=lambda b: scores[b])
+    short = dict(zip(brokers, short_names(brokers)))
+    max_gap = max([p.gap for p in pairs] + [1.0])
+    span0 = max(1.0, (max(scores.values()) - min(scores.values())) if scores else 1.0)
+    ypos, stacked, prev, rank = {}, set(), None, 0
+    for b in brokers:  # brokers with (nearly) the same score are stacked downwards, names to the right
+        if len(brokers) <= 12 and prev is not None and scores[b] - scores[prev] < 0.03 * span0:
+            rank += 1
+            stacked.update({b, prev})
+        else:
+            rank = 0
+        ypos[b] = -0.1 * rank
+        prev = b
+    data, anns = [], []
+    label_all = len(pairs) <= 8
+    label_any = len(pairs) <= 12  # beyond that the labels would pile up: hover and the gap panel tell
+    span = max(1.0, (max(scores.values()) - min(scores.values())) if scores else 1.0)
+    placed = []  # (centre x, height) of the labels so far: similar arcs get their labels stacked
+    arc_shapes = []  # each pair a quadratic Bezier path shape: far cheaper to redraw than line traces
+    for p in pairs:
+        st = pair_state(p, cfg)
+        col, dash, width = PAIR_STYLE[st]
+        x0, x1 = p.low_score, p.high_score
+        y0, y1 = ypos.get(p.low, 0.0), ypos.get(p.high, 0.0)
+        h = 0.25 + 0.75 * (p.gap / max_gap)
+        cx = (x0 + x1) / 2
+        lh = h
+        labelled = label_any and (label_all or st != "below")
+        while labelled and any(abs(cx - px) < 0.35 * span and abs(lh - ph) < 0.11 for px, ph in placed):
+            lh += 0.11
+        if labelled:
+            placed.append((cx, lh))
+        label = f"gap {p.gap:.1f} · {hits_text(p, n_low, n_high)}"
+        ctrl = (y0 + y1) / 2 + 2 * h  # the curve peaks at (y0 + y1) / 2 + h
+        arc_shapes.append(dict(type="path", xref="x", yref="y", layer="below",
+                               path=f"M {x0:.3f},{y0:.3f} Q {cx:.3f},{ctrl:.3f} {x1:.3f},{y1:.3f}",
+                               line=dict(color=col, width=width, dash=dash)))
+        if labelled:
+            anns.append(dict(x=cx, y=lh, xref="x", yref="y", text=label, showarrow=False, yanchor="bottom",
+                             font=dict(size=10.5, color=col if st != "below" else "#6e7781"),
+                             bgcolor="rgba(255,255,255,0.85)"))
+    few = len(brokers) <= 12
+    positions = ["middle right" if b in stacked else "bottom center" for b in brokers]
+    data.append(dict(
+        type="scatter", x=[scores[b] for b in brokers], y=[ypos[b] for b in brokers], xaxis="x", yaxis="y",
+        mode="markers+text" if few else "markers", text=[short[b] for b in brokers], textposition=positions,
+        textfont=dict(size=10), showlegend=False, customdata=brokers,
+        marker=dict(size=12 if len(brokers) <= 30 else 7, color=[status_color(status.get(b, "ok")) for b in brokers],
+                    line=dict(width=1, color="white")),
+        hovertemplate="<b>%{customdata}</b><br>score %{x:.2f} %<extra></extra>",
+    ))
+    pairs = sorted(pairs, key=lambda p: -p.gap)  # the gap panel: largest gap first
+    labels = [f"{short.get(p.high, p.high)} → {short.get(p.low, p.low)}" for p in pairs]
+    data.append(dict(
+        type="bar", x=labels, y=[p.gap for p in pairs], xaxis="x2", yaxis="y2", showlegend=False,
+        marker=dict(color=[PAIR_STYLE[pair_state(p, cfg)][0] for p in pairs]),
+        text=[hits_text(p, n_low, n_high).replace("high ", "H ").replace("low ", "L ").replace(" of ", "/")
+              for p in pairs] if label_any else None, textposition="outside", textfont=dict(size=10), cliponaxis=False,
+        customdata=[(p.reason or "")[:160] if pair_state(p, cfg) != "below" else "gap below the low threshold"
+                    for p in pairs],
+        hovertemplate="<b>%{x}</b><br>gap %{y:.2f}<br>%{customdata}<extra></extra>",
+    ))
+    for name, st in (("triggered: sheds this cycle", "triggered"), ("gap ≥ low: counting hits", "counting"),
+                     ("gap < low: counters reset", "below")):
+        col, dash, width = PAIR_STYLE[st]
+        data.append(dict(type="scatter", x=[None], y=[None], mode="lines", name=name,
+                         line=dict(color=col, dash=dash, width=width), xaxis="x", yaxis="y"))
+    shapes, drag = [], {}
+    for key, val, col, text in (("loadBalancerAvgShedderLowThreshold", low, LINE["low"], "low"),
+                                ("loadBalancerAvgShedderHighThreshold", high, LINE["high"], "high")):
+        shapes.append(dict(type="line", xref="x2 domain", x0=0, x1=1, yref="y2", y0=val, y1=val, layer="above",
+                           line=dict(color=col, width=1.6, dash="dash")))
+        anns.append(dict(xref="x2 domain", x=1, xanchor="left", xshift=4, yref="y2", y=val, yanchor="middle",
+                         text=f"{text} {val:g}", showarrow=False, font=dict(size=11, color=col)))
+        drag[key] = [drag_spec(len(shapes) - 1, len(anns) - 1, 0.0, 1.0, text, "", 0)]
+    shapes += arc_shapes  # after the two threshold lines (their indexes are in the drag specs)
+    anns += [title_ann("pairs on the score axis (arc = pair, label = gap and hit counts)", 0),
+             title_ann("score gap per pair", _SPLIT + 0.08)]
+    lo_x = min(scores.values()) if scores else 0.0
+    hi_x = max(scores.values()) if scores else 100.0
+    pad = max(3.0, (hi_x - lo_x) * 0.1)
+    rpad = pad + (0.12 * span0 if stacked else 0)  # room for names written to the right
+    gmax = max([p.gap for p in pairs] + [high, low, 1.0])
+    lay = base_layout(
+        height, shapes=shapes, annotations=anns, meta={"rev": rev, "drag": drag}, hovermode="closest",
+        margin=dict(l=40, r=64, t=40, b=86),
+        legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0, font=dict(size=11),
+                    traceorder="normal"),
+        xaxis=axis(domain=[0, _SPLIT], anchor="y", range=[lo_x - pad, hi_x + rpad],
+                   title=dict(text="score = weighted max usage (%), no history")),
+        yaxis=axis(domain=[0, 1], anchor="x", visible=False,
+                   range=[min([-0.28] + [y - 0.2 for y in ypos.values()]), max([1.3] + [ph + 0.2 for _, ph in placed])]),
+        xaxis2=axis(domain=[_SPLIT + 0.08, 1], anchor="y2", type="category", showgrid=False,
+                    tickangle=-30 if len(pairs) > 3 else 0, tickfont=dict(size=10), showticklabels=label_any,
+                    title=dict(text="" if label_any else f"{len(pairs)} pairs, largest gap first")),
+        yaxis2=axis(domain=[0, 1], anchor="x2", range=[0, gmax * 1.3], title=dict(text="gap (points)")),
+    )
+    return make_figure(data, lay)

@@ -1,0 +1,185 @@
+"""Broker scores as bars with the lines they are compared against, and each resource's share.
+
+The bars are the score the shedding strategy compared (ThresholdShedder: history-smoothed weighted
+usage; OverloadShedder / AvgShedder: weighted max usage; UniformLoadShedder: message rate, with a
+second row for throughput). Lines: average, average ± threshold, the overload line (which also
+drives placement's "retry when overloaded"), UniformLoadShedder's min × (1 + threshold). Markers show
+each weighted resource, so one sees *which* resource made a broker hot.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .theme import (LINE, MB, RESOURCE, axis, base_layout, drag_spec, empty_figure, hline, make_figure,
+                    short_names, status_color, status_label, title_ann)
+
+__all__ = ["broker_scores", "LINE_KEYS"]
+
+#: line name -> (colour, dash, slider key moving it, slope of the line in that key)
+LINE_KEYS = {
+    "average + threshold": (LINE["threshold"], "dash", "loadBalancerBrokerThresholdShedderPercentage", 1.0),
+    "average - threshold": (LINE["band"], "dot", "loadBalancerBrokerThresholdShedderPercentage", -1.0),
+    "overload": (LINE["overload"], "dashdot", "loadBalancerBrokerOverloadedThresholdPercentage", 1.0),
+    "average": (LINE["average"], "dot", None, 0.0),
+}
+_SKIP = ("(gap)", "max msg rate", "min msg rate")
+_STATES = ("over", "skipped", "pending", "under", "destination", "ok")
+
+
+def _order(scores: dict) -> list:
+    return sorted(scores, key=lambda b: -(scores[b] if math.isfinite(scores[b]) else 1e300))
+
+
+def _bar_traces(order, names, values, status, verdicts, unit, *, xaxis="x", yaxis="y", showlegend=True) -> list:
+    """One bar trace coloured per broker state (one trace redraws much faster than one per state), plus
+    empty traces carrying the legend of the states present."""
+    reasons = {v.broker: v.reason for v in verdicts}
+    fmt = ".2f" if unit == "%" else ",.0f"
+    sts = [status.get(b, "ok") for b in order]
+    out = [dict(
+        type="bar", x=[names[b] for b in order], y=[round(float(values[b]), 4) for b in order], name="score",
+        marker=dict(color=[status_color(st) for st in sts], line=dict(width=0)), showlegend=False,
+        xaxis=xaxis, yaxis=yaxis,
+        customdata=[[b, status_label(st), (reasons.get(b) or "")[:240] if st != "ok" else ""]
+                    for b, st in zip(order, sts)],
+        hovertemplate=("<b>%{customdata[0]}</b><br>score %{y:" + fmt + "} " + unit
+                       + "<br>%{customdata[1]}<br>%{customdata[2]}<extra></extra>"),
+    )]
+    if showlegend:
+        for st in _STATES:
+            if st in sts:
+                out.append(dict(type="bar", x=[None], y=[None], name=status_label(st), xaxis=xaxis, yaxis=yaxis,
+                                marker=dict(color=status_color(st)), hoverinfo="skip"))
+    return out
+
+
+def _xaxis(x, **kw) -> dict:
+    many = len(x) > 60
+    d = axis(type="category", categoryorder="array", categoryarray=x, tickangle=-40 if len(x) > 8 else 0,
+             tickfont=dict(size=10 if len(x) > 20 else 11), showgrid=False, showticklabels=not many,
+             title=dict(text=f"{len(x)} brokers, highest score first" if many else ""))
+    d.update(kw)
+    return d
+
+
+def broker_scores(view, result, cfg, status: dict, *, rev: str = "", height: int = 380) -> go.Figure:
+    """The scores figure of one shedding result (see the module docstring)."""
+    if result is None or not result.scores:
+        return empty_figure("No scores: the load balancer or shedding is disabled, or there is at most one broker",
+                            rev=rev)
+    if result.score_unit == "msg/s":
+        return _uniform(view, result, cfg, status, rev=rev, height=height + 110)
+    scores = {b: float(s) for b, s in result.scores.items()}
+    order = _order(scores)
+    names = dict(zip(order, short_names(order)))
+    x = [names[b] for b in order]
+    data = _bar_traces(order, names, scores, status, result.verdicts, "%")
+    idx = view.broker_index
+    if all(b in idx for b in order):
+        pos = np.array([idx[b] for b in order], dtype=np.int64)
+        w = cfg.weights
+        res = {"cpu": view.cpu, "directMemory": view.direct_memory, "bandwidthIn": view.bandwidth_in,
+               "bandwidthOut": view.bandwidth_out}
+        many = len(order) > 40
+        if not many:  # every weighted resource of every broker
+            for i, (key, arr) in enumerate(res.items()):
+                if w[i] == 0:
+                    continue
+                col, sym, lab = RESOURCE[key]
+                data.append(dict(
+                    type="scatter", x=x, y=np.round(arr[pos] * w[i], 3).tolist(), mode="markers",
+                    name=f"{lab} × {w[i]:g}", legendgroup="res",
+                    marker=dict(symbol=sym, size=8, color=col, line=dict(width=0.6, color="white")),
+                    hovertemplate=f"{lab} × {w[i]:g}: %{{y:.1f}} %<extra></extra>",
+                ))
+        else:  # many brokers: one marker each, for the resource that sets its max (all four in the hover)
+            keys = list(res)
+            stack = np.vstack([res[k][pos] * w[i] for i, k in enumerate(keys)])
+            top = np.argmax(stack, axis=0)
+            for i, key in enumerate(keys):
+                sel = np.flatnonzero((top == i) & (w[i] > 0))
+                if not len(sel):
+                    continue
+                col, sym, lab = RESOURCE[key]
+                data.append(dict(
+                    type="scatter", x=[x[k] for k in sel.tolist()], y=np.round(stack[i, sel], 3).tolist(),
+                    mode="markers", name=f"{lab} sets the max", legendgroup="res",
+                    marker=dict(symbol=sym, size=6, color=col, line=dict(width=0)),
+                    customdata=np.round(stack[:, sel].T, 1).tolist(),
+                    hovertemplate=("cpu %{customdata[0]} · direct memory %{customdata[1]} · bandwidth in "
+                                   "%{customdata[2]} · out %{customdata[3]} (weighted %)<extra></extra>"),
+                ))
+        real = view.usage_with_weight(w)[pos] * 100
+        if np.nanmax(np.abs(real - np.array([scores[b] for b in order]))) > 0.05:
+            data.append(dict(
+                type="scatter", x=x, y=np.round(real, 3).tolist(), mode="markers", name="weighted usage now",
+                marker=dict(symbol="line-ew", size=8 if many else 16, color="#1f2328", line=dict(width=2.4, color="#1f2328")),
+                hovertemplate="weighted usage now: %{y:.1f} %<extra></extra>",
+            ))
+    shapes, anns, drag = [], [], {}
+    lines = {k: float(v) for k, v in result.lines.items() if not any(s in k for s in _SKIP)}
+    if "overload" not in lines and result.score_unit == "%":
+        lines["overload"] = float(cfg.loadBalancerBrokerOverloadedThresholdPercentage)
+    for name, y in lines.items():
+        col, dash, key, slope = LINE_KEYS.get(name, (LINE["other"], "dot", None, 0.0))
+        label = name if name != "overload" or result.strategy == "OverloadShedder" else "overload (placement retry)"
+        s, a = hline(y, col, f"{label} {y:.1f} %", dash=dash)
+        shapes.append(s)
+        anns.append(a)
+        if key:
+            cur = float(getattr(cfg, key))
+            drag.setdefault(key, []).append(drag_spec(len(shapes) - 1, len(anns) - 1, y - slope * cur, slope,
+                                                      label, " %", 1))
+    finite = [scores[b] for b in order if math.isfinite(scores[b])]
+    top = max(finite + list(lines.values()) + [10.0])
+    ylabel = ("history-smoothed weighted usage (%)" if result.strategy == "ThresholdShedder"
+              else "weighted max usage (%)")
+    lay = base_layout(height, shapes=shapes, annotations=anns, meta={"rev": rev, "drag": drag},
+                      barmode="overlay", hovermode="closest", xaxis=_xaxis(x),
+                      yaxis=axis(title=dict(text=ylabel), range=[0, min(max(top * 1.12, 10.0), 400.0)]))
+    return make_figure(data, lay)
+
+
+def _uniform(view, result, cfg, status, *, rev, height):
+    """UniformLoadShedder: message rate (row 1) and throughput (row 2) against min-based lines."""
+    rates = {b: float(s) for b, s in result.scores.items()}
+    order = _order(rates)
+    names = dict(zip(order, short_names(order)))
+    x = [names[b] for b in order]
+    idx = view.broker_index
+    thr = {b: (float(view.msg_throughput[idx[b]]) / MB if b in idx else 0.0) for b in order}
+    data = _bar_traces(order, names, rates, status, result.verdicts, "msg/s", yaxis="y")
+    data += _bar_traces(order, names, thr, status, result.verdicts, "MB/s", xaxis="x2", yaxis="y2", showlegend=False)
+    shapes, anns, drag = [], [], {}
+    rate_th = cfg.loadBalancerMsgRateDifferenceShedderThreshold
+    mn = result.lines.get("min msg rate")
+    if mn is not None:
+        y = float(result.lines.get("min msg rate x (1 + threshold)", mn * (1 + rate_th / 100)))
+        s, a = hline(y, LINE["threshold"], f"min × (1 + threshold) = {y:,.0f} msg/s", yref="y")
+        shapes.append(s)
+        anns.append(a)
+        drag["loadBalancerMsgRateDifferenceShedderThreshold"] = [
+            drag_spec(0, 0, float(mn), float(mn) / 100.0, "min × (1 + threshold) =", " msg/s", 0)]
+    vals = list(thr.values())
+    if vals:
+        mt = min(vals) if min(vals) > 1e-6 / MB else 1.0 / MB  # Pulsar replaces a ~0 minimum by 1 B/s
+        mult = cfg.loadBalancerMsgThroughputMultiplierDifferenceShedderThreshold
+        y = mt * mult
+        s, a = hline(y, LINE["threshold"], f"min × threshold = {y:,.1f} MB/s", yref="y2")
+        shapes.append(s)
+        anns.append(a)
+        drag["loadBalancerMsgThroughputMultiplierDifferenceShedderThreshold"] = [
+            drag_spec(len(shapes) - 1, len(anns) - 1, 0.0, mt, "min × threshold =", " MB/s", 1)]
+    anns += [title_ann("message rate (msg/s)", 0, 1.0), title_ann("throughput in + out (MB/s)", 0, 0.44)]
+    rmax = max(list(rates.values()) + [1.0])
+    tmax = max(vals + [1e-3])
+    lay = base_layout(height, shapes=shapes, annotations=anns, meta={"rev": rev, "drag": drag}, barmode="overlay",
+                      hovermode="closest",
+                      xaxis=_xaxis(x, anchor="y", showticklabels=False, title=dict(text="")),
+                      xaxis2=_xaxis(x, anchor="y2", matches="x"),
+                      yaxis=axis(domain=[0.56, 1.0], range=[0, rmax * 1.15]),
+                      yaxis2=axis(domain=[0.0, 0.44], range=[0, tmax * 1.15]))
+    return make_figure(data, lay)

@@ -1,0 +1,146 @@
+"""Colours, fonts and small helpers shared by every figure (and mirrored in ``assets/shedlab.css``).
+
+Broker states have one colour everywhere — bars, links, tables, the report — so a screenshot reads
+the same in an incident review as on screen.
+"""
+from __future__ import annotations
+
+import os
+
+import plotly.graph_objects as go
+
+__all__ = ["STATUS", "LINE", "RESOURCE", "FONT", "base_layout", "graph_config", "hline", "short_names",
+           "empty_figure", "status_color", "status_label", "drag_spec", "MB", "make_figure", "axis", "title_ann",
+           "GRID"]
+
+GRID = "#eef1f4"
+
+MB = 1024 * 1024
+FONT = "Inter, -apple-system, BlinkMacSystemFont, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
+
+#: broker state -> (colour, legend label)
+STATUS = {
+    "over": ("#d1495b", "sheds load"),
+    "skipped": ("#8e6bbf", "over the line, nothing moved"),
+    "pending": ("#e49b2f", "counting hits"),
+    "under": ("#3c7dd9", "cool partner"),
+    "destination": ("#239a6b", "receives a bundle"),
+    "ok": ("#a9b4c4", "within the lines"),
+}
+#: reference lines
+LINE = {"average": "#57606a", "threshold": "#d1495b", "overload": "#1f2328", "band": "#3c7dd9",
+        "low": "#e49b2f", "high": "#d1495b", "even": "#8c959f", "other": "#6e7781"}
+#: resource -> (colour, marker symbol, label)
+RESOURCE = {
+    "cpu": ("#1b365d", "circle", "CPU"),
+    "directMemory": ("#7d8da6", "diamond", "direct memory"),
+    "bandwidthIn": ("#0f766e", "triangle-up", "bandwidth in"),
+    "bandwidthOut": ("#b45309", "triangle-down", "bandwidth out"),
+}
+
+
+def status_color(status: str) -> str:
+    return STATUS.get(status, STATUS["ok"])[0]
+
+
+def status_label(status: str) -> str:
+    return STATUS.get(status, STATUS["ok"])[1]
+
+
+_AXIS = dict(gridcolor=GRID, linecolor="#d0d7de", zeroline=False, automargin=True, ticks="",
+             title=dict(standoff=8, font=dict(size=12, color="#57606a")), tickfont=dict(size=11, color="#424a53"))
+#: a small explicit template (a template *name* would need plotly's validation to be resolved)
+TEMPLATE = {"layout": {"xaxis": _AXIS, "yaxis": _AXIS,
+                       "colorway": ["#1b365d", "#3c7dd9", "#0f766e", "#b45309", "#8e6bbf", "#d1495b", "#239a6b"]}}
+
+
+def base_layout(height: int = 360, **kw) -> dict:
+    """The common layout: white, light grid, compact margins, horizontal legend on top."""
+    lay = dict(
+        template=TEMPLATE,
+        height=height,
+        font=dict(family=FONT, size=12, color="#1f2328"),
+        margin=dict(l=56, r=24, t=56, b=48),
+        legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0, font=dict(size=11),
+                    bgcolor="rgba(0,0,0,0)", traceorder="normal"),
+        hoverlabel=dict(font=dict(family=FONT, size=12), bgcolor="white", bordercolor="#d0d7de"),
+        paper_bgcolor="white",
+        plot_bgcolor="white",
+        bargap=0.25,
+        uirevision="shedlab",
+    )
+    lay.update(kw)
+    return lay
+
+
+def graph_config(filename: str) -> dict:
+    """``dcc.Graph(config=...)``: modebar camera downloads an SVG (scale 2) named after the figure."""
+    return {
+        "displaylogo": False,
+        "displayModeBar": "hover",
+        "toImageButtonOptions": {"format": "svg", "filename": filename, "scale": 2},
+        "modeBarButtonsToRemove": ["lasso2d", "select2d", "autoScale2d", "toggleSpikelines"],
+    }
+
+
+def hline(y: float, color: str, label: str, *, dash: str = "dash", yref: str = "y", xref: str = "paper",
+          width: float = 1.6, side: str = "right") -> tuple[dict, dict]:
+    """A horizontal reference line across the plot and its label (shape, annotation)."""
+    shape = dict(type="line", xref=xref, x0=0, x1=1, yref=yref, y0=y, y1=y,
+                 line=dict(color=color, width=width, dash=dash), layer="above")
+    ann = dict(xref="paper", x=1 if side == "right" else 0, xanchor="right" if side == "right" else "left",
+               yref=yref, y=y, yanchor="bottom", text=label, showarrow=False,
+               font=dict(size=11, color=color), bgcolor="rgba(255,255,255,0.85)", borderpad=1)
+    return shape, ann
+
+
+def drag_spec(shape: int, ann: int, a: float, b: float, label: str, unit: str = "", digits: int = 1) -> dict:
+    """One entry of ``layout.meta.drag`` (see :mod:`dashboard.figures`)."""
+    return {"shape": shape, "ann": ann, "a": float(a), "b": float(b), "label": label, "unit": unit, "digits": digits}
+
+
+def short_names(brokers) -> list[str]:
+    """Broker ids without the common port and domain suffix (``10.0.0.83:8080`` → ``10.0.0.83``)."""
+    names = list(brokers)
+    if not names:
+        return names
+    ports = {n.rsplit(":", 1)[1] for n in names if ":" in n}
+    if len(ports) == 1 and all(":" in n for n in names):
+        names = [n.rsplit(":", 1)[0] for n in names]
+    common = os.path.commonprefix([n[::-1] for n in names])[::-1]
+    if "." in common and len(names) > 1:
+        suffix = common[common.index("."):]
+        if all(len(n) > len(suffix) for n in names):
+            names = [n[: -len(suffix)] for n in names]
+    return names
+
+
+def make_figure(data: list, layout: dict) -> go.Figure:
+    """A figure from plain dicts, without plotly's per-property validation.
+
+    Validation costs ~40 ms per figure, most of the Tuner's budget for a slider move; the builders
+    are unit-tested by re-building their output *with* validation instead
+    (``tests/dashboard/test_figures.py``).
+    """
+    return go.Figure({"data": data, "layout": layout}, _validate=False)
+
+
+def axis(**kw) -> dict:
+    """An axis dict with the house grid style."""
+    out = dict(gridcolor=GRID, zeroline=False, automargin=True)
+    out.update(kw)
+    return out
+
+
+def title_ann(text: str, x: float, y: float = 1.0) -> dict:
+    """A small grey sub-title above a subplot (``x`` in paper coordinates, left-aligned)."""
+    return dict(text=text, x=x, xanchor="left", xref="paper", y=y, yanchor="bottom", yref="paper",
+                showarrow=False, font=dict(size=12, color="#57606a"))
+
+
+def empty_figure(message: str, height: int = 220, rev: str = "") -> go.Figure:
+    """A blank figure with a centred note (nothing to draw is a result too)."""
+    lay = base_layout(height, meta={"rev": rev}, xaxis=dict(visible=False), yaxis=dict(visible=False),
+                      annotations=[dict(text=message, x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False,
+                                        font=dict(size=13, color="#57606a"))])
+    return make_figure([], lay)

@@ -1,0 +1,157 @@
+"""Per-bundle topic distribution: topics and traffic of every bundle, per broker.
+
+Left: one column per broker (busiest first), one dot per bundle at its short-term throughput, dot
+size by topic count, the bundles this cycle unloads ringed in red. Right: how many bundles hold how
+many topics — lumpy hashing of few partitions into many bundles (field findings §4) shows at once.
+The rings are layout shapes, updated with a ``Patch`` when only the decision changed.
+"""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .theme import MB, STATUS, axis, base_layout, empty_figure, make_figure, short_names, title_ann
+
+__all__ = ["topic_distribution", "selected_overlay", "ring_shapes", "y_span", "OVERLAY_TRACE", "MANY"]
+
+OVERLAY_TRACE = 1
+_MAX_NAMES = 3
+#: above this many bundles each broker's bundles are summarised as a box (quartiles, min-max): thousands
+#: of dots are unreadable, and redrawing them on every slider release would cost the page its budget
+MANY = 2000
+
+
+def _dots(view, x, owner, thr, rate, size, bundle_topics) -> dict:
+    """One dot per bundle (small clusters)."""
+    bt = bundle_topics or {}
+    bundles = view.bundles
+    sel = np.flatnonzero(owner >= 0)
+    cd = []
+    for k in sel.tolist():
+        tn = bt.get(bundles[k])
+        tn_txt = ""
+        if tn:
+            tn_txt = "<br>" + "<br>".join(t[-60:] for t in tn[:_MAX_NAMES]) + (f"<br>… {len(tn) - _MAX_NAMES} more"
+                                                                                if len(tn) > _MAX_NAMES else "")
+        cd.append([bundles[k], int(view.topics[k]), float(rate[k]), view.brokers[owner[k]], tn_txt])
+    return dict(
+        type="scatter", x=np.round(x[sel], 4).tolist(), y=np.round(thr[sel], 4).tolist(), mode="markers",
+        name="bundle", xaxis="x", yaxis="y", showlegend=False, customdata=cd,
+        marker=dict(size=np.round(size[sel], 2).tolist(), color="#3c7dd9", opacity=0.7, line=dict(width=0)),
+        hovertemplate=("<b>%{customdata[0]}</b><br>on %{customdata[3]}<br>%{y:,.2f} MB/s · %{customdata[2]:,.0f} msg/s"
+                       "<br>%{customdata[1]} topics%{customdata[4]}<extra></extra>"),
+    )
+
+
+def _boxes(view, order, owner, thr, topics) -> dict:
+    """Per broker: quartiles and min-max of its bundles' throughput (large clusters), stats computed here."""
+    q1, med, q3, lo, hi, n, mt = [], [], [], [], [], [], []
+    for j in order.tolist():
+        ks = np.flatnonzero(owner == j)
+        v = thr[ks] if len(ks) else np.zeros(1)
+        a, b, c = np.percentile(v, [25, 50, 75])
+        q1.append(round(float(a), 4)); med.append(round(float(b), 4)); q3.append(round(float(c), 4))
+        lo.append(round(float(v.min()), 4)); hi.append(round(float(v.max()), 4))
+        n.append(int(len(ks))); mt.append(round(float(topics[ks].mean()), 1) if len(ks) else 0.0)
+    return dict(type="box", x=list(range(len(order))), q1=q1, median=med, q3=q3, lowerfence=lo, upperfence=hi,
+                name="bundles", xaxis="x", yaxis="y", showlegend=False, fillcolor="rgba(60,125,217,0.25)",
+                line=dict(color="#3c7dd9", width=1), width=0.7,
+                text=[f"{view.brokers[j]}: {k} bundles, {t} topics each on average" for j, k, t in zip(order.tolist(), n, mt)],
+                hoverinfo="y+text")
+
+
+def _layout_positions(view):
+    """(broker order by throughput, bundle -> x position array, owner array)."""
+    order = np.argsort(-view.msg_throughput, kind="stable")
+    pos = np.empty(view.nb, dtype=float)
+    pos[order] = np.arange(view.nb)
+    owner = np.full(view.nk, -1, dtype=np.int64)
+    for j in range(view.nb - 1, -1, -1):
+        o = view.owned[j]
+        if len(o):
+            owner[o] = j
+    k = np.arange(view.nk, dtype=np.int64)
+    jitter = (((k * 2654435761) % 1000) / 1000.0 - 0.5) * 0.62
+    x = np.where(owner >= 0, pos[np.maximum(owner, 0)] + jitter, np.nan)
+    return order, x, owner
+
+
+def ring_shapes(overlay: dict, y_span: float = 1.0, n_brokers: int = 10) -> list:
+    """The marks around the unloaded bundles: one path shape of small diamonds (about 8 px each way).
+    A slider release then only redraws a shape (cheap, and a few bytes per bundle) instead of the
+    figure's data."""
+    if not overlay["x"]:
+        return []
+    dx, dy = 0.012 * max(n_brokers, 1), 0.035 * max(y_span, 1e-9)
+    path = "".join(f"M{x - dx:.3f},{y:.4f}L{x:.3f},{y + dy:.4f}L{x + dx:.3f},{y:.4f}L{x:.3f},{y - dy:.4f}Z"
+                   for x, y in zip(overlay["x"], overlay["y"]))
+    return [dict(type="path", xref="x", yref="y", path=path, layer="above",
+                 line=dict(color=STATUS["over"][0], width=2.2))]
+
+
+def y_span(view) -> float:
+    """The height of the strip's y axis (MB/s), for sizing the marks."""
+    return float(view.short_throughput.max() / MB) if view.nk else 1.0
+
+
+def selected_overlay(view, selected) -> dict:
+    """``{"x", "y", "customdata"}`` of the ringed overlay for the bundles ``selected``."""
+    _, x, owner = _layout_positions(view) if selected else (None, None, None)
+    xs, ys, cd = [], [], []
+    idx = view.bundle_index
+    for b in selected or ():
+        k = idx.get(b)
+        if k is None or owner[k] < 0:
+            continue
+        xs.append(float(x[k]))
+        ys.append(float(view.short_throughput[k]) / MB)
+        cd.append(b)
+    return {"x": xs, "y": ys, "customdata": cd}
+
+
+def topic_distribution(view, bundle_topics: dict | None = None, *, selected=(), rev: str = "",
+                       height: int = 380) -> go.Figure:
+    """The topic-distribution figure of a snapshot (see the module docstring)."""
+    if view.nb == 0 or view.nk == 0:
+        return empty_figure("No bundles in this snapshot", rev=rev)
+    order, x, owner = _layout_positions(view)
+    names = short_names([view.brokers[j] for j in order])
+    ok = owner >= 0
+    thr = view.short_throughput / MB
+    rate = view.short_rate
+    topics = view.topics.astype(float)
+    size = 4 + 10 * np.sqrt(topics / max(1.0, float(topics.max())))
+    many = view.nk > MANY
+    if many:
+        data = [_boxes(view, order, owner, thr, topics)]
+        dots_title = "bundle throughput per broker, busiest first (box: quartiles, whiskers: min–max)"
+    else:
+        data = [_dots(view, x, owner, thr, rate, size, bundle_topics)]
+        dots_title = "bundles per broker, busiest broker first (dot size = topics)"
+    ov = selected_overlay(view, selected)
+    data.append(dict(  # the legend entry of the rings (the rings themselves are shapes)
+        type="scatter", x=[None], y=[None], mode="markers", name="unloaded this cycle", xaxis="x", yaxis="y",
+        marker=dict(size=11, symbol="diamond-open", color=STATUS["over"][0], line=dict(width=2.2)),
+        hoverinfo="skip"))
+    counts = np.bincount(view.topics[ok].astype(np.int64)) if ok.any() else np.zeros(1, dtype=np.int64)
+    tx = np.flatnonzero(counts)
+    data.append(dict(type="bar", x=tx.tolist(), y=counts[tx].tolist(), marker=dict(color="#1b365d"), showlegend=False,
+                     width=0.8 if len(tx) < 3 else None,
+                     xaxis="x2", yaxis="y2", hovertemplate="%{y} bundles with %{x} topics<extra></extra>"))
+    show = len(names) <= 40
+    split = 0.70
+    lay = base_layout(
+        height, meta={"rev": rev}, hovermode="closest", shapes=ring_shapes(ov, y_span(view), view.nb),
+        legend=dict(orientation="h", yanchor="bottom", y=1.06, x=split, xanchor="right", font=dict(size=11)),
+        annotations=[title_ann(dots_title, 0, 1.0),
+                     title_ann("bundles by topic count", split + 0.07, 1.0)],
+        xaxis=axis(domain=[0, split], anchor="y", tickmode="array", tickvals=list(range(len(names))) if show else [],
+                   ticktext=names if show else [], tickangle=-40 if len(names) > 8 else 0,
+                   range=[-0.6, len(names) - 0.4], showgrid=False,
+                   title=dict(text="" if show else f"{len(names)} brokers, busiest first")),
+        yaxis=axis(anchor="x", title=dict(text="bundle throughput (MB/s)"), rangemode="tozero"),
+        xaxis2=axis(domain=[split + 0.07, 1], anchor="y2", title=dict(text="topics in the bundle"), showgrid=False,
+                    range=[float(tx.min()) - 2.5, float(tx.max()) + 2.5] if 0 < len(tx) < 3 else None),
+        yaxis2=axis(anchor="x2", title=dict(text="bundles"), rangemode="tozero"),
+    )
+    return make_figure(data, lay)

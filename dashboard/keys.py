@@ -1,0 +1,306 @@
+"""Which ``broker.conf`` keys the Tuner shows, grouped, with slider ranges and value formatting.
+
+The keys come from the strategies themselves (``config_keys`` of the registered shedding and
+placement classes) plus the keys the ModularLoadManager driver reads while placing bundles, so a
+strategy added to the registry gets its sliders without touching the dashboard.
+
+Values travel through the browser as ``broker.conf`` strings (``"10"``, ``"0.9"``, ``"false"``):
+exact, JSON-friendly and what :meth:`engine.config.LoadBalancerConfig.with_values` parses.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from engine.config import PULSAR_4_DEFAULTS, PULSAR_5_DEFAULTS, key_info
+from engine import strategies as registry
+
+__all__ = ["WEIGHT_KEYS", "MANAGER_KEYS", "Group", "KeySpec", "key_spec", "groups_for", "fmt_conf_value",
+           "value_to_conf", "conf_to_value", "format_value", "shedding_names", "placement_names",
+           "strategy_class", "uses_own_manager", "allowed_placements", "default_placement"]
+
+#: the modular load manager's resource weights (PIP-357 spelling)
+WEIGHT_KEYS = ("loadBalancerCPUResourceWeight", "loadBalancerDirectMemoryResourceWeight",
+               "loadBalancerBandwidthInResourceWeight", "loadBalancerBandwidthOutResourceWeight",
+               "loadBalancerMemoryResourceWeight")
+
+#: keys ModularLoadManager's selectBroker / doLoadShedding read whatever the strategies are (§4.2, §4.3)
+MANAGER_KEYS = ("loadBalancerDistributeBundlesEvenlyEnabled", "loadBalancerBrokerOverloadedThresholdPercentage",
+                "loadBalancerBrokerMaxTopics", "loadBalancerSheddingGracePeriodMinutes")
+
+_MB = 1024 * 1024
+
+
+def _load_registry():
+    registry.shedding_name("ThresholdShedder")  # imports and registers every strategy (lazy in the engine)
+
+
+def shedding_names() -> list[str]:
+    """Registered shedding strategies (short names), Pulsar's defaults first."""
+    _load_registry()
+    order = ["ThresholdShedder", "AvgShedder", "OverloadShedder", "UniformLoadShedder"]
+    return [n for n in order if n in registry.SHEDDING] + sorted(n for n in registry.SHEDDING if n not in order)
+
+
+def placement_names() -> list[str]:
+    """Registered placement strategies (short names), Pulsar's defaults first."""
+    _load_registry()
+    order = ["LeastLongTermMessageRate", "LeastResourceUsageWithWeight", "AvgShedder", "RoundRobinBrokerSelector"]
+    return [n for n in order if n in registry.PLACEMENT] + sorted(n for n in registry.PLACEMENT if n not in order)
+
+
+def allowed_placements(shedding: str | None) -> list[str]:
+    """Placements that can run with a shedding strategy: the extensible ones (``extensible = True``)
+    and round robin with a strategy that brings its own manager, the modular ones otherwise."""
+    own = uses_own_manager(shedding)
+    out = []
+    for n in placement_names():
+        ext = bool(getattr(strategy_class("placement", n), "extensible", False))
+        if (own and (ext or n == "RoundRobinBrokerSelector")) or (not own and not ext):
+            out.append(n)
+    return out
+
+
+def default_placement(shedding: str | None) -> str:
+    """The placement a shedding strategy gets when the chosen one cannot run with it."""
+    if shedding == "AvgShedder":
+        return "AvgShedder"
+    allowed = allowed_placements(shedding)
+    if "LeastLongTermMessageRate" in allowed:
+        return "LeastLongTermMessageRate"
+    ext = [n for n in allowed if getattr(strategy_class("placement", n), "extensible", False)]
+    return (ext or allowed or [""])[0]
+
+
+def strategy_class(kind: str, name: str | None):
+    """The registered class of a shedding (``kind="shedding"``) or placement strategy, or None."""
+    _load_registry()
+    table = registry.SHEDDING if kind == "shedding" else registry.PLACEMENT
+    return table.get(name or "")
+
+
+def uses_own_manager(shedding: str | None) -> bool:
+    """True when the shedding strategy brings its own load manager (the extensible one)."""
+    cls = strategy_class("shedding", shedding)
+    return cls is not None and getattr(cls, "manager_factory", None) is not None
+
+
+# ------------------------------------------------------------------------------------------ formatting
+@dataclass(frozen=True)
+class Fmt:
+    """How a value of a key is shown: ``value * scale`` with ``digits`` decimals and ``unit``."""
+
+    unit: str = ""
+    scale: float = 1.0
+    digits: int = 0
+
+    def to_json(self) -> dict:
+        return {"unit": self.unit, "scale": self.scale, "digits": self.digits}
+
+
+def _fmt_for(unit: str, step) -> Fmt:
+    if unit == "B/s":
+        return Fmt("MB/s", 1.0 / _MB, 0 if (step or 0) >= _MB else 2)
+    digits = 0
+    if step is not None and not float(step).is_integer():
+        digits = max(0, min(4, -int(math.floor(math.log10(abs(float(step)) or 1)))))
+    shown = {"ratio": "", "weight": "×", "x": "×", "points": "pts", "percent": "%"}.get(unit, unit)
+    return Fmt(shown, 1.0, digits)
+
+
+def format_value(v, fmt: Fmt) -> str:
+    """``12`` with ``Fmt("%")`` → ``'12 %'``; the same rule the clientside label uses."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if v is None:
+        return "—"
+    if not isinstance(v, (int, float)):
+        text = fmt_conf_value(v)
+        return text if text else "(empty)"
+    x = float(v) * fmt.scale
+    s = f"{x:,.{fmt.digits}f}"
+    if not fmt.unit:
+        return s
+    return f"{s}{fmt.unit}" if fmt.unit == "×" else f"{s} {fmt.unit}"
+
+
+def fmt_conf_value(v) -> str:
+    """A typed value as ``broker.conf`` text (``True`` → ``'true'``, ``0.9`` → ``'0.9'``)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        if v.is_integer() and abs(v) < 1e15:
+            return repr(float(v))
+        return repr(round(v, 10))
+    if isinstance(v, (frozenset, set)):
+        return ",".join(sorted(v))
+    if isinstance(v, (list, tuple)):
+        return ",".join(map(str, v))
+    return str(v)
+
+
+# ------------------------------------------------------------------------------------------ key specs
+@dataclass(frozen=True)
+class KeySpec:
+    """One control of the Tuner: a ``broker.conf`` key, its widget and its range."""
+
+    key: str
+    kind: str  # "slider" | "bool" | "text"
+    type: str  # config field type: int | float | bool | str | ...
+    unit: str
+    doc: str
+    default: object  # Pulsar 4.x default
+    default5: object  # Pulsar 5.0 default
+    lo: float | None = None
+    hi: float | None = None
+    step: float | None = None
+    fmt: Fmt = field(default_factory=Fmt)
+
+    def range_for(self, value) -> tuple[float, float]:
+        """The slider range, widened to include ``value`` (an imported or linked value may be outside)."""
+        lo, hi = self.lo, self.hi
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            return lo, hi
+        return (min(lo, v), max(hi, v))
+
+    def marks(self, value=None) -> dict:
+        """Slider marks: the ends, Pulsar's default (marked ◆) and the 5.0 default when it differs."""
+        lo, hi = self.range_for(value)
+        def lab(x):
+            return format_value(x, self.fmt)
+        marks = {_num(lo): lab(lo), _num(hi): lab(hi)}
+        if isinstance(self.default, (int, float)) and not isinstance(self.default, bool):
+            marks[_num(self.default)] = {"label": "◆ " + lab(self.default), "style": {"color": "#1f6feb",
+                                                                                   "fontWeight": 600}}
+        if (isinstance(self.default5, (int, float)) and not isinstance(self.default5, bool)
+                and self.default5 != self.default):
+            marks[_num(self.default5)] = {"label": "5.0: " + lab(self.default5), "style": {"color": "#8250df"}}
+        return marks
+
+    def to_value(self, conf: str):
+        return conf_to_value(self, conf)
+
+
+def _num(x):
+    x = float(x)
+    return int(x) if x.is_integer() else x
+
+
+def key_spec(key: str) -> KeySpec:
+    """The control for ``key`` from the config metadata (:func:`engine.config.key_info`)."""
+    info = key_info(key)
+    t = info["type"]
+    d4 = info["default"]
+    d5 = getattr(PULSAR_5_DEFAULTS, key)
+    if t == "bool":
+        return KeySpec(key, "bool", t, info["unit"], info["doc"], d4, d5)
+    if t in ("int", "float") and info.get("lo") is not None and info.get("hi") is not None:
+        step = info.get("step")
+        if step is None:
+            step = 1 if t == "int" else (float(info["hi"]) - float(info["lo"])) / 100.0
+        return KeySpec(key, "slider", t, info["unit"], info["doc"], d4, d5, float(info["lo"]), float(info["hi"]),
+                       float(step), _fmt_for(info["unit"], step))
+    return KeySpec(key, "text", t, info["unit"], info["doc"], d4, d5, fmt=_fmt_for(info["unit"], None))
+
+
+def value_to_conf(spec: KeySpec, v) -> str:
+    """A widget value as ``broker.conf`` text (sliders snap to their step; ints stay ints)."""
+    if spec.kind == "bool":
+        if isinstance(v, str):
+            return "true" if v.strip().lower() == "true" else "false"
+        return "true" if v else "false"
+    if spec.kind == "text":
+        return "" if v is None else str(v).strip()
+    if v is None:
+        return fmt_conf_value(spec.default)
+    x = float(v)
+    if spec.step:
+        base = spec.lo if spec.lo is not None else 0.0
+        x = base + round((x - base) / spec.step) * spec.step  # snap to the slider grid
+        if spec.step < 1:
+            x = round(x, -int(math.floor(math.log10(spec.step))) + 2)
+    if spec.type == "int":
+        return str(int(round(x)))
+    return fmt_conf_value(float(x))
+
+
+def conf_to_value(spec: KeySpec, conf: str | None):
+    """``broker.conf`` text → the widget value (``None`` → the 4.x default)."""
+    if conf is None:
+        conf = fmt_conf_value(spec.default)
+    if spec.kind == "bool":
+        return str(conf).strip().lower() == "true"
+    if spec.kind == "text":
+        return conf
+    try:
+        x = float(conf)
+    except ValueError:
+        x = float(spec.default)
+    return int(x) if spec.type == "int" else x
+
+
+# ------------------------------------------------------------------------------------------ groups
+@dataclass(frozen=True)
+class Group:
+    """A titled group of controls (shedding, placement, weights, load manager)."""
+
+    title: str
+    subtitle: str
+    keys: tuple
+
+
+def groups_for(shedding: str | None, placement: str | None) -> list[Group]:
+    """The controls to show for a pair of strategies, grouped, each key once.
+
+    Shedding keys first, then the placement keys it does not share, the resource weights either
+    reads, and the load manager's own keys (modular manager only).
+    """
+    scls = strategy_class("shedding", shedding)
+    pcls = strategy_class("placement", placement)
+    skeys = tuple(getattr(scls, "config_keys", ()) or ())
+    own = uses_own_manager(shedding)
+    pkeys = tuple(getattr(pcls, "config_keys", ()) or ())
+    seen: set = set()
+    out = []
+
+    def take(keys, pred=lambda k: True):
+        got = []
+        for k in keys:
+            if k in seen or not pred(k) or not _known(k):
+                continue
+            seen.add(k)
+            got.append(k)
+        return tuple(got)
+
+    not_w = lambda k: k not in WEIGHT_KEYS  # noqa: E731
+    s = take(skeys, not_w)
+    if s:
+        out.append(Group(f"Shedding · {shedding}", "what the shedding strategy compares", s))
+    p = take(pkeys, lambda k: not_w(k) and k not in MANAGER_KEYS)
+    if p:
+        out.append(Group(f"Placement · {placement}", "how a destination is chosen", p))
+    w = take([k for k in WEIGHT_KEYS if k in skeys or k in pkeys])
+    if w:
+        out.append(Group("Resource weights", "max(cpu·w, direct memory·w, bandwidth in·w, out·w)", w))
+    mkeys = tuple(getattr(getattr(scls, "manager_factory", None), "config_keys", ()) or ()) if own else MANAGER_KEYS
+    m = take(mkeys)
+    if m:
+        out.append(Group("Load manager", "candidate filters and the overload retry of selectBroker", m))
+    return out
+
+
+def _known(key: str) -> bool:
+    try:
+        key_info(key)
+        return True
+    except KeyError:
+        return False
+
+
+def default_conf(key: str) -> str:
+    """Pulsar 4.x default of a key as ``broker.conf`` text."""
+    return fmt_conf_value(getattr(PULSAR_4_DEFAULTS, key))

@@ -1,0 +1,555 @@
+"""Where the data comes from: shipped samples, uploads and the live-cluster collector.
+
+Heavy data never goes to the browser. An upload is parsed and validated once, stored in the app's
+diskcache under its content hash (``snap:<hash>``), and listed in the session's index
+(``sess:<session id>:sources``); the browser keeps only the small source id (``upload:<hash>``).
+Each process keeps the few snapshots it recently used, parsed and with their columnar view, in
+memory, so a slider move never re-reads or re-parses anything.
+
+Source ids
+----------
+``sample:<name>``   a shipped sample (:mod:`engine.samples`)
+``upload:<hash>``   an uploaded snapshot or timeline
+``live:<hash>``     a snapshot taken by the collector (:mod:`dashboard.collect`)
+
+Uploaded file names are shown to the user (and name the file in error messages) but never used as
+paths: archives and files are read in memory only.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import gc
+import hashlib
+import io
+import json
+import os
+import re
+import threading
+import zipfile
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import PurePosixPath
+
+from engine.config import parse_broker_conf
+from engine.errors import InputError
+from engine.io import load_data_from_json, load_snapshot_bytes, read_json_bytes
+from engine.model import LoadData
+from engine.samples import SAMPLES, load_sample
+from engine.view import LoadView
+
+from .cache import get_cache
+from .keys import fmt_conf_value
+
+__all__ = ["MAX_UPLOAD_BYTES", "DEFAULT_SOURCE", "Snapshot", "Ingested", "parse_source_id", "session_key",
+           "display_name", "decode_upload", "ingest_files", "store_load_data", "get_snapshot", "source_info",
+           "source_options", "sample_state", "list_session_sources", "get_scenario", "list_scenarios",
+           "clear_memory"]
+
+#: largest upload (per file), shown beside the drop zone and re-checked on the server
+MAX_UPLOAD_BYTES = int(float(os.getenv("SHEDLAB_MAX_UPLOAD_MB", "25")) * 1024 * 1024)
+#: the view a new user opens on: a real ThresholdShedder decision (field findings §1.1)
+DEFAULT_SOURCE = "sample:bigo-threshold-first-unload"
+_TTL = int(float(os.getenv("SHEDLAB_UPLOAD_TTL_DAYS", "7")) * 86400)
+_MAX_SESSION_SOURCES = 30
+_ID = re.compile(r"^(sample):([a-z0-9][a-z0-9-]{0,80})$|^(upload|live):([0-9a-f]{20})$")
+_SESSION = re.compile(r"^[0-9a-f]{32}$")
+_SCENARIO_KEYS = {"events", "scenario", "duration", "minutes", "traffic", "namespaces", "topics", "ticks"}
+
+
+# ------------------------------------------------------------------------------------------ ids
+def parse_source_id(source_id) -> tuple[str, str]:
+    """``"sample:x"`` → ``("sample", "x")``; anything malformed raises :class:`InputError`."""
+    if not isinstance(source_id, str):
+        raise InputError("no data source chosen", field="src")
+    m = _ID.match(source_id.strip())
+    if not m:
+        raise InputError(f"not a data source id: {source_id[:60]!r}", field="src")
+    if m.group(1):
+        if m.group(2) not in SAMPLES:
+            raise InputError(f"unknown sample {m.group(2)!r}", field="src")
+        return "sample", m.group(2)
+    return m.group(3), m.group(4)
+
+
+def session_key(session_id) -> str:
+    """The session id if it looks like one of ours, else ``"anon"`` (never trust the browser)."""
+    return session_id if isinstance(session_id, str) and _SESSION.match(session_id) else "anon"
+
+
+def display_name(name) -> str:
+    """A safe label for an uploaded file name: base name only, printable, at most 80 characters."""
+    if not isinstance(name, str) or not name.strip():
+        return "upload"
+    base = re.split(r"[\\/]", name.strip())[-1]
+    base = "".join(ch for ch in base if ch.isprintable())[:80]
+    return base or "upload"
+
+
+# ------------------------------------------------------------------------------------------ snapshots
+@dataclass
+class Snapshot:
+    """One snapshot of a source, parsed, with its columnar view built on first use."""
+
+    id: str
+    ld: LoadData
+    info: dict
+    step: int = 0
+    steps: int = 1
+
+    @cached_property
+    def view(self) -> LoadView:
+        v = LoadView.from_load_data(self.ld)
+        return v
+
+    @property
+    def label(self) -> str:
+        return self.info.get("label", self.id)
+
+
+@dataclass
+class Ingested:
+    """What an upload produced: new sources, a scenario, broker.conf values, and messages."""
+
+    sources: list = field(default_factory=list)  # info dicts of new snapshot/timeline sources
+    scenarios: list = field(default_factory=list)  # info dicts of stored scenarios
+    conf: dict | None = None  # {"values": {key: text}, "label", "ignored"}
+    errors: list = field(default_factory=list)  # one line each, naming the file
+    notes: list = field(default_factory=list)
+
+
+_mem_lock = threading.Lock()
+_mem: "OrderedDict[tuple, object]" = OrderedDict()
+_MEM_MAX = 8
+
+
+def _mem_get(key):
+    with _mem_lock:
+        got = _mem.get(key)
+        if got is not None:
+            _mem.move_to_end(key)
+        return got
+
+
+def _mem_put(key, value):
+    with _mem_lock:
+        _mem[key] = value
+        _mem.move_to_end(key)
+        while len(_mem) > _MEM_MAX:
+            _mem.popitem(last=False)
+
+
+def _freeze() -> None:
+    """Move the just-parsed snapshot's objects out of the cyclic GC's reach.
+
+    A 10,000-bundle LoadData is ~10^5 long-lived objects; without this, a full collection can land in
+    the middle of a slider release and cost 50-100 ms. Frozen objects are still freed by reference
+    counting when the cache drops them.
+    """
+    gc.collect()
+    gc.freeze()
+
+
+def clear_memory() -> None:
+    """Forget the in-process snapshot cache (tests)."""
+    with _mem_lock:
+        _mem.clear()
+
+
+def _info(source_id: str, kind: str, label: str, lds: list, extra: dict | None = None) -> dict:
+    ld = lds[-1]
+    n_bundles = len(ld.bundle_data) or len({b for bd in ld.brokers.values() for b in bd.local.bundles})
+    warnings = [w for x in lds for w in x.warnings][:5]
+    info = {"id": source_id, "kind": kind, "label": label, "brokers": len(ld.brokers), "bundles": n_bundles,
+            "steps": len(lds), "warnings": warnings}
+    if extra:
+        info.update(extra)
+    return info
+
+
+def _load_payload(source_id: str) -> dict:
+    """``{"lds": [LoadData...], "info": {...}}`` of a source (memory, then diskcache, then samples)."""
+    got = _mem_get(("payload", source_id))
+    if got is not None:
+        return got
+    kind, name = parse_source_id(source_id)
+    if kind == "sample":
+        ld = load_sample(name)
+        s = SAMPLES[name]
+        payload = {"lds": [ld], "info": _info(source_id, "sample", s.title, [ld], {"description": s.description})}
+    else:
+        payload = get_cache().get(f"snap:{name}")
+        if payload is None:
+            raise InputError("this uploaded snapshot is no longer on the server (it expired or the cache was "
+                             "cleared): upload it again", source=source_id)
+    _mem_put(("payload", source_id), payload)
+    _freeze()
+    return payload
+
+
+def get_snapshot(source_id: str, step: int | None = None) -> Snapshot:
+    """The snapshot of a source (the last step of a timeline unless ``step`` is given)."""
+    payload = _load_payload(source_id)
+    lds = payload["lds"]
+    n = len(lds)
+    k = n - 1 if step is None else max(0, min(n - 1, int(step)))
+    key = ("snap", source_id, k)
+    snap = _mem_get(key)
+    if snap is None:
+        snap = Snapshot(source_id, lds[k], payload["info"], k, n)
+        _mem_put(key, snap)
+    return snap
+
+
+def source_info(source_id: str) -> dict:
+    """Small, JSON-friendly facts about a source (what the shell's Store keeps)."""
+    return dict(_load_payload(source_id)["info"])
+
+
+def sample_state(source_id: str) -> dict | None:
+    """The broker.conf keys a sample ships with (``{"values": {key: text}}``), None for others."""
+    try:
+        kind, name = parse_source_id(source_id)
+    except InputError:
+        return None
+    if kind != "sample":
+        return None
+    cfg = SAMPLES[name].config
+    return {"values": {k: fmt_conf_value(v) for k, v in cfg.items()}}
+
+
+# ------------------------------------------------------------------------------------------ session index
+def _sess_list_key(sid: str, what: str) -> str:
+    return f"sess:{session_key(sid)}:{what}"
+
+
+def _remember(sid: str, what: str, info: dict) -> None:
+    cache = get_cache()
+    key = _sess_list_key(sid, what)
+    with cache.transact():
+        items = [x for x in (cache.get(key) or []) if x.get("id") != info["id"]]
+        items.insert(0, info)
+        cache.set(key, items[:_MAX_SESSION_SOURCES], expire=_TTL)
+
+
+def list_session_sources(sid) -> list[dict]:
+    """This session's uploaded and collected sources, newest first (still on the server)."""
+    items = get_cache().get(_sess_list_key(sid, "sources")) or []
+    cache = get_cache()
+    return [x for x in items if f"snap:{x['id'].split(':', 1)[1]}" in cache]
+
+
+def list_scenarios(sid) -> list[dict]:
+    """This session's uploaded scenario files, newest first (for the Simulator page)."""
+    items = get_cache().get(_sess_list_key(sid, "scenarios")) or []
+    cache = get_cache()
+    return [x for x in items if f"scen:{x['id'].split(':', 1)[1]}" in cache]
+
+
+def get_scenario(scenario_id: str) -> dict:
+    """``{"text", "data", "info"}`` of a stored scenario (``scenario:<hash>``)."""
+    m = re.match(r"^scenario:([0-9a-f]{20})$", scenario_id or "")
+    if not m:
+        raise InputError(f"not a scenario id: {str(scenario_id)[:60]!r}")
+    got = get_cache().get(f"scen:{m.group(1)}")
+    if got is None:
+        raise InputError("this scenario is no longer on the server: upload it again", source=scenario_id)
+    return got
+
+
+def source_options(sid) -> list[dict]:
+    """Options of the shell's source picker: the samples, then this session's own sources."""
+    opts = [{"label": f"Sample · {s.title}", "value": f"sample:{s.name}", "title": s.description}
+            for s in SAMPLES.values()]
+    for x in list_session_sources(sid):
+        what = "Live" if x["kind"] == "live" else ("Timeline" if x.get("steps", 1) > 1 else "Upload")
+        opts.append({"label": f"{what} · {x['label']} ({x['brokers']} brokers)", "value": x["id"]})
+    return opts
+
+
+# ------------------------------------------------------------------------------------------ storing
+def _hash(*parts: bytes) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(hashlib.sha256(p).digest())
+    return h.hexdigest()[:20]
+
+
+def _store(sid, kind: str, digest: str, label: str, lds: list, extra=None) -> dict:
+    source_id = f"{kind}:{digest}"
+    info = _info(source_id, kind, label, lds, extra)
+    get_cache().set(f"snap:{digest}", {"lds": lds, "info": info}, expire=_TTL)
+    _remember(sid, "sources", info)
+    _mem_put(("payload", source_id), {"lds": lds, "info": info})
+    return info
+
+
+def store_load_data(sid, obj: dict, label: str, kind: str = "live") -> dict:
+    """Validate and store a LoadData JSON object (the collector's output) as a new source."""
+    raw = json.dumps(obj, sort_keys=True).encode()
+    ld = load_data_from_json(obj, label)
+    return _store(sid, kind, _hash(raw), label, [ld])
+
+
+# ------------------------------------------------------------------------------------------ uploads
+def decode_upload(contents, name: str) -> bytes:
+    """The bytes of a ``dcc.Upload`` data URL, size-checked before and after decoding."""
+    if not isinstance(contents, str) or "," not in contents[:300]:
+        raise InputError("the upload did not arrive as a data URL", source=name)
+    _, b64 = contents.split(",", 1)
+    if len(b64) > (MAX_UPLOAD_BYTES * 4) // 3 + 16:
+        raise InputError(f"the file is larger than the {MAX_UPLOAD_BYTES / 1048576:.0f} MB upload limit", source=name)
+    try:
+        raw = base64.b64decode(b64, validate=True)
+    except (binascii.Error, ValueError):
+        raise InputError("the upload is corrupted (bad base64)", source=name) from None
+    if len(raw) > MAX_UPLOAD_BYTES:
+        raise InputError(f"the file is larger than the {MAX_UPLOAD_BYTES / 1048576:.0f} MB upload limit", source=name)
+    if not raw.strip():
+        raise InputError("the file is empty", source=name)
+    return raw
+
+
+def _looks_like_report(obj) -> bool:
+    return (isinstance(obj, dict) and "brokers" not in obj
+            and ("brokerId" in obj or "lastStats" in obj or ("cpu" in obj and "bandwidthIn" in obj)))
+
+
+def _is_scenario(obj) -> bool:
+    if not isinstance(obj, dict) or "bundleData" in obj or "timeAverageData" in obj:
+        return False
+    if isinstance(obj.get("brokers"), list):  # a scenario lists brokers; LoadData maps id -> report
+        return True
+    if set(obj) & _SCENARIO_KEYS:
+        brokers = obj.get("brokers")
+        if isinstance(brokers, dict) and brokers and all(_looks_like_report(v) for v in brokers.values()):
+            return False
+        return True
+    return False
+
+
+_PROP_LINE = re.compile(r"^\s*[A-Za-z][A-Za-z0-9_.\-]*\s*[=:]")
+
+
+def _text(raw: bytes, name: str) -> str:
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise InputError("not a text file, a JSON file or a zip archive", source=name) from None
+
+
+def _classify_text(text: str, name: str) -> str:
+    ext = PurePosixPath(name).suffix.lower()
+    s = text.lstrip()
+    if ext in (".yaml", ".yml"):
+        return "yaml"
+    if ext in (".conf", ".properties"):
+        return "conf"
+    if s.startswith(("{", "[")) or ext in (".json", ".jsonl", ".ndjson"):
+        return "json"
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith(("#", "!"))]
+    if lines and all(_PROP_LINE.match(ln) for ln in lines[:50]):
+        if any("=" in ln.split(":", 1)[0] for ln in lines[:50]):
+            return "conf"
+        if any(ln.split(":", 1)[0].strip().startswith(("loadBalancer", "loadManager", "maxUnload", "minUnload"))
+               for ln in lines[:50]):
+            return "conf"
+        return "yaml"
+    raise InputError("not a recognised file: expected LoadData or load-report JSON, a zip of a ZooKeeper "
+                     "/loadbalance dump or of load reports, a timeline, a scenario (YAML/JSON) or a broker.conf",
+                     source=name)
+
+
+def _parse_json_loose(raw: bytes, name: str):
+    """JSON, or JSON lines (a timeline)."""
+    try:
+        return read_json_bytes(raw, name)
+    except InputError as first:
+        text = raw.decode("utf-8-sig", errors="replace")
+        lines = [ln for ln in text.splitlines() if ln.strip()]
+        if len(lines) > 1 and all(ln.lstrip().startswith("{") for ln in lines):
+            out = []
+            for i, ln in enumerate(lines, 1):
+                try:
+                    out.append(json.loads(ln))
+                except json.JSONDecodeError as exc:
+                    raise InputError(f"line {i} is not valid JSON: {exc.msg}", source=name) from None
+            return {"__jsonl__": out}
+        raise first
+
+
+def _snapshots_from_json(obj, name: str) -> tuple[str, list]:
+    """("snapshot" | "timeline", [LoadData...]) from parsed JSON."""
+    if isinstance(obj, dict) and "__jsonl__" in obj:
+        obj = obj["__jsonl__"]
+    if isinstance(obj, dict) and isinstance(obj.get("snapshots"), list):
+        obj = obj["snapshots"]
+    if isinstance(obj, list):
+        if not obj:
+            raise InputError("an empty list: expected snapshots", source=name)
+        if all(_looks_like_report(x) for x in obj):
+            return "snapshot", [_combine_reports([(x, f"{name}[{i}]") for i, x in enumerate(obj)], name)]
+        return "timeline", [load_data_from_json(x, f"{name}[{i}]") for i, x in enumerate(obj)]
+    return "snapshot", [load_data_from_json(obj, name)]
+
+
+def _combine_reports(reports: list, label: str) -> LoadData:
+    """Several ``broker-stats load-report`` objects → one snapshot (broker id from ``brokerId``)."""
+    brokers = {}
+    for obj, where in reports:
+        if not _looks_like_report(obj):
+            raise InputError("not a broker load report (no brokerId / lastStats)", source=where)
+        bid = obj.get("brokerId") if isinstance(obj.get("brokerId"), str) and obj.get("brokerId") else None
+        if bid is None:
+            bid = PurePosixPath(display_name(where)).stem or f"broker-{len(brokers) + 1}"
+        if bid in brokers:
+            raise InputError(f"broker {bid} appears twice", source=where, field="brokerId")
+        brokers[bid] = obj
+    return load_data_from_json({"brokers": brokers}, label)
+
+
+def _zip_kind(raw: bytes, name: str) -> str:
+    """"timeline" for a zip of LoadData snapshots, else "snapshot" (ZK dump or load reports)."""
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(raw))
+    except zipfile.BadZipFile:
+        raise InputError("not a valid zip archive", source=name) from None
+    members = [i for i in zf.infolist() if not i.is_dir() and not i.filename.startswith("__MACOSX")]
+    if any("brokers" in PurePosixPath(i.filename).parts[:-1] for i in members):
+        return "snapshot"
+    jsons = [i for i in members if i.filename.endswith(".json")]
+    if not jsons:
+        return "snapshot"
+    first = jsons[0]
+    if first.file_size > MAX_UPLOAD_BYTES:
+        return "snapshot"
+    try:
+        obj = json.loads(zf.read(first).decode("utf-8-sig"))
+    except (ValueError, UnicodeDecodeError):
+        return "snapshot"
+    return "timeline" if isinstance(obj, dict) and "brokers" in obj else "snapshot"
+
+
+def _zip_timeline(raw: bytes, name: str) -> list:
+    zf = zipfile.ZipFile(io.BytesIO(raw))
+    members = sorted((i for i in zf.infolist() if not i.is_dir() and i.filename.endswith(".json")
+                      and not i.filename.startswith("__MACOSX")), key=lambda i: i.filename)
+    total, out = 0, []
+    for i in members:
+        total += i.file_size
+        if i.file_size > MAX_UPLOAD_BYTES or total > 4 * MAX_UPLOAD_BYTES:
+            raise InputError("the archive expands beyond the size limit", source=name)
+        where = f"{name}:{PurePosixPath(i.filename).name}"
+        out.append(load_data_from_json(read_json_bytes(zf.read(i), where), where))
+    if not out:
+        raise InputError("the archive holds no snapshots", source=name)
+    return out
+
+
+def _validate_scenario(obj, name: str) -> dict:
+    """The simulator's own validation (``engine.simulator.parse_scenario``): one message naming the field."""
+    try:
+        from engine.simulator.scenario import parse_scenario
+    except ImportError:  # pragma: no cover - the simulator engine is part of the project
+        return {}
+    sc = parse_scenario(obj, source=name)
+    return {"name": sc.name, "title": sc.title or sc.name, "minutes": sc.minutes, "brokers": len(sc.brokers)}
+
+
+def _scenario(sid, raw: bytes, text: str, obj, name: str) -> dict:
+    if not isinstance(obj, dict):
+        raise InputError("a scenario must be a mapping (a YAML or JSON object) with brokers, namespaces and "
+                         "events", source=name)
+    facts = _validate_scenario(obj, name)
+    digest = _hash(raw)
+    scen_id = f"scenario:{digest}"
+    info = {"id": scen_id, "label": name, "keys": sorted(map(str, obj))[:12], "bytes": len(raw), **facts}
+    get_cache().set(f"scen:{digest}", {"text": text, "data": obj, "info": info}, expire=_TTL)
+    _remember(sid, "scenarios", info)
+    return info
+
+
+def _one_file(sid, raw: bytes, name: str, out: Ingested) -> None:
+    if raw[:2] == b"PK":
+        if _zip_kind(raw, name) == "timeline":
+            lds = _zip_timeline(raw, name)
+        else:
+            lds = [load_snapshot_bytes(raw, name)]
+        out.sources.append(_store(sid, "upload", _hash(raw), name, lds))
+        return
+    text = _text(raw, name)
+    kind = _classify_text(text, name)
+    if kind == "conf":
+        parsed = parse_broker_conf(text, source=name)
+        if not parsed.applied:
+            raise InputError(f"no load-balancer keys found ({len(parsed.unknown)} other keys ignored)", source=name)
+        values = {k: fmt_conf_value(getattr(parsed.config, k)) for k in parsed.applied}
+        conf = out.conf or {"values": {}, "label": name, "ignored": 0}
+        conf["values"].update(values)
+        conf["ignored"] += len(parsed.unknown)
+        out.conf = conf
+        return
+    if kind == "yaml":
+        import yaml
+
+        try:
+            obj = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f" at line {mark.line + 1}" if mark is not None else ""
+            raise InputError(f"not valid YAML{where}: {getattr(exc, 'problem', None) or exc}", source=name) from None
+        out.scenarios.append(_scenario(sid, raw, text, obj, name))
+        return
+    obj = _parse_json_loose(raw, name)
+    if _is_scenario(obj):
+        out.scenarios.append(_scenario(sid, raw, text, obj, name))
+        return
+    what, lds = _snapshots_from_json(obj, name)
+    out.sources.append(_store(sid, "upload", _hash(raw), name, lds))
+
+
+def ingest_files(sid, contents, names) -> Ingested:
+    """Parse, validate and store uploaded files; never raises (problems become ``errors``).
+
+    Several load reports uploaded together make one snapshot; other files are handled one by one,
+    so one bad file does not lose the others.
+    """
+    out = Ingested()
+    if contents is None:
+        return out
+    if isinstance(contents, str):
+        contents, names = [contents], [names]
+    names = list(names or [])
+    names += [None] * (len(contents) - len(names))
+    files = []
+    for c, n in zip(contents, names):
+        label = display_name(n)
+        try:
+            files.append((decode_upload(c, label), label))
+        except InputError as exc:
+            out.errors.append(str(exc))
+    if len(files) > 1:
+        parsed = []
+        for raw, label in files:
+            try:
+                obj = read_json_bytes(raw, label) if raw[:2] != b"PK" else None
+            except InputError:
+                obj = None
+            parsed.append(obj)
+        if all(_looks_like_report(o) for o in parsed):
+            try:
+                label = f"{len(files)} load reports"
+                ld = _combine_reports([(o, n) for o, (_, n) in zip(parsed, files)], label)
+                out.sources.append(_store(sid, "upload", _hash(*[r for r, _ in files]), label, [ld]))
+            except InputError as exc:
+                out.errors.append(str(exc))
+            return out
+    for raw, label in files:
+        try:
+            _one_file(sid, raw, label, out)
+        except InputError as exc:
+            out.errors.append(str(exc))
+        except (RecursionError, MemoryError, zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError) as exc:
+            out.errors.append(f"{label}: cannot read the file ({type(exc).__name__})")
+    return out

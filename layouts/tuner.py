@@ -1,0 +1,389 @@
+"""Tuner page: one snapshot, the strategies and their broker.conf keys, and what the leader decides.
+
+``layout(**kwargs)`` takes a permalink's query parameters (see :mod:`dashboard.permalink`); with
+none it renders the default sample's settings and the callbacks restore the tab's own state. The
+small builders below (controls, decision card, plan table, …) are pure functions of engine
+results, shared by the callbacks.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from dash import dcc, html
+
+from dashboard import ids, permalink
+from dashboard.figures.theme import STATUS, empty_figure, graph_config
+from dashboard.keys import (KeySpec, allowed_placements, conf_to_value, default_conf, format_value, groups_for,
+                            key_spec, placement_names, shedding_names, MANAGER_KEYS, WEIGHT_KEYS)
+from dashboard.sources import DEFAULT_SOURCE, sample_state
+from dashboard.state import TunerState, coerce_state
+
+__all__ = ["layout", "default_state", "controls", "fmt_store", "decision_card", "plan_table", "why_panel",
+           "cycles_table", "source_line", "key_label", "strategy_options"]
+
+
+# ------------------------------------------------------------------------------------------ state
+def default_state(src: str = DEFAULT_SOURCE) -> TunerState:
+    """The settings a new user starts with: the sample's own config (``bigo-threshold-first-unload``)."""
+    st = sample_state(src) or {"values": {}}
+    state, _ = coerce_state({"src": src, "values": st["values"]})
+    return state
+
+
+def strategy_options(kind: str, shed: str | None = None) -> list[dict]:
+    """Dropdown options; AvgShedder placement is offered only with AvgShedder shedding (as Pulsar requires)."""
+    if kind == "shedding":
+        return [{"label": n, "value": n} for n in shedding_names()]
+    out = []
+    allowed = allowed_placements(shed)
+    for n in placement_names():
+        if n not in allowed:
+            continue
+        opt = {"label": n, "value": n}
+        if n == "AvgShedder" and shed != "AvgShedder":
+            opt = {"label": f"{n} (needs AvgShedder shedding)", "value": n, "disabled": True}
+        out.append(opt)
+    return out
+
+
+# ------------------------------------------------------------------------------------------ controls
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def key_label(key: str) -> list:
+    """A ``broker.conf`` key that wraps at its camelCase humps (``<wbr>``, so copy-paste stays exact)."""
+    parts = _CAMEL.split(key)
+    out = []
+    for i, p in enumerate(parts):
+        if i:
+            out.append(html.Wbr())
+        out.append(p)
+    return out
+
+
+@lru_cache(maxsize=1)
+def _all_keys() -> tuple:
+    keys = []
+    for s in shedding_names():
+        for p in placement_names():
+            for g in groups_for(s, p):
+                keys += [k for k in g.keys if k not in keys]
+    for k in MANAGER_KEYS + WEIGHT_KEYS:
+        if k not in keys:
+            keys.append(k)
+    return tuple(keys)
+
+
+def fmt_store() -> dict:
+    """``{key: {unit, scale, digits, default}}`` for the clientside value labels."""
+    out = {}
+    for k in _all_keys():
+        try:
+            spec = key_spec(k)
+        except KeyError:
+            continue
+        if spec.kind == "slider":
+            d = spec.fmt.to_json()
+            d["default"] = spec.default
+            out[k] = d
+    return out
+
+
+def _row(spec: KeySpec, conf: str | None) -> html.Div:
+    value = conf_to_value(spec, conf)
+    changed = conf is not None and conf != default_conf(spec.key)
+    meta = [html.Span(f"default {format_value(spec.default, spec.fmt)}", className="tk-default")]
+    if spec.default5 != spec.default:
+        meta.append(html.Span(f"5.0: {format_value(spec.default5, spec.fmt)}", className="tk-default5"))
+    head = [html.Code(key_label(spec.key), className="tk-key", title=spec.doc)]
+    if spec.kind == "slider":
+        head.append(html.Span(format_value(value, spec.fmt), id=ids.tuner_key_value(spec.key),
+                              className="tk-value" + (" tk-value-changed" if changed else "")))
+        lo, hi = spec.range_for(value)
+        widget = dcc.Slider(id=ids.tuner_key(spec.key), min=lo, max=hi, step=spec.step, value=value,
+                            marks=spec.marks(value), allow_direct_input=False, updatemode="mouseup",
+                            included=False, className="tk-slider")
+    elif spec.kind == "bool":
+        widget = dcc.RadioItems(id=ids.tuner_flag(spec.key), value=bool(value), inline=True, className="tk-bool",
+                                options=[{"label": "true", "value": True}, {"label": "false", "value": False}])
+    else:
+        widget = dcc.Input(id=ids.tuner_text(spec.key), value=value or "", debounce=True, className="tk-text",
+                           placeholder=str(spec.default or ""))
+    return html.Div([html.Div(head, className="tk-head"), widget,
+                     html.Div(meta, className="tk-meta"), html.Div(spec.doc, className="tk-doc")],
+                    className="tk-row" + (" tk-changed" if changed else ""), **{"data-key": spec.key})
+
+
+def controls(state: TunerState) -> list:
+    """The grouped controls for the state's strategies, at the state's values."""
+    values = state.value_dict
+    out = []
+    for g in groups_for(state.shed, state.place):
+        rows = []
+        for k in g.keys:
+            try:
+                rows.append(_row(key_spec(k), values.get(k)))
+            except KeyError:
+                continue
+        if rows:
+            out.append(html.Section([html.Div([html.H4(g.title), html.Span(g.subtitle, className="tk-sub")],
+                                              className="tk-group-head"), *rows], className="tk-group"))
+    if not out:
+        out.append(html.P("This strategy reads no tunable keys.", className="muted"))
+    return out
+
+
+# ------------------------------------------------------------------------------------------ results
+def _badge(label: str, kind: str) -> html.Span:
+    return html.Span(label, className=f"badge badge-{kind}")
+
+
+def _status_chip(status: str) -> html.Span:
+    col, lab = STATUS.get(status, STATUS["ok"])
+    return html.Span(lab, className="chip", style={"background": col})
+
+
+def decision_card(a, inline: int = 3) -> list:
+    """The headline (what the leader does this cycle) and the reasons, in the engine's words.
+
+    The first ``inline`` reasons and placements are shown; the rest fold into a "show all" element,
+    so the scores figure stays above the fold on a laptop.
+    """
+    c = a.cycle
+    res = a.result
+    moved = bool(c.unloads)
+    out = [html.Div([_badge("Success" if moved else "Skip", "success" if moved else "skip"),
+                     html.Span(a.headline(), className="decision-headline")], className="decision-top")]
+    if not moved or (res is not None and c.reason != res.reason):  # "N bundle(s) from M broker(s)" adds nothing
+        out.append(html.Div(c.reason, className="decision-reason"))
+    items = []
+    if res is not None:
+        for v in res.verdicts:
+            if v.status in ("over", "skipped") and v.reason:
+                items.append(html.Li([_status_chip(v.status), html.Code(v.broker), " ", v.reason]))
+        for p in res.pairs:
+            if p.reason and (p.triggered or p.gap >= a.config.loadBalancerAvgShedderLowThreshold):
+                items.append(html.Li([_status_chip("over" if p.triggered else "pending"),
+                                      html.Code(f"{p.high} / {p.low}"), " ", p.reason]))
+        for d in getattr(res, "decisions", None) or []:
+            items.append(html.Li([_badge(d.label, "success" if d.label == "Success" else "skip"), " ",
+                                  html.B(d.reason), ": ", d.detail or ""]))
+    places = []
+    for u in c.processed:
+        dec = u.placement
+        if dec is None:
+            continue
+        txt = [html.Code(u.bundle), " → ", html.B(u.destination or "—"), f" ({dec.strategy}"
+               + (", random draw" if dec.random else "") + f"): {dec.reason}"]
+        if u.skipped:
+            txt += [" — not unloaded: ", u.skipped]
+        places.append(html.Div(txt, className="decision-place"))
+    if items:
+        out.append(html.Ul(items[:inline], className="decision-why"))
+    out += places[:max(1, inline - 1)]
+    rest_items, rest_places = items[inline:], places[max(1, inline - 1):]
+    if rest_items or rest_places:
+        what = " and ".join(x for x in (f"{len(rest_items)} more reasons" if rest_items else "",
+                                        f"{len(rest_places)} more placements" if rest_places else "") if x)
+        out.append(html.Details([html.Summary(f"Show {what}", className="decision-more"),
+                                 html.Ul(rest_items[:60], className="decision-why")] + rest_places[:30]
+                                + ([html.Div("… the report lists everything", className="decision-note")]
+                                   if len(rest_items) > 60 or len(rest_places) > 30 else []),
+                                className="decision-fold"))
+    notes = [n if len(n) <= 200 else n[:200] + " …" for n in (res.notes[:2] if res is not None else [])]
+    for n in notes + a.notes:
+        out.append(html.Div(n, className="decision-note"))
+    return out
+
+
+def plan_table(plan: list, limit: int = 12) -> html.Div:
+    """The unload plan: bundle, source → destination, traffic, placement reason, outcome.
+
+    Kept flat (few components per row) and cut at ``limit`` rows: it is re-sent on every slider
+    release; the report lists every row.
+    """
+    if not plan:
+        return html.Div("No bundle is unloaded this cycle.", className="empty-note")
+    head = html.Tr([html.Th("#"), html.Th("bundle"), html.Th("from → to"), html.Th("msg/s", className="num"),
+                    html.Th("MB/s", className="num"), html.Th("placement"), html.Th("outcome")])
+    rows = []
+    for i, r in enumerate(plan[:limit], 1):
+        how = f"{r['placement_strategy']}{' · random' if r['random'] else ''}: {r['placement']}"
+        rows.append(html.Tr([
+            html.Td(str(i)), html.Td(r["bundle"], className="mono"),
+            html.Td(f"{r['source']} → {r['destination'] or '—'}", className="mono"),
+            html.Td(f"{r['msg_rate']:,.0f}", className="num"), html.Td(f"{r['throughput'] / 1048576:,.2f}", className="num"),
+            html.Td(how if len(how) <= 120 else how[:120] + " …", className="cell-note"),
+            html.Td(r["skipped"] or "unloaded", className="plan-skipped" if r["skipped"] else "plan-ok"),
+        ]))
+    more = [html.Div(f"… and {len(plan) - limit} more: Export report lists every unload", className="table-more")] \
+        if len(plan) > limit else []
+    return html.Div([html.Table([html.Thead(head), html.Tbody(rows)], className="data-table")] + more,
+                    className="table-wrap")
+
+
+def cycles_table(cycles, limit: int = 60) -> html.Div:
+    rows = []
+    for c in cycles:
+        for u in c.unloads:
+            rows.append(html.Tr([html.Td(str(c.cycle)), html.Td(html.Code(u.bundle)),
+                                 html.Td([html.Code(u.broker), " → ", html.Code(u.destination or "—")]),
+                                 html.Td(f"{u.msg_rate:,.0f}", className="num")]))
+    if not rows:
+        return html.Div(f"No unload in {len(cycles)} cycles: " + (cycles[-1].reason if cycles else ""),
+                        className="empty-note")
+    head = html.Tr([html.Th("cycle"), html.Th("bundle"), html.Th("from → to"), html.Th("msg/s", className="num")])
+    return html.Div(html.Table([html.Thead(head), html.Tbody(rows[:limit])], className="data-table"),
+                    className="table-wrap")
+
+
+def why_panel(w) -> list:
+    """The "why not?" answer."""
+    out = [html.Div(w.headline, className="why-headline")]
+    if w.missed:
+        out.append(html.Ul([html.Li(x) for x in w.missed], className="why-missed"))
+    if w.flips:
+        out.append(html.H5("Slider values that change the outcome"))
+        out.append(html.Ul([html.Li([html.Span("↦ ", className="muted"), f.text]) for f in w.flips],
+                           className="why-flips"))
+    out.append(html.Div(f"{'; '.join(w.notes)} · {w.evaluations} engine runs in {w.seconds:.2f} s",
+                        className="why-notes"))
+    return out
+
+
+def source_line(a) -> list:
+    """"ThresholdShedder + LeastResourceUsageWithWeight on 5 brokers · 40 bundles · seed 0 (step 3 of 10)"."""
+    snap = a.snap
+    parts = [html.Span(a.shedding, className="pill"), html.Span(a.placement, className="pill pill-alt"),
+             html.Span(f"on {snap.view.nb} brokers · {snap.view.nk} bundles · seed {a.seed}", className="src-counts")]
+    if snap.steps > 1:
+        parts.append(html.Span(f"timeline snapshot {snap.step + 1} of {snap.steps}", className="src-counts"))
+    return parts
+
+
+# ------------------------------------------------------------------------------------------ page
+def _card(title, body, *, sub=None, cls="", card_id=None, hidden=False, actions=None):
+    head = [html.H3(title)] + ([html.Span(sub, className="card-sub")] if sub else [])
+    kw = {"id": card_id} if card_id else {}
+    return html.Section([html.Div([html.Div(head, className="card-titles")] + ([actions] if actions else []),
+                                  className="card-head"), body],
+                        className=f"card {cls}".strip(), hidden=hidden, **kw)
+
+
+def _graph(gid, name, height=360, cls=""):
+    return dcc.Graph(id=gid, figure=empty_figure("Loading…", height=height), config=graph_config(name),
+                     className=f"tuner-graph {cls}".strip())
+
+
+def layout(**kwargs):
+    """The Tuner page (``kwargs``: a permalink's query parameters)."""
+    link, errors = permalink.decode(kwargs)
+    init = link or default_state()
+    link_data = {"state": link.to_json() if link else None, "errors": errors} if (link or errors) else None
+    side = html.Aside([
+        _card("Strategies", html.Div([
+            html.Label("Shedding (loadBalancerLoadSheddingStrategy)", htmlFor=ids.TUNER_SHED, className="field-label"),
+            dcc.Dropdown(id=ids.TUNER_SHED, options=strategy_options("shedding"), value=init.shed, clearable=False,
+                         className="tuner-dd"),
+            html.Label("Placement (loadBalancerLoadPlacementStrategy)", htmlFor=ids.TUNER_PLACE,
+                       className="field-label"),
+            dcc.Dropdown(id=ids.TUNER_PLACE, options=strategy_options("placement", init.shed), value=init.place,
+                         clearable=False, className="tuner-dd"),
+            html.Div([html.Label("Seed of random placement draws", htmlFor=ids.TUNER_SEED, className="field-label"),
+                      dcc.Input(id=ids.TUNER_SEED, type="number", min=0, step=1, value=init.seed, debounce=True,
+                                className="tuner-seed")], className="seed-row"),
+            html.Div([html.Label("Timeline snapshot", className="field-label"),
+                      dcc.Slider(id=ids.TUNER_STEP, min=0, max=1, step=1, value=0, allow_direct_input=False,
+                                 marks=None, className="tk-slider")],
+                     id=ids.TUNER_STEP_ROW, hidden=True, className="step-row"),
+        ]), cls="card-tight"),
+        _card("broker.conf", html.Div([
+            html.Div([
+                html.Button("Reset to defaults", id=ids.TUNER_RESET, className="btn btn-ghost",
+                            title="every key back to Pulsar 4.x defaults (the strategies are kept)"),
+                html.Button("Pulsar 5.0 defaults", id=ids.TUNER_PRESET5, className="btn btn-ghost",
+                            title="AvgShedder for both roles, maxUnloadPercentage 0.5, bundles not distributed evenly"),
+                html.Button("BIGO AvgShedder", id=ids.TUNER_PRESET_BIGO, className="btn btn-ghost",
+                            title="BIGO's production AvgShedder settings (field findings §1.3)"),
+            ], className="btn-row"),
+            html.Div([
+                dcc.Upload(html.Span(["Import broker.conf"]), id=ids.TUNER_CONF_UPLOAD, className="btn btn-ghost upload-btn",
+                           max_size=1024 * 1024, multiple=False),
+                html.Button("Export changed keys", id=ids.TUNER_CONF_EXPORT, className="btn btn-ghost"),
+            ], className="btn-row"),
+            html.Pre(id=ids.TUNER_CONF_TEXT, className="conf-text"),
+        ]), cls="card-tight"),
+        html.Div(controls(init), id=ids.TUNER_CONTROLS, className="tuner-controls"),
+    ], className="tuner-side")
+
+    main = html.Div([
+        _card("Decision", html.Div(id=ids.TUNER_DECISION, className="decision"), cls="card-decision"),
+        _card("Broker scores", _graph(ids.TUNER_FIG_SCORES, "broker-scores", 380),
+              sub="bars: what the strategy compared · markers: each weighted resource · lines move while you drag"),
+        _card("AvgShedder pairs", _graph(ids.TUNER_FIG_PAIRS, "avgshedder-pairs", 360), card_id=ids.TUNER_PAIRS_CARD,
+              sub="hottest with coolest, second with second-to-last … · gap and hit counts k of n",
+              hidden=init.shed != "AvgShedder"),
+        _card("Unload plan", html.Div(id=ids.TUNER_PLAN), sub="in the order the leader issues them"),
+        _card("Where the bundle goes", _graph(ids.TUNER_FIG_PLACEMENT, "placement", 320),
+              sub="the placement strategy's scores of the candidates for the first unloaded bundle"),
+        _card("Load before and after", _graph(ids.TUNER_FIG_PLAN, "before-after", 340),
+              sub="each unloaded bundle's short-term traffic moved to its destination (an estimate) · max/min ratios "
+                  "of message rate and throughput across brokers, dotted: 1.0 = even"),
+        _card("Per-bundle topic distribution", _graph(ids.TUNER_FIG_TOPICS, "topic-distribution", 380),
+              sub="topics and traffic of every bundle, per broker · red rings: unloaded this cycle"),
+        _card("Run N cycles on this snapshot", html.Div([
+            html.Div([html.Label("cycles", htmlFor=ids.TUNER_CYCLES_N, className="field-label inline"),
+                      dcc.Input(id=ids.TUNER_CYCLES_N, type="number", min=1, max=200, step=1, value=10,
+                                className="cycles-n"),
+                      html.Button("Run", id=ids.TUNER_CYCLES_RUN, className="btn btn-primary")],
+                     className="cycles-row"),
+            dcc.Loading(html.Div([
+                dcc.Graph(id=ids.TUNER_FIG_CYCLES, config=graph_config("cycles"), className="tuner-graph cycles-graph",
+                          figure=empty_figure("Press Run: the leader's shedding cycles replayed on these load reports",
+                                              height=140)),
+                html.Div(id=ids.TUNER_CYCLES_TABLE)]), type="dot", color="#1f6feb"),
+        ]), sub="the same load reports every shedding interval: hit counts and history build up"),
+        _card("Why not?", html.Div([
+            dcc.Dropdown(id=ids.TUNER_WHY_TARGET, placeholder="pick a broker or a bundle (type to search)",
+                         className="why-dd", searchable=True, clearable=True),
+            dcc.Loading(html.Div(id=ids.TUNER_WHY_OUT, className="why-out"), type="dot", color="#1f6feb"),
+        ]), sub="which threshold it missed, by how much, and the slider value that changes the outcome"),
+    ], className="tuner-main")
+
+    header = html.Div([
+        html.Div([html.H1("Tuner"), html.Div(id=ids.TUNER_SOURCE_INFO, className="src-line")],
+                 className="page-titles page-titles-row"),
+        html.Div([
+            html.Div([dcc.Input(id=ids.TUNER_PERMALINK, readOnly=True, className="permalink-input",
+                                placeholder="permalink"),
+                      dcc.Clipboard(target_id=ids.TUNER_PERMALINK, id=ids.TUNER_PERMALINK_COPY, className="clip",
+                                    title="copy the permalink")], className="permalink"),
+            dcc.RadioItems(id=ids.TUNER_EXPORT_FORMAT, options=[{"label": "PNG", "value": "png"},
+                                                                {"label": "SVG", "value": "svg"}],
+                           value="png", inline=True, className="fmt-radio"),
+            html.Button("Download figures", id=ids.TUNER_EXPORT_FIGS, className="btn btn-ghost",
+                        title="every figure, rendered on the server with Kaleido (zip)"),
+            html.Button("Export report", id=ids.TUNER_REPORT, className="btn btn-primary",
+                        title="one self-contained HTML file for an incident review"),
+        ], className="page-actions"),
+    ], className="page-header")
+
+    return html.Div([
+        dcc.Store(id=ids.page_source("tuner")),
+        dcc.Store(id=ids.page_import("tuner")),
+        dcc.Store(id=ids.TUNER_STATE),
+        dcc.Store(id=ids.TUNER_CYCLES_STATE),
+        dcc.Store(id=ids.TUNER_WHY_STATE),
+        dcc.Store(id=ids.TUNER_LINK, data=link_data),
+        dcc.Store(id=ids.TUNER_BASE, data=None),
+        dcc.Store(id=ids.TUNER_FMT, data=fmt_store()),
+        dcc.Store(id=ids.TUNER_QS, data=None),
+        dcc.Store(id=ids.TUNER_SHOWN, data=None),
+        dcc.Download(id=ids.TUNER_DOWNLOAD),
+        dcc.Download(id=ids.TUNER_REPORT_DOWNLOAD),
+        dcc.Download(id=ids.TUNER_CONF_DOWNLOAD),
+        header,
+        html.Div(id=ids.TUNER_ALERT),
+        html.Div([side, main], className="tuner-grid"),
+    ], className="page page-tuner")

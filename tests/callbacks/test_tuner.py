@@ -1,0 +1,160 @@
+"""Tuner callback bodies as plain functions."""
+import json
+
+import pytest
+from dash import Patch, no_update
+from dash.exceptions import PreventUpdate
+
+import callbacks.tuner as ct
+from dashboard import ids, sources
+from dashboard.state import TunerState
+from tests.dashboard.conftest import data_url
+
+SRC = {"id": sources.DEFAULT_SOURCE, "kind": "sample", "steps": 1}
+DEFAULT_VALUES = {"loadBalancerDistributeBundlesEvenlyEnabled": "false"}
+
+
+def _kid(k):
+    return {"type": ids.TUNER_KEY, "key": k}
+
+
+def test_tuner001_control_values_and_overlay():
+    vals = ct.control_values(([_kid("loadBalancerBrokerThresholdShedderPercentage")], [12.0]),
+                             ([{"type": ids.TUNER_FLAG, "key": "lowerBoundarySheddingEnabled"}], [False]), ([], []))
+    assert vals == {"loadBalancerBrokerThresholdShedderPercentage": "12", "lowerBoundarySheddingEnabled": "false"}
+    merged = ct.overlay({"maxUnloadPercentage": "0.5", "loadBalancerBrokerThresholdShedderPercentage": "15"}, vals)
+    assert merged == {"maxUnloadPercentage": "0.5", "loadBalancerBrokerThresholdShedderPercentage": "12"}
+    assert ct.overlay({"loadBalancerBrokerThresholdShedderPercentage": "15"},
+                      {"loadBalancerBrokerThresholdShedderPercentage": "10"}) == {}  # back at the default
+
+
+def _resolve(trigger, **kw):
+    base = kw.pop("base", {"values": DEFAULT_VALUES, "nonce": None})
+    args = dict(shed="ThresholdShedder", place="LeastResourceUsageWithWeight", link=None, conf_import=None, base=base,
+                config=None, source=SRC, current={}, seed=0)
+    args.update(kw)
+    return ct.resolve_controls(trigger, **args)
+
+
+def test_tuner002_page_load_link_config_default():
+    st, base, msgs = _resolve(None, base=None)
+    assert st.shed == "ThresholdShedder" and st.place == "LeastResourceUsageWithWeight"
+    assert st.value_dict == DEFAULT_VALUES  # the default sample's own settings
+    saved = {"shed": "AvgShedder", "place": "AvgShedder", "values": {"maxUnloadPercentage": "0.5"}, "nonce": "n1"}
+    st, base, _ = _resolve(None, base=None, config=saved)
+    assert (st.shed, st.value_dict, base["nonce"]) == ("AvgShedder", {"maxUnloadPercentage": "0.5"}, "n1")
+    link = {"state": {"shed": "OverloadShedder", "place": "LeastLongTermMessageRate", "values": {}, "seed": 4},
+            "errors": ["link: unknown key 'x' ignored"]}
+    st, base, msgs = _resolve(None, base=None, config=saved, link=link,
+                              conf_import={"values": {}, "mode": "merge", "nonce": "n2"})
+    assert st.shed == "OverloadShedder" and st.seed == 4 and msgs == link["errors"]
+    assert base["nonce"] == "n2"  # the link wins over a pending import
+
+
+def test_tuner003_presets_reset_and_pairing():
+    st, _, msgs = _resolve(ids.TUNER_PRESET5)
+    assert (st.shed, st.place) == ("AvgShedder", "AvgShedder") and st.value_dict["maxUnloadPercentage"] == "0.5"
+    st, _, _ = _resolve(ids.TUNER_PRESET_BIGO)
+    assert st.value_dict["minUnloadMessage"] == "10000"
+    st, _, msgs = _resolve(ids.TUNER_RESET, current={"loadBalancerBrokerThresholdShedderPercentage": "30"})
+    assert st.values == () and st.shed == "ThresholdShedder" and "strategies kept" in msgs[0]
+    st, _, msgs = _resolve(ids.TUNER_SHED, shed="AvgShedder")
+    assert st.place == "AvgShedder" and "Pulsar 5.0" in msgs[-1]
+    st, _, msgs = _resolve(ids.TUNER_PLACE, place="AvgShedder")
+    assert st.shed == "AvgShedder"
+    st, _, _ = _resolve(ids.TUNER_SHED, shed="TransferShedder")
+    assert st.place == "ExtensibleLeastResourceUsageWithWeight"
+
+
+def test_tuner004_broker_conf_import():
+    conf = data_url(b"loadBalancerBrokerThresholdShedderPercentage=20\nloadBalancerLoadSheddingStrategy="
+                    b"org.apache.pulsar.broker.loadbalance.impl.OverloadShedder\nfoo=bar\n")
+    st, _, msgs = _resolve(ids.TUNER_CONF_UPLOAD, conf_contents=conf, conf_name="prod/broker.conf")
+    assert st.shed == "OverloadShedder"
+    assert st.value_dict["loadBalancerBrokerThresholdShedderPercentage"] == "20"
+    assert st.value_dict["loadBalancerDistributeBundlesEvenlyEnabled"] == "false"  # merged, not replaced
+    assert any("broker.conf" in m for m in msgs) and any("1 other keys" in m for m in msgs)
+    st2, _, msgs = _resolve(ids.TUNER_CONF_UPLOAD, conf_contents=data_url(b"maxUnloadPercentage=2\n"), conf_name="x.conf")
+    assert st2.value_dict == DEFAULT_VALUES and msgs[0].startswith("error: x.conf")  # nothing changed
+
+
+def test_tuner005_sample_import_replaces():
+    imp = {"values": {"loadBalancerLoadSheddingStrategy": "org.apache.pulsar.broker.loadbalance.impl.AvgShedder",
+                      "loadBalancerLoadPlacementStrategy": "org.apache.pulsar.broker.loadbalance.impl.AvgShedder",
+                      "maxUnloadPercentage": "0.5"}, "mode": "replace", "label": "sample X", "nonce": "n9"}
+    st, base, msgs = _resolve(ids.CONF_IMPORT, conf_import=imp)
+    assert (st.shed, st.place) == ("AvgShedder", "AvgShedder") and st.value_dict == {"maxUnloadPercentage": "0.5"}
+    assert base["nonce"] == "n9" and msgs[0] == "applied sample X"
+    st, base, msgs = _resolve(ids.CONF_IMPORT, conf_import=imp, base={"values": {}, "nonce": "n9"})
+    assert st.shed == "ThresholdShedder" and not msgs  # already applied
+
+
+def _update(k_vals=(), base=None, source=SRC, shown=None, conf_import=None, seed=0):
+    keys = ["loadBalancerBrokerThresholdShedderPercentage"]
+    return ct.update_tuner(list(k_vals), [], [], seed, 0, source, base, [_kid(k) for k in keys][:len(k_vals)], [], [],
+                           "ThresholdShedder", "LeastResourceUsageWithWeight", shown, conf_import)
+
+
+def test_tuner006_update_recomputes_and_saves_state():
+    base = {"values": DEFAULT_VALUES, "nonce": None, "messages": []}
+    out = _update([10.0], base)
+    scores, pairs_fig, pairs_hidden, place, plan, ba, topics, shown, decision, alerts, conf, info, qs, cfg, st = out
+    assert scores.layout.meta["rev"] == shown["scores"] and ba.layout.meta["rev"] == shown["before_after"]
+    assert pairs_fig is no_update and pairs_hidden is True
+    assert shown["snapshot"] == f"{sources.DEFAULT_SOURCE}|0" and not isinstance(topics, Patch)
+    assert "loadBalancerDistributeBundlesEvenlyEnabled=false" in conf
+    assert qs.startswith("src=sample:bigo-threshold-first-unload&shed=ThresholdShedder")
+    assert cfg["values"] == DEFAULT_VALUES and st["src"] == sources.DEFAULT_SOURCE
+    assert "Unload 1 bundle" in json.dumps(decision, default=str)
+    # 11 %: the same unload, so only what shows the config is re-sent (scores, decision), not the plan figures
+    out = _update([11.0], base, shown=shown)
+    assert out[0] is not no_update and out[8] is not no_update
+    assert all(out[i] is no_update for i in (3, 5, 6)) and out[4] is not no_update  # plan reasons name 11 %
+    # 12 %: nothing moves any more; the topic figure's ringed overlay is patched, not rebuilt
+    out = _update([12.0], base, shown=shown)
+    assert isinstance(out[6], Patch) and out[5] is not no_update
+    ops = out[6].to_plotly_json()["operations"]
+    assert [o["location"] for o in ops] == [["layout", "shapes"], ["layout", "meta", "rev"]]
+    assert ops[0]["params"]["value"] == []  # no ring: nothing is unloaded
+    assert "Nothing moves" in json.dumps(out[8], default=str)
+    assert "loadBalancerBrokerThresholdShedderPercentage=12" in out[12]
+
+
+def test_tuner007_update_waits_and_never_crashes():
+    with pytest.raises(PreventUpdate):
+        _update([10.0], None)  # controls not rendered yet
+    with pytest.raises(PreventUpdate):
+        _update([10.0], {"values": {}, "nonce": "a"}, conf_import={"nonce": "b"})  # an import is pending
+    out = _update([10.0], {"values": {}, "nonce": None}, source={"id": "upload:" + "e" * 20, "steps": 1})
+    assert all(x is no_update for i, x in enumerate(out) if i != 9)
+    assert "upload it again" in json.dumps(out[9], default=str)  # an alert; the previous figures stay
+
+
+def test_tuner008_sync_controls_on_page_load(trig):
+    out = trig(ct.sync_controls, None, "ThresholdShedder", "LeastResourceUsageWithWeight", None, None, None, None,
+               None, None, None, None, None, SRC, 0, [], [], [], [], [], [])
+    shed, place, place_opts, children, base, seed, pairs_hidden, upload = out
+    assert (shed, place, seed, pairs_hidden, upload) == ("ThresholdShedder", "LeastResourceUsageWithWeight", 0, True, None)
+    assert base["values"] == DEFAULT_VALUES and base["n"] == 1
+    assert "loadBalancerBrokerThresholdShedderPercentage" in json.dumps(children, default=str)
+    assert not any(o["value"] == "AvgShedder" and not o.get("disabled") for o in place_opts)
+
+
+def test_tuner009_cycles_why_and_exports(trig):
+    state = TunerState(src="sample:avgshedder-pairing-6-brokers", shed="AvgShedder", place="AvgShedder").to_json()
+    fig, table = trig(ct.run_cycles_cb, ids.TUNER_CYCLES_RUN, 1, None, state, 3, prop="n_clicks")
+    assert "yaxis3" in fig.to_dict()["layout"] and "bigo/pairs" in json.dumps(table, default=str)
+    with pytest.raises(PreventUpdate):
+        trig(ct.run_cycles_cb, ids.TUNER_CYCLES_STATE, None, state, state, 3, prop="data")
+    why = trig(ct.why_not, ids.TUNER_WHY_TARGET, "broker-4:8080", None, state)
+    assert "high hits 1 of 2" in json.dumps(why, default=str)
+    assert "not in the current snapshot" in json.dumps(trig(ct.why_not, ids.TUNER_WHY_TARGET, "ghost:1", None, state),
+                                                       default=str)
+    opts = ct.why_options({"id": "sample:avgshedder-pairing-6-brokers", "steps": 1}, "broker-1", None, 0)
+    assert opts[0]["value"] == "broker-1:8080" and all("broker-1" in o["value"] for o in opts)
+    rep, alert = ct.export_report(1, state, "http://x/tuner?src=y", "broker-4:8080", None, 10)
+    assert rep["filename"].endswith(".html") and "Why not? — broker-4:8080" in rep["content"] and alert is no_update
+    conf = ct.export_conf(1, state)
+    assert conf["filename"] == "broker.conf" and "loadBalancerLoadSheddingStrategy=" in conf["content"]
+    assert ct.step_row({"id": "x", "steps": 1}, None) == (0, 0, None, True)
+    assert ct.step_row({"id": "x", "steps": 5}, {"state": {"src": "x", "step": 2}})[:2] == (4, 2)

@@ -1,0 +1,77 @@
+"""The Tuner's engine calls: the cached-view manager decides exactly what ModularLoadManager(load_data) decides."""
+import numpy as np
+import pytest
+
+from dashboard import analysis, sources
+from dashboard.state import TunerState, build_config, coerce_state
+from engine.load_manager import ModularLoadManager
+from engine.samples import SAMPLES, load_sample
+
+PAIRS = [("ThresholdShedder", "LeastResourceUsageWithWeight"), ("ThresholdShedder", "LeastLongTermMessageRate"),
+         ("AvgShedder", "AvgShedder"), ("OverloadShedder", "RoundRobinBrokerSelector"),
+         ("UniformLoadShedder", "LeastLongTermMessageRate")]
+
+
+def _cfg(name, shed, place, **values):
+    st, _ = coerce_state({"src": f"sample:{name}", "shed": shed, "place": place,
+                          "values": {**{k: str(v) for k, v in SAMPLES[name].config.items()
+                                        if "Strategy" not in k}, **values}})
+    return build_config(st)[0]
+
+
+@pytest.mark.parametrize("name", [n for n in SAMPLES if n != "cluster-100-brokers"])
+@pytest.mark.parametrize("shed,place", PAIRS)
+def test_analysis001_same_decisions_as_the_engine(name, shed, place):
+    cfg = _cfg(name, shed, place, loadBalancerBrokerOverloadedThresholdPercentage=60)
+    snap = sources.get_snapshot(f"sample:{name}")
+    ours = analysis.build_manager(snap, cfg, 3).run_cycles(3)
+    ref = ModularLoadManager(load_sample(name), cfg, seed=3).run_cycles(3)
+    assert [c.to_json() for c in ours] == [c.to_json() for c in ref]
+
+
+def test_analysis002_before_after_conserves_traffic():
+    snap = sources.get_snapshot("sample:cluster-100-brokers")
+    a = analysis.analyze(snap, _cfg("cluster-100-brokers", "ThresholdShedder", "LeastLongTermMessageRate"), 0)
+    assert len(a.cycle.unloads) > 10
+    assert np.isclose(a.before_thr.sum(), a.after_thr.sum()) and np.isclose(a.before_rate.sum(), a.after_rate.sum())
+    r_before, r_after = a.ratios["throughput"]
+    assert r_before > r_after > 1
+    assert {a.status[u.broker] for u in a.cycle.unloads} == {"over"}
+    assert a.headline().startswith(f"Unload {len(a.cycle.unloads)} bundles from ")
+    assert len(a.plan) == len(a.cycle.processed)
+
+
+def test_analysis003_memoised_and_revisioned():
+    snap = sources.get_snapshot(sources.DEFAULT_SOURCE)
+    cfg = _cfg("bigo-threshold-first-unload", "ThresholdShedder", "LeastResourceUsageWithWeight")
+    a1, a2 = analysis.analyze(snap, cfg, 0), analysis.analyze(snap, cfg, 0)
+    assert a1 is a2
+    cfg2 = cfg.with_values({"loadBalancerBrokerThresholdShedderPercentage": "12"})
+    a3 = analysis.analyze(snap, cfg2, 0)
+    assert a3.rev != a1.rev and a3.headline() == "Nothing moves"
+    assert a1.headline() == "Unload 1 bundle from 10.0.0.206:8080 to 10.0.0.32:8080"  # field findings §1.1
+
+
+def test_analysis004_status_of_avgshedder_pairs():
+    snap = sources.get_snapshot("sample:avgshedder-pairing-6-brokers")
+    cfg = _cfg("avgshedder-pairing-6-brokers", "AvgShedder", "AvgShedder")
+    a = analysis.analyze(snap, cfg, 0)
+    assert set(a.status.values()) == {"pending"}  # three pairs counting hits, nothing moves yet
+    cycles = analysis.run_cycles(snap, cfg, 0, 2)
+    assert not cycles[0].unloads and cycles[1].unloads  # 2 high hits (field findings §1.3)
+    assert analysis.broker_status(cycles[1])["broker-1:8080"] == "destination"
+
+
+def test_analysis005_timeline_step(sid):
+    import json
+
+    from engine.samples import sample_json
+
+    from .conftest import data_url
+    raw = json.dumps([sample_json("yahoo-japan-3-brokers"), sample_json("bigo-avgshedder-homogeneous")]).encode()
+    info = sources.ingest_files(sid, [data_url(raw)], ["tl.json"]).sources[0]
+    st = TunerState(src=info["id"], step=0)
+    cfg, _ = build_config(st)
+    a0 = analysis.analyze(sources.get_snapshot(info["id"], 0), cfg, 0)
+    a1 = analysis.analyze(sources.get_snapshot(info["id"], 1), cfg, 0)
+    assert (a0.view.nb, a1.view.nb) == (3, 5) and a0.rev != a1.rev
