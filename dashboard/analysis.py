@@ -32,30 +32,15 @@ STATUS_ORDER = ("over", "skipped", "pending", "under", "destination", "ok")
 def build_manager(snap: Snapshot, cfg: LoadBalancerConfig, seed: int = 0):
     """A fresh load manager on ``snap`` (its strategy memory seeded from the snapshot).
 
-    The modular manager is built on the snapshot's cached view; what ``ModularLoadManager.update``
-    would otherwise take from the LoadData (recently unloaded bundles, preallocations, strategy
-    seeds) is applied here, and ``tests/dashboard/test_analysis.py`` checks the decisions equal
+    The modular manager reuses the snapshot's cached view (``view=``), so a slider move only
+    re-runs the strategy; ``tests/dashboard/test_analysis.py`` checks the decisions equal
     ``ModularLoadManager(load_data, ...)``. A strategy that brings its own manager (the extensible
     load manager) is built by the command line's factory from the LoadData.
     """
     ld = snap.ld
     if uses_own_manager(cfg.shedding_strategy) or cfg.extensible or getattr(ld, "extensible", False):
         return make_manager(ld, cfg, seed)
-    lm = ModularLoadManager(snap.view, cfg, seed=seed)
-    for b, t in ld.recently_unloaded.items():
-        lm.recently_unloaded[b] = max(int(t), lm.recently_unloaded.get(b, 0))
-    for bid, bd in ld.brokers.items():
-        if bd.preallocated:
-            lm.preallocated.setdefault(bid, {}).update(bd.preallocated)
-            for b in bd.preallocated:
-                lm.preallocated_to_broker[b] = bid
-    seeds = ld.strategy_state or {}
-    if seeds:
-        if lm.shedding.name in seeds:
-            lm.shedding.load_state(seeds[lm.shedding.name])
-        if lm.placement is not lm.shedding and lm.placement.name in seeds:
-            lm.placement.load_state(seeds[lm.placement.name])
-    return lm
+    return ModularLoadManager(ld, cfg, seed=seed, view=snap.view)
 
 
 def revision(snap: Snapshot, cfg: LoadBalancerConfig, seed: int) -> str:

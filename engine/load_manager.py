@@ -98,7 +98,7 @@ class ModularLoadManager:
     """
 
     def __init__(self, data, config: LoadBalancerConfig | None = None, *, seed=None, shedding=None,
-                 placement=None, policies: NamespacePolicies | None = None):
+                 placement=None, policies: NamespacePolicies | None = None, view: LoadView | None = None):
         self.config = config or LoadBalancerConfig()
         self.rng = as_rng(seed)
         self.policies = policies or NamespacePolicies()
@@ -115,7 +115,7 @@ class ModularLoadManager:
         self._mask_key = None
         self._prealloc_version = 0
         self._prefix_cache = {}
-        self.update(data)
+        self.update(data, view=view)
         seeds = getattr(data, "strategy_state", None) or {}
         if seeds:
             if shedding is None and self.shedding.name in seeds:
@@ -140,11 +140,12 @@ class ModularLoadManager:
         else:
             self.placement = make_placement(pname)
 
-    def update(self, data) -> None:
+    def update(self, data, view: LoadView | None = None) -> None:
         """New load reports (a timeline step): rebuild the view and tell the strategies which
-        brokers are active. Recently unloaded bundles of the snapshot are merged with ours."""
+        brokers are active. Recently unloaded bundles and preallocations of the snapshot are merged
+        with ours. ``view``: an already built view of ``data`` (e.g. cached by the dashboard)."""
         if isinstance(data, LoadData):
-            view = LoadView.from_load_data(data)
+            view = view if view is not None else LoadView.from_load_data(data)
             for b, t in data.recently_unloaded.items():
                 self.recently_unloaded[b] = max(int(t), self.recently_unloaded.get(b, 0))
             for bid, bd in data.brokers.items():
