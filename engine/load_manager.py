@@ -23,7 +23,6 @@ Deliberate choices:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -31,10 +30,10 @@ import numpy as np
 from .config import LoadBalancerConfig
 from .errors import InputError, UsageError
 from .javacompat import java_map_rank
-from .model import BundleData, LoadData, bundle_namespace, bundle_range
+from .model import BundleData, LoadData, bundle_namespace
 from .placement.base import PlacementContext
 from .placement.round_robin import RoundRobinBrokerSelector
-from .results import Cycle, FilterStep, PlacementDecision, Unload
+from .results import Cycle, FilterStep, PlacementDecision, Unload, open_cycle
 from .strategies import make_placement, make_shedding, placement_name, shedding_name
 from .view import LoadView
 
@@ -399,12 +398,8 @@ class ModularLoadManager:
     def do_load_shedding(self, now: int | None = None) -> Cycle:
         """One ``doLoadShedding`` at ``now`` (the snapshot's time by default)."""
         cfg, v = self.config, self.view
-        if now is not None:
-            self.now = int(now)
-        self.cycles += 1
-        cyc = Cycle(self.cycles, self.now, None)
-        if not (cfg.loadBalancerEnabled and cfg.loadBalancerSheddingEnabled):
-            cyc.reason = "load balancer or shedding disabled (loadBalancerEnabled / loadBalancerSheddingEnabled)"
+        cyc = open_cycle(self, now)
+        if cyc.reason:
             return cyc
         if v.nb <= 1:
             cyc.reason = f"{v.nb} available broker(s): nothing to balance"

@@ -22,6 +22,7 @@ __all__ = [
     "FilterStep",
     "PlacementDecision",
     "Unload",
+    "open_cycle",
     "UnloadDecision",
     "Cycle",
     "fmt_rate",
@@ -304,3 +305,18 @@ class Cycle:
         if self.source:
             out["snapshot"] = self.source
         return out
+
+
+def open_cycle(manager, now: int | None) -> Cycle:
+    """Start one shedding cycle of ``manager`` (modular or extensible): move its clock to ``now``
+    (when given), count the cycle and return its :class:`Cycle`. The cycle's ``reason`` is already
+    set when ``loadBalancerEnabled`` or ``loadBalancerSheddingEnabled`` is off — the caller then
+    returns it unchanged, as both of Pulsar's schedulers do."""
+    if now is not None:
+        manager.now = int(now)
+    manager.cycles += 1
+    cyc = Cycle(manager.cycles, manager.now, None)
+    cfg = manager.config
+    if not (cfg.loadBalancerEnabled and cfg.loadBalancerSheddingEnabled):
+        cyc.reason = "load balancer or shedding disabled (loadBalancerEnabled / loadBalancerSheddingEnabled)"
+    return cyc

@@ -39,7 +39,7 @@ from ..errors import InputError, UsageError
 from ..javacompat import java_map_order
 from ..load_manager import as_rng
 from ..model import LoadData, bundle_namespace
-from ..results import Cycle, FilterStep, PlacementDecision, Unload
+from ..results import Cycle, FilterStep, PlacementDecision, Unload, open_cycle
 from ..strategies import PLACEMENT, placement_name, shedding_name
 from .filters import ExtensiblePolicies, FilterContext
 from .placement import ExtensibleLeastResourceUsageWithWeight, ExtensibleRoundRobin
@@ -244,12 +244,8 @@ class ExtensibleLoadManager:
     def do_load_shedding(self, now: int | None = None) -> Cycle:
         """One ``UnloadScheduler.execute`` at ``now`` (the snapshot's time by default)."""
         cfg, view = self.config, self.view
-        if now is not None:
-            self.now = int(now)
-        self.cycles += 1
-        cyc = Cycle(self.cycles, self.now, None)
-        if not (cfg.loadBalancerEnabled and cfg.loadBalancerSheddingEnabled):
-            cyc.reason = "load balancer or shedding disabled (loadBalancerEnabled / loadBalancerSheddingEnabled)"
+        cyc = open_cycle(self, now)
+        if cyc.reason:
             return cyc
         avail = view.available_brokers
         if len(avail) <= 1:
