@@ -20,8 +20,6 @@ so moving a slider back and forth does not recompute anything.
 """
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import json
 import math
@@ -40,6 +38,7 @@ from engine.errors import InputError
 from engine.io import load_data_from_json
 from engine.topics_input import TopicList, parse_bundle_topics, parse_topics_list, read_topics_text
 
+from . import uploads
 from .cache import get_cache
 
 __all__ = [
@@ -263,13 +262,7 @@ def config_from_inputs(values: dict | None = None, algorithm: str | None = None,
 
 
 # ------------------------------------------------------------------------------------------ sources
-def safe_label(filename) -> str:
-    """A display label for an uploaded file name: base name, printable, ≤ 80 chars (never a path)."""
-    if not isinstance(filename, str) or not filename.strip():
-        return "upload"
-    base = re.split(r"[\\/]", filename.strip())[-1]
-    base = "".join(ch for ch in base if ch.isprintable())[:80].strip()
-    return base or "upload"
+safe_label = uploads.safe_label
 
 
 def parse_source_id(source_id) -> tuple[str, str]:
@@ -338,24 +331,6 @@ def _snapshot_source(obj: dict, label: str, kind: str) -> TopicSource:
     return TopicSource(kind, label, topics, owners, traffic)
 
 
-def _decode(contents, label: str) -> bytes:
-    if not isinstance(contents, str) or "," not in contents[:300]:
-        raise InputError("the upload did not arrive as a file", source=label)
-    _mime, b64 = contents.split(",", 1)
-    limit = f"{MAX_UPLOAD_BYTES / MB:g} MB"
-    if len(b64) > (MAX_UPLOAD_BYTES * 4) // 3 + 16:
-        raise InputError(f"the file is larger than the {limit} upload limit", source=label)
-    try:
-        raw = base64.b64decode(b64, validate=True)
-    except (binascii.Error, ValueError):
-        raise InputError("the upload is corrupted (bad base64)", source=label) from None
-    if len(raw) > MAX_UPLOAD_BYTES:
-        raise InputError(f"the file is larger than the {limit} upload limit", source=label)
-    if not raw.strip():
-        raise InputError("the file is empty", source=label)
-    return raw
-
-
 def _reject_constant(name: str):
     raise ValueError(f"{name} is not a number JSON allows")
 
@@ -389,7 +364,7 @@ def ingest_upload(contents, filename) -> tuple[str, str]:
     Raises :class:`InputError` naming the file (its display label) and the problem.
     """
     label = safe_label(filename)
-    raw = _decode(contents, label)
+    raw = uploads.decode_data_url(contents, label, MAX_UPLOAD_BYTES)
     src = parse_upload_bytes(raw, label)
     digest = hashlib.sha256(raw).hexdigest()[:20]
     get_cache().set(f"bundles:upload:{digest}", src, expire=_UPLOAD_TTL)

@@ -10,12 +10,9 @@ cached per process (deterministic: same source + options -> same plan).
 """
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import io
 import json
-import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
@@ -23,6 +20,8 @@ from pathlib import Path
 from engine.errors import InputError
 from engine.pegasus import (BUG_QUIRKS, PegasusConfig, load_snapshot, parse_snapshot,
                             parse_snapshot_json, run_plan, skews, snapshot_to_json)
+
+from . import uploads
 
 __all__ = [
     "SAMPLES_DIR",
@@ -92,11 +91,7 @@ def list_samples() -> list:
                   if p.is_file() and p.suffix in (".txt", ".json"))
 
 
-def safe_label(filename) -> str:
-    """A display label for an uploaded file name (never used as a path)."""
-    name = re.split(r"[\\/]", str(filename or "upload"))[-1]
-    name = re.sub(r"[^\w.\- ]", "_", name).strip() or "upload"
-    return name[:80]
+safe_label = uploads.safe_label
 
 
 def source_from_sample(name: str) -> dict:
@@ -109,17 +104,7 @@ def source_from_sample(name: str) -> dict:
 def source_from_upload(contents: str, filename) -> dict:
     """Decode, size-check and parse an upload; the store value or ``InputError``."""
     label = safe_label(filename)
-    if not isinstance(contents, str) or "," not in contents:
-        raise InputError("the upload is empty or not a file", source=label)
-    _mime, b64 = contents.split(",", 1)
-    if (len(b64) * 3) // 4 > MAX_UPLOAD_BYTES + 3:
-        raise InputError(f"larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MB", source=label)
-    try:
-        raw = base64.b64decode(b64, validate=True)
-    except (binascii.Error, ValueError):
-        raise InputError("the upload is not valid base64 data", source=label) from None
-    if len(raw) > MAX_UPLOAD_BYTES:
-        raise InputError(f"larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MB", source=label)
+    raw = uploads.decode_data_url(contents, label, MAX_UPLOAD_BYTES)
     if Path(label).suffix.lower() not in _ALLOWED_EXT:
         raise InputError("expected a .txt (shell output) or .json file", source=label)
     snap = parse_snapshot(raw, label)

@@ -74,8 +74,8 @@ def test_pegasus003_upload_text_then_plan_it():
 
 @pytest.mark.parametrize("payload,filename,message", [
     (upload((SAMPLES_DIR / "balanced-4-nodes.txt").read_text()[:900]), "cut.txt", "cut.txt: "),
-    (upload("x" * (MAX_UPLOAD_BYTES + 10)), "big.txt", "larger than 2 MB"),
-    ("data:text/plain;base64,@@@", "b.txt", "not valid base64"),
+    (upload("x" * (MAX_UPLOAD_BYTES + 10)), "big.txt", "larger than the 2 MB upload limit"),
+    ("data:text/plain;base64,@@@", "b.txt", "bad base64"),
     (upload('{"tables": 1}', "application/json"), "c.json", "field tables: must be a list"),
     (upload("hello"), "x.exe", "expected a .txt"),
 ])

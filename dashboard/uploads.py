@@ -1,0 +1,48 @@
+"""What every upload goes through first: a safe display label and the size-checked bytes.
+
+``dcc.Upload`` hands the server a data URL and the browser's file name. The name is only ever shown
+(never used as a path); the data URL is size-checked before decoding (on its base64 length) and after.
+Each page passes its own limit; the messages name the file, as :class:`~engine.errors.InputError` does.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+
+from engine.errors import InputError
+
+__all__ = ["safe_label", "decode_data_url"]
+
+MB = 1024 * 1024
+_UNSAFE = re.compile(r"[^\w.\- ()+,@=]")
+
+
+def safe_label(filename) -> str:
+    """A display label for an uploaded file name: the base name, printable, without markup characters,
+    at most 80 characters; ``"upload"`` when nothing is left. Never a path."""
+    if not isinstance(filename, str) or not filename.strip():
+        return "upload"
+    base = re.split(r"[\\/]", filename.strip())[-1]
+    base = "".join(ch for ch in base if ch.isprintable())
+    return _UNSAFE.sub("_", base)[:80].strip() or "upload"
+
+
+def decode_data_url(contents, label: str, limit: int) -> bytes:
+    """The bytes of a ``dcc.Upload`` data URL, refused (``InputError`` naming ``label``) when it is not
+    a data URL, larger than ``limit`` bytes (checked before and after decoding), not base64, or empty."""
+    if not isinstance(contents, str) or "," not in contents[:300]:
+        raise InputError("the upload did not arrive as a data URL", source=label)
+    _mime, b64 = contents.split(",", 1)
+    too_big = f"the file is larger than the {limit / MB:g} MB upload limit"
+    if len(b64) > (limit * 4) // 3 + 16:
+        raise InputError(too_big, source=label)
+    try:
+        raw = base64.b64decode(b64, validate=True)
+    except (binascii.Error, ValueError):
+        raise InputError("the upload is corrupted (bad base64)", source=label) from None
+    if len(raw) > limit:
+        raise InputError(too_big, source=label)
+    if not raw.strip():
+        raise InputError("the file is empty", source=label)
+    return raw
