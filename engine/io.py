@@ -33,7 +33,7 @@ from typing import Iterable
 from .errors import InputError
 from .model import BrokerData, BundleData, LoadData, LocalBrokerData, TimeAverageBrokerData
 
-__all__ = ["MAX_INPUT_BYTES", "load_snapshot", "load_snapshot_bytes", "load_data_from_json", "load_timeline",
+__all__ = ["MAX_INPUT_BYTES", "read_input_bytes", "read_input_text", "load_snapshot", "load_snapshot_bytes", "load_data_from_json", "load_timeline",
            "load_report_dir", "load_zk_dump", "load_zk_zip", "save_snapshot", "read_json_bytes"]
 
 #: largest single input file read (override with SHEDLAB_MAX_INPUT_MB)
@@ -68,7 +68,10 @@ def _reject_constant(name):
     raise ValueError(f"not valid JSON: {name} is not a number")
 
 
-def _read_file(path: Path) -> bytes:
+def read_input_bytes(path) -> bytes:
+    """The bytes of an input file, refused (``InputError`` naming it) when unreadable or over
+    :data:`MAX_INPUT_BYTES`."""
+    path = Path(path)
     try:
         size = path.stat().st_size
     except OSError as exc:
@@ -78,6 +81,17 @@ def _read_file(path: Path) -> bytes:
         return path.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", source=str(path)) from None
+
+
+def read_input_text(path) -> str:
+    """:func:`read_input_bytes` decoded as UTF-8 (a BOM tolerated); ``InputError`` when it is not."""
+    try:
+        return read_input_bytes(path).decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", source=str(path)) from None
+
+
+_read_file = read_input_bytes
 
 
 def _is_report(obj) -> bool:

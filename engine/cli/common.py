@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from ..config import LoadBalancerConfig, PRESETS, parse_broker_conf
-from ..errors import InputError, UsageError
+from ..errors import UsageError
+from ..io import read_input_text
 from ..strategies import PLACEMENT, SHEDDING, fqn, placement_name, shedding_name
 
 __all__ = ["add_config_args", "build_config", "read_conf_file"]
@@ -26,14 +26,7 @@ def add_config_args(p: argparse.ArgumentParser, strategies: bool = True) -> None
 
 
 def read_conf_file(path: str) -> LoadBalancerConfig:
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", source=path) from None
-    except UnicodeDecodeError:
-        raise InputError("not UTF-8 text", source=path) from None
-    return parse_broker_conf(text, source=path).config
+    return parse_broker_conf(read_input_text(path), source=path).config
 
 
 def build_config(args) -> LoadBalancerConfig:
@@ -45,8 +38,7 @@ def build_config(args) -> LoadBalancerConfig:
     """
     cfg = PRESETS[args.preset] if getattr(args, "preset", None) else LoadBalancerConfig()
     if getattr(args, "conf", None):
-        cfg = parse_broker_conf(Path(args.conf).read_text(encoding="utf-8") if Path(args.conf).exists()
-                                else _missing(args.conf), base=cfg, source=args.conf).config
+        cfg = parse_broker_conf(read_input_text(args.conf), base=cfg, source=args.conf).config
     values = {}
     for item in getattr(args, "set", []) or []:
         if "=" not in item:
@@ -89,6 +81,3 @@ def _placement_or_none(cfg):
     except UsageError:
         return None
 
-
-def _missing(path):
-    raise InputError("no such file", source=path)

@@ -51,10 +51,10 @@ config event switching between the two load managers.
 """
 from __future__ import annotations
 
-from pathlib import Path
 
 from ..config import PRESETS, parse_broker_conf
-from ..errors import InputError, UsageError
+from ..errors import UsageError
+from ..io import read_input_text
 from . import print_json
 from .common import add_config_args
 
@@ -81,12 +81,7 @@ def run(args) -> int:
     sc = load_scenario(args.scenario)
     cfg = sc.lb_config(PRESETS[args.preset] if args.preset else None)
     if args.conf:
-        p = Path(args.conf)
-        try:
-            text = p.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"cannot read: {exc.strerror}", source=args.conf) from None
-        cfg = parse_broker_conf(text, base=cfg, source=args.conf).config
+        cfg = parse_broker_conf(read_input_text(args.conf), base=cfg, source=args.conf).config
     values = {}
     for item in args.set or []:
         if "=" not in item:

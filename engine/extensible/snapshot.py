@@ -322,21 +322,10 @@ def extensible_from_json(obj, source: str = "<json>") -> ExtensibleLoadData:
 
 def load_extensible_snapshot(path) -> ExtensibleLoadData:
     """Read an extensible snapshot file (see the module docstring); errors name the file and field."""
-    from ..io import MAX_INPUT_BYTES, read_json_bytes
+    from ..io import read_input_bytes, read_json_bytes
 
     p = Path(path)
-    try:
-        size = p.stat().st_size
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", source=str(p)) from None
-    if size > MAX_INPUT_BYTES:
-        raise InputError(f"file is {size / 1048576:.1f} MB, larger than the {MAX_INPUT_BYTES / 1048576:.0f} MB "
-                         "limit", source=str(p))
-    try:
-        raw = p.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", source=str(p)) from None
-    obj = read_json_bytes(raw, str(p))
+    obj = read_json_bytes(read_input_bytes(p), str(p))
     if not is_extensible_json(obj):
         raise InputError("not an extensible snapshot: missing \"brokerLoadData\"", source=str(p), field="brokerLoadData")
     return extensible_from_json(obj, str(p))

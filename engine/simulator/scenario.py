@@ -28,6 +28,7 @@ from typing import Any
 
 from ..config import PRESETS, LoadBalancerConfig
 from ..errors import InputError
+from ..io import read_input_text
 
 __all__ = [
     "Scenario",
@@ -263,12 +264,7 @@ def load_scenario(path) -> Scenario:
     """Read and validate a scenario file (YAML or JSON), or a shipped scenario by name."""
     p = scenario_path(str(path)) if not isinstance(path, Path) or not path.exists() else path
     src = str(p)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", source=src) from None
-    except UnicodeDecodeError:
-        raise InputError("not UTF-8 text", source=src) from None
+    text = read_input_text(p)
     return parse_scenario_text(text, source=src, json_only=p.suffix.lower() == ".json")
 
 
