@@ -31,6 +31,8 @@ from dashboard.figures.plan import before_after
 from dashboard.figures.scores import broker_scores
 from dashboard.figures.theme import MB, empty_figure
 from dashboard.figures.topics import ring_shapes, selected_overlay, topic_distribution, y_span
+from dashboard.figures.transfer import broker_load
+from dashboard.transfer import hit_counts, is_transfer, start_hit_count, transfer_view
 from dashboard.keys import allowed_placements, default_conf, default_placement, fmt_conf_value, key_spec, value_to_conf
 from dashboard.state import STRATEGY_KEYS, TunerState, build_config, coerce_state, state_from_config
 from layouts.tuner import (controls, cycles_table, decision_card, default_state, plan_table, source_line,
@@ -262,7 +264,7 @@ def compute(state: TunerState, shown=None, base_msgs=()) -> dict:
     revs = {"snapshot": key, "scores": rev, "pairs": rev,
             "placement": _h(decided, dec.to_json() if dec is not None else None),
             "before_after": decided, "topics": _h(key, a.unloaded_bundles),
-            "plan": _h(a.plan)}
+            "plan": _h(a.plan, a.cycle.reason if is_transfer(a.result) else "")}
     same_snapshot = shown.get("snapshot") == key
 
     def fresh(name):
@@ -277,12 +279,14 @@ def compute(state: TunerState, shown=None, base_msgs=()) -> dict:
     else:
         topics = topic_distribution(v, snap.ld.bundle_topics, selected=a.unloaded_bundles, rev=revs["topics"])
     is_avg = a.result is not None and a.result.strategy == "AvgShedder"
+    ts = is_transfer(a.result)
     out = {
-        "scores": broker_scores(v, a.result, cfg, a.status, rev=rev),
+        "scores": (broker_load(transfer_view(a), a.status, a.result.verdicts, rev=rev) if ts
+                   else broker_scores(v, a.result, cfg, a.status, rev=rev)),
         "pairs": avg_pairs(a.result, cfg, a.status, rev=rev) if is_avg else no_update,
         "pairs_hidden": not is_avg,
         "placement": placement_scores(dec, cfg, rev=revs["placement"]) if fresh("placement") else no_update,
-        "plan": plan_table(a.plan) if fresh("plan") else no_update,
+        "plan": (plan_table(a.plan, skip=a.cycle.reason if ts else "") if fresh("plan") else no_update),
         "before_after": (before_after(v, a.before_thr, a.after_thr, a.before_rate, a.after_rate, a.status, a.ratios,
                                       rev=revs["before_after"]) if fresh("before_after") else no_update),
         "topics": topics,
@@ -407,7 +411,11 @@ def run_cycles_cb(n_clicks, relayed, config, n):
     except Exception as exc:  # noqa: BLE001 - say so in the panel, keep the page
         log.exception("cycles failed")
         return empty_figure(f"cannot run the cycles: {exc}", height=200), ""
-    return cycles_figure(cycles, cfg, rev=revision(snap, cfg, state.seed)), cycles_table(cycles)
+    hits = None
+    if any(is_transfer(c.shedding) for c in cycles):  # TransferShedder: the hit count building up
+        hits = hit_counts(cycles, start_hit_count(snap.ld))
+    return (cycles_figure(cycles, cfg, rev=revision(snap, cfg, state.seed), hits=hits),
+            cycles_table(cycles, hits=hits, threshold=cfg.loadBalancerSheddingConditionHitCountThreshold))
 
 
 @callback(

@@ -70,6 +70,7 @@ class Analysis:
     plan: list  # one dict per processed unload
     ratios: dict  # {"msg rate": (before, after), "throughput": (before, after)}; None when a min is 0
     notes: list = field(default_factory=list)
+    transfer_stats: object = None  # TransferShedder's LoadStats of this cycle (std, hit count, conditions)
 
     @property
     def view(self):
@@ -91,7 +92,18 @@ class Analysis:
         return None
 
     def headline(self) -> str:
-        """One line: what the leader does this cycle."""
+        """One line: what the leader does this cycle (TransferShedder: with its reason code)."""
+        text = self._headline()
+        res = self.result
+        if res is not None and res.strategy == "TransferShedder" and res.decisions:
+            codes = []
+            for d in res.decisions:
+                if d.reason not in codes:
+                    codes.append(d.reason)
+            text += " · " + " / ".join(codes)
+        return text
+
+    def _headline(self) -> str:
         c = self.cycle
         if c.unloads:
             srcs = sorted({u.broker for u in c.unloads})
@@ -146,6 +158,9 @@ def _derive(snap: Snapshot, cfg, seed, cycle: Cycle, lm) -> Analysis:
     np.maximum(ar, 0, out=ar)
     np.maximum(at, 0, out=at)
     plan = []
+    sh = cycle.shedding
+    ts = sh is not None and sh.strategy == "TransferShedder"
+    why = {(d.broker, d.bundle): d for d in sh.decisions} if ts else {}
     for u in cycle.processed:
         dec = u.placement
         plan.append({
@@ -156,12 +171,17 @@ def _derive(snap: Snapshot, cfg, seed, cycle: Cycle, lm) -> Analysis:
             "random": bool(dec.random) if dec is not None else False,
             "skipped": u.skipped or "",
         })
+        if ts:  # the extensible decision: reason code (Overloaded / Underloaded), swap, the numbers
+            d = why.get((u.broker, u.bundle))
+            plan[-1].update(decision=d.reason if d else u.reason, swap=bool(d.swap) if d else False,
+                            detail=d.detail if d else "")
     ratios = {"msg rate": (_ratio(br), _ratio(ar)), "throughput": (_ratio(bt), _ratio(at))}
     shed = getattr(lm.shedding, "name", cfg.shedding_strategy)
     place = getattr(lm.placement, "name", cfg.placement_strategy)
     notes = list(snap.ld.warnings[:3]) + [n for n in getattr(lm, "notes", [])[:3] if isinstance(n, str)]
+    stats = getattr(lm.shedding, "stats", None) if ts else None
     return Analysis(snap, cfg, seed, cycle, shed, place, revision(snap, cfg, seed), br, bt, ar, at,
-                    broker_status(cycle), plan, ratios, notes)
+                    broker_status(cycle), plan, ratios, notes, stats)
 
 
 _lock = threading.Lock()

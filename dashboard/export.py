@@ -30,8 +30,10 @@ from .figures.plan import before_after
 from .figures.scores import broker_scores
 from .figures.theme import STATUS
 from .figures.topics import topic_distribution
+from .figures.transfer import broker_load
 from .keys import fmt_conf_value
 from .state import TunerState
+from .transfer import hit_counts, is_transfer, start_hit_count, transfer_view
 
 __all__ = ["tuner_figures", "figure_image", "render_images", "figures_zip", "build_report", "report_filename",
            "browser_path", "EXPORT_FORMATS"]
@@ -53,8 +55,12 @@ def browser_path() -> str | None:
 def tuner_figures(a: Analysis, cycles=None) -> dict:
     """``{name: (title, figure)}`` of everything the Tuner shows for one analysis, in page order."""
     v, cfg, rev = a.view, a.config, a.rev
-    out = {"broker-scores": ("Broker scores and the lines they are compared against",
-                             broker_scores(v, a.result, cfg, a.status, rev=rev))}
+    if is_transfer(a.result):
+        out = {"broker-load": ("TransferShedder: broker load against the average and the target std",
+                               broker_load(transfer_view(a), a.status, a.result.verdicts, rev=rev))}
+    else:
+        out = {"broker-scores": ("Broker scores and the lines they are compared against",
+                                 broker_scores(v, a.result, cfg, a.status, rev=rev))}
     if a.result is not None and a.result.strategy == "AvgShedder":
         out["avgshedder-pairs"] = ("AvgShedder pairs", avg_pairs(a.result, cfg, a.status, rev=rev))
     out["placement"] = ("Where the first unloaded bundle goes", placement_scores(a.first_placement, cfg, rev=rev))
@@ -64,7 +70,8 @@ def tuner_figures(a: Analysis, cycles=None) -> dict:
     out["topic-distribution"] = ("Per-bundle topic distribution",
                                  topic_distribution(v, a.snap.ld.bundle_topics, selected=a.unloaded_bundles, rev=rev))
     if cycles:
-        out["cycles"] = (f"{len(cycles)} cycles on the same snapshot", cycles_figure(cycles, cfg, rev=rev))
+        hits = hit_counts(cycles, start_hit_count(a.snap.ld)) if is_transfer(a.result) else None
+        out["cycles"] = (f"{len(cycles)} cycles on the same snapshot", cycles_figure(cycles, cfg, rev=rev, hits=hits))
     return out
 
 
@@ -212,6 +219,11 @@ def build_report(a: Analysis, state: TunerState, *, permalink: str | None = None
     c = a.cycle
     parts.append("<section><h2>Decision</h2>")
     parts.append(f"<div class='headline'>{_e(a.headline())}</div><div class='muted'>{_e(c.reason)}</div>")
+    tv = transfer_view(a)
+    if tv is not None:
+        parts.append(f"<p><b>{_e(tv.verdict())}</b> · {_e(tv.hit_text())} (sheds when the count exceeds "
+                     f"loadBalancerSheddingConditionHitCountThreshold {tv.threshold}) · {_e(tv.label)} "
+                     f"<b>{_e(tv.code)}</b></p>")
     res = a.result
     if res is not None:
         lines = [v for v in res.verdicts if v.status in ("over", "skipped") and v.reason]
@@ -232,8 +244,11 @@ def build_report(a: Analysis, state: TunerState, *, permalink: str | None = None
         for i, r in enumerate(a.plan, 1):
             parts.append(f"<tr><td>{i}</td><td><code>{_e(r['bundle'])}</code></td><td><code>{_e(r['source'])}</code>"
                          f"</td><td><code>{_e(r['destination'])}</code></td><td class='num'>{r['msg_rate']:,.0f}</td>"
-                         f"<td class='num'>{r['throughput'] / 1048576:,.2f}</td><td>{_e(r['placement_strategy'])}"
-                         f"{' (random)' if r['random'] else ''}: {_e(r['placement'])}</td>"
+                         f"<td class='num'>{r['throughput'] / 1048576:,.2f}</td><td>"
+                         + (f"<b>{_e(r['decision'])}</b>{' (swap)' if r.get('swap') else ''}: {_e(r.get('detail', ''))}"
+                            if 'decision' in r else "")
+                         + f"{_e(r['placement_strategy'])}{' (random)' if r['random'] else ''}"
+                         f"{': ' + _e(r['placement']) if r['placement'] else ''}</td>"
                          f"<td>{_e(r['skipped'] or 'unloaded')}</td></tr>")
         parts.append("</table>")
     ratios = ", ".join(f"{k} {_ratio(b)} → {_ratio(af)}" for k, (b, af) in a.ratios.items())

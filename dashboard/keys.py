@@ -289,7 +289,8 @@ def groups_for(shedding: str | None, placement: str | None) -> list[Group]:
     mkeys = tuple(getattr(getattr(scls, "manager_factory", None), "config_keys", ()) or ()) if own else MANAGER_KEYS
     m = take(mkeys)
     if m:
-        out.append(Group("Load manager", "candidate filters and the overload retry of selectBroker", m))
+        out.append(Group("Load manager", "the scheduler, the grace period, the top-K report and the candidate filters"
+                         if own else "candidate filters and the overload retry of selectBroker", m))
     return out
 
 

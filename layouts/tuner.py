@@ -18,9 +18,10 @@ from dashboard.keys import (KeySpec, allowed_placements, conf_to_value, default_
                             key_spec, placement_names, shedding_names, MANAGER_KEYS, WEIGHT_KEYS)
 from dashboard.sources import DEFAULT_SOURCE, sample_state
 from dashboard.state import TunerState, coerce_state
+from dashboard.transfer import REASONS, transfer_view
 
 __all__ = ["layout", "default_state", "controls", "fmt_store", "decision_card", "plan_table", "why_panel",
-           "cycles_table", "source_line", "key_label", "strategy_options"]
+           "cycles_table", "source_line", "key_label", "strategy_options", "transfer_summary"]
 
 
 # ------------------------------------------------------------------------------------------ state
@@ -157,6 +158,9 @@ def decision_card(a, inline: int = 3) -> list:
                      html.Span(a.headline(), className="decision-headline")], className="decision-top")]
     if not moved or (res is not None and c.reason != res.reason):  # "N bundle(s) from M broker(s)" adds nothing
         out.append(html.Div(c.reason, className="decision-reason"))
+    tv = transfer_view(a)
+    if tv is not None:
+        out.append(transfer_summary(tv))
     items = []
     if res is not None:
         for v in res.verdicts:
@@ -166,7 +170,7 @@ def decision_card(a, inline: int = 3) -> list:
             if p.reason and (p.triggered or p.gap >= a.config.loadBalancerAvgShedderLowThreshold):
                 items.append(html.Li([_status_chip("over" if p.triggered else "pending"),
                                       html.Code(f"{p.high} / {p.low}"), " ", p.reason]))
-        for d in getattr(res, "decisions", None) or []:
+        for d in (getattr(res, "decisions", None) or []) if tv is None else []:  # TransferShedder: the plan lists them
             items.append(html.Li([_badge(d.label, "success" if d.label == "Success" else "skip"), " ",
                                   html.B(d.reason), ": ", d.detail or ""]))
     places = []
@@ -191,25 +195,89 @@ def decision_card(a, inline: int = 3) -> list:
                                 + ([html.Div("… the report lists everything", className="decision-note")]
                                    if len(rest_items) > 60 or len(rest_places) > 30 else []),
                                 className="decision-fold"))
-    notes = [n if len(n) <= 200 else n[:200] + " …" for n in (res.notes[:2] if res is not None else [])]
+    notes = [n if len(n) <= 200 else n[:200] + " …" for n in (res.notes[:2] if res is not None and tv is None else [])]
     for n in notes + a.notes:
         out.append(html.Div(n, className="decision-note"))
     return out
 
 
-def plan_table(plan: list, limit: int = 12) -> html.Div:
-    """The unload plan: bundle, source → destination, traffic, placement reason, outcome.
+def _pips(k: int, n: int) -> list:
+    if n > 12:
+        return [html.Span(f"{k}", className="ts-pip ts-pip-on")]
+    return [html.Span(className="ts-pip" + (" ts-pip-on" if i < k else "")) for i in range(n)]
+
+
+def transfer_summary(tv, walk_inline: int = 2) -> html.Div:
+    """TransferShedder's verdict: the std against the target, the hit count "k of n", the shedding
+    condition's parts and the max → min steps it took (a :class:`dashboard.transfer.TransferView`)."""
+    kind = "over" if tv.sheds else ("pending" if tv.condition else "ok")
+    conds = []
+    if tv.std is not None:
+        conds = [("std > target", tv.std_over_target, tv.std_text()),
+                 ("min underloaded", tv.min_underloaded, f"min broker {tv.min_broker or '—'}"
+                  + (f" below {tv.underload:.2f} % (or its throughput EMA < max's × min(0.5, target/2))"
+                     if tv.underload is not None else "")),
+                 ("max overloaded", tv.max_overloaded, f"max broker {tv.max_broker or '—'} above "
+                  f"{tv.overload:.0f} % and average + target")]
+    rows = [
+        html.Div([_status_chip(kind), html.Span(tv.verdict(), className="ts-verdict")], className="ts-line"),
+        html.Div([html.Span("hit count", className="ts-label"),
+                  html.Span(_pips(tv.hit, tv.needed), id=ids.TUNER_TS_HITS, className="ts-pips",
+                            title=f"unloadConditionHitCount {tv.hit}"),
+                  html.B(f"{tv.hit} of {tv.needed}", className="ts-hits-text"),
+                  html.Span(f" consecutive cycles · sheds when the count exceeds "
+                            f"loadBalancerSheddingConditionHitCountThreshold = {tv.threshold}", className="muted")],
+                 className="ts-line"),
+        html.Div([_badge(tv.label, "success" if tv.sheds else "skip"), " ", html.B(tv.code), " — ",
+                  html.Span(REASONS.get(tv.code.split(" / ")[0], tv.detail), className="ts-code-doc")],
+                 className="ts-line", title=tv.detail),
+    ]
+    if conds:
+        rows.append(html.Ul([html.Li([html.Span("✔ " if on else "✗ ", className="ts-yes" if on else "ts-no"),
+                                      html.B(name), f": {text}"]) for name, on, text in conds],
+                            className="ts-conds"))
+    walk = [html.Li(w if len(w) <= 300 else w[:300] + " …") for w in tv.walk]
+    if walk:
+        body = [html.Ul(walk[:walk_inline], id=ids.TUNER_TS_WALK, className="decision-why ts-walk")]
+        if len(walk) > walk_inline:
+            body.append(html.Details([html.Summary(f"Show {len(walk) - walk_inline} more steps", className="decision-more"),
+                                      html.Ul(walk[walk_inline:40], className="decision-why ts-walk")],
+                                     className="decision-fold"))
+        rows += body
+    return html.Div(rows, id=ids.TUNER_TS_SUMMARY, className=f"ts-summary ts-{kind}")
+
+
+def plan_table(plan: list, limit: int = 12, skip: str = "") -> html.Div:
+    """The unload plan: bundle, source → destination, traffic, (TransferShedder: reason code), placement
+    reason, outcome; ``skip`` says why nothing moves (e.g. TransferShedder's ``HitCount: ...``).
 
     Kept flat (few components per row) and cut at ``limit`` rows: it is re-sent on every slider
     release; the report lists every row.
     """
     if not plan:
-        return html.Div("No bundle is unloaded this cycle.", className="empty-note")
+        return html.Div("No bundle is unloaded this cycle" + (f": {skip}" if skip else "."), className="empty-note")
+    ts = "decision" in plan[0]  # TransferShedder: its reason code and the numbers behind each unload
     head = html.Tr([html.Th("#"), html.Th("bundle"), html.Th("from → to"), html.Th("msg/s", className="num"),
-                    html.Th("MB/s", className="num"), html.Th("placement"), html.Th("outcome")])
+                    html.Th("MB/s", className="num")] + ([html.Th("reason")] if ts else [])
+                   + [html.Th("placement"), html.Th("outcome")])
     rows = []
     for i, r in enumerate(plan[:limit], 1):
         how = f"{r['placement_strategy']}{' · random' if r['random'] else ''}: {r['placement']}"
+        if ts:
+            how = how if r["placement_strategy"] else ("TransferShedder's min broker (loadBalancerTransferEnabled)"
+                                                       if r["destination"] else "released: the next lookup places it")
+            why = [html.B(r["decision"]), " · swap" if r.get("swap") else "", html.Br(),
+                   html.Span(r.get("detail", "")[:160], className="cell-note")]
+            rows.append(html.Tr([
+                html.Td(str(i)), html.Td(r["bundle"], className="mono"),
+                html.Td(f"{r['source']} → {r['destination'] or '—'}", className="mono"),
+                html.Td(f"{r['msg_rate']:,.0f}", className="num"),
+                html.Td(f"{r['throughput'] / 1048576:,.2f}", className="num"),
+                html.Td(why, className="plan-reason"),
+                html.Td(how if len(how) <= 120 else how[:120] + " …", className="cell-note"),
+                html.Td(r["skipped"] or "unloaded", className="plan-skipped" if r["skipped"] else "plan-ok"),
+            ]))
+            continue
         rows.append(html.Tr([
             html.Td(str(i)), html.Td(r["bundle"], className="mono"),
             html.Td(f"{r['source']} → {r['destination'] or '—'}", className="mono"),
@@ -223,7 +291,33 @@ def plan_table(plan: list, limit: int = 12) -> html.Div:
                     className="table-wrap")
 
 
-def cycles_table(cycles, limit: int = 60) -> html.Div:
+def cycles_table(cycles, limit: int = 60, hits: list | None = None, threshold: int | None = None) -> html.Div:
+    """Unloads per cycle; with ``hits`` (TransferShedder) one row per cycle first: label, reason code,
+    hit count "k of n" and the std against the target."""
+    pre = []
+    if hits is not None:
+        n = (threshold or 0) + 1
+        head = html.Tr([html.Th("cycle"), html.Th("decision"), html.Th("hit count"), html.Th("std / target")])
+        body = []
+        for c, k in zip(cycles, hits):
+            sh = c.shedding
+            if sh is None:
+                body.append(html.Tr([html.Td(str(c.cycle)), html.Td(c.reason), html.Td(f"{k} of {n}"), html.Td("")]))
+                continue
+            codes = []
+            for d in sh.decisions:
+                if d.reason not in codes:
+                    codes.append(d.reason)
+            std, tgt = sh.lines.get("std"), sh.lines.get("target std")
+            body.append(html.Tr([
+                html.Td(str(c.cycle)),
+                html.Td([_badge(sh.label, "success" if sh.label == "Success" else "skip"), " ",
+                         html.B(" / ".join(codes)), f" · {len(c.unloads)} unloads" if c.unloads else ""]),
+                html.Td(f"{k} of {n}", className="num"),
+                html.Td(f"{std:.2f} % / {tgt:.2f} %" if std is not None and tgt is not None else "—", className="num"),
+            ]))
+        pre = [html.Div(html.Table([html.Thead(head), html.Tbody(body[:limit])], className="data-table"),
+                        className="table-wrap ts-cycles")]
     rows = []
     for c in cycles:
         for u in c.unloads:
@@ -231,11 +325,12 @@ def cycles_table(cycles, limit: int = 60) -> html.Div:
                                  html.Td([html.Code(u.broker), " → ", html.Code(u.destination or "—")]),
                                  html.Td(f"{u.msg_rate:,.0f}", className="num")]))
     if not rows:
-        return html.Div(f"No unload in {len(cycles)} cycles: " + (cycles[-1].reason if cycles else ""),
-                        className="empty-note")
+        return html.Div(pre + [html.Div(f"No unload in {len(cycles)} cycles: " + (cycles[-1].reason if cycles else ""),
+                                        className="empty-note")])
     head = html.Tr([html.Th("cycle"), html.Th("bundle"), html.Th("from → to"), html.Th("msg/s", className="num")])
-    return html.Div(html.Table([html.Thead(head), html.Tbody(rows[:limit])], className="data-table"),
-                    className="table-wrap")
+    table = html.Div(html.Table([html.Thead(head), html.Tbody(rows[:limit])], className="data-table"),
+                     className="table-wrap")
+    return html.Div(pre + [table]) if pre else table
 
 
 def why_panel(w) -> list:

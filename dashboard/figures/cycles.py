@@ -2,7 +2,8 @@
 
 Row 1: the score each broker gets per cycle (ThresholdShedder's history creeps toward the real
 usage; AvgShedder's and OverloadShedder's scores stay put), unloads marked ×. Row 2: unloads per
-cycle. Row 3 (AvgShedder): the hit counters against the hit-count thresholds.
+cycle. Row 3 (AvgShedder): the hit counters against the hit-count thresholds; (TransferShedder, with
+``hits``): the hit count each cycle compared against ``loadBalancerSheddingConditionHitCountThreshold``.
 """
 from __future__ import annotations
 
@@ -21,12 +22,15 @@ def _nan(v):
     return None if v is None or (isinstance(v, float) and not np.isfinite(v)) else float(v)
 
 
-def cycles_figure(cycles, cfg, *, rev: str = "", top: int = 10, height: int = 470) -> go.Figure:
-    """The figure of a list of :class:`engine.results.Cycle`."""
+def cycles_figure(cycles, cfg, *, rev: str = "", top: int = 10, height: int = 470, hits: list | None = None) -> go.Figure:
+    """The figure of a list of :class:`engine.results.Cycle` (``hits``: TransferShedder's hit count per cycle,
+    :func:`dashboard.transfer.hit_counts`)."""
+    if hits is not None:
+        hits = [k for c, k in zip(cycles, hits) if c.shedding is not None]
     cycles = [c for c in cycles if c.shedding is not None]
     if not cycles:
         return empty_figure("No shedding ran (disabled, or at most one broker)", rev=rev)
-    avg = cycles[0].shedding.strategy == "AvgShedder"
+    avg = cycles[0].shedding.strategy == "AvgShedder" or hits is not None
     if avg:
         domains = {"y": [0.50, 1.0], "y2": [0.33, 0.44], "y3": [0.0, 0.25]}
     else:
@@ -66,7 +70,22 @@ def cycles_figure(cycles, cfg, *, rev: str = "", top: int = 10, height: int = 47
                      showlegend=False, xaxis="x", yaxis="y2", hovertemplate="cycle %{x}: %{y} unloads<extra></extra>"))
     shapes, anns = [], [title_ann("score per cycle", 0, domains["y"][1]),
                         title_ann("unloads per cycle", 0, domains["y2"][1])]
-    if avg:
+    if hits is not None:
+        th = cfg.loadBalancerSheddingConditionHitCountThreshold
+        data.append(dict(type="scatter", x=xs, y=hits, mode="lines+markers", name="hit count", line=dict(
+            color=STATUS["pending"][0], width=2, shape="hv"), marker=dict(size=7, color=[
+                STATUS["over"][0] if c.shedding.label == "Success" else STATUS["pending"][0] for c in cycles]),
+            xaxis="x", yaxis="y3", customdata=[c.shedding.decisions[0].reason if c.shedding.decisions else ""
+                                               for c in cycles],
+            hovertemplate=f"cycle %{{x}}: hit count %{{y}} of {th + 1} · %{{customdata}}<extra></extra>"))
+        shapes.append(dict(type="line", xref="paper", x0=0, x1=1, yref="y3", y0=th + 0.5, y1=th + 0.5,
+                           line=dict(color=LINE["high"], dash="dash", width=1.2)))
+        anns.append(dict(xref="paper", x=0, xanchor="left", yref="y3", y=th + 0.5, yanchor="bottom", showarrow=False,
+                         text=f"sheds above loadBalancerSheddingConditionHitCountThreshold {th}",
+                         font=dict(size=10, color=LINE["high"])))
+        anns.append(title_ann(f"hit count k of {th + 1} (unloadConditionHitCount; ● red: shed, back to 0)", 0,
+                              domains["y3"][1]))
+    elif avg:
         n_low = cfg.loadBalancerAvgShedderHitCountLowThreshold
         n_high = cfg.loadBalancerAvgShedderHitCountHighThreshold
         for k, b in enumerate(pick[:6]):
@@ -102,4 +121,7 @@ def cycles_figure(cycles, cfg, *, rev: str = "", top: int = 10, height: int = 47
     )
     if avg:
         lay["yaxis3"] = axis(domain=domains["y3"], anchor="x", rangemode="tozero")
+        if hits is not None:
+            lay["yaxis3"].update(range=[0, max(hits + [cfg.loadBalancerSheddingConditionHitCountThreshold + 1]) + 0.6],
+                                 dtick=1 if max(hits + [0]) < 12 else None)
     return make_figure(data, lay)

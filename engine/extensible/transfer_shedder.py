@@ -88,6 +88,14 @@ class LoadStats:
     max_idx: int = 0
     shed_brokers: int = 0  # numberOfBrokerSheddingPerCycle
     max_shed_brokers: int = 0  # maxNumberOfBrokerSheddingPerCycle
+    # what the trigger compared (for the pages; not part of Pulsar's LoadStats)
+    hit_count: int = 0  # unloadConditionHitCount compared with the threshold (before a Success resets it)
+    hit_threshold: int = 0  # loadBalancerSheddingConditionHitCountThreshold
+    std_over_target: bool = False
+    min_underloaded: bool = False
+    max_overloaded: bool = False
+    min_broker: str | None = None
+    max_broker: str | None = None
 
     def update(self, total: float, sq_sum: float, n: int) -> None:
         self.sum, self.sq_sum, self.n = total, sq_sum, n
@@ -249,7 +257,9 @@ class TransferShedder:
         owners = data.owners() if owners is None else owners
         store = data.broker_load_data
         res = SheddingResult(self.name, SKIP, "", score_unit="%")
-        stats = LoadStats(max_shed_brokers=conf.loadBalancerMaxNumberOfBrokerSheddingPerCycle)
+        stats = LoadStats(max_shed_brokers=conf.loadBalancerMaxNumberOfBrokerSheddingPerCycle,
+                          hit_count=self.unload_condition_hit_count,
+                          hit_threshold=conf.loadBalancerSheddingConditionHitCountThreshold)
         self.stats = stats
         order = java_map_order(store, concurrent=True)
         load = {b: store[b].weighted_max_ema for b in order}
@@ -345,6 +355,9 @@ class TransferShedder:
             self.unload_condition_hit_count += 1
         else:
             self.unload_condition_hit_count = 0
+        stats.hit_count = self.unload_condition_hit_count
+        stats.std_over_target, stats.min_underloaded, stats.max_overloaded = c_std, c_under, c_over
+        stats.min_broker, stats.max_broker = stats.peek_min(), stats.peek_max()
         hit_th = conf.loadBalancerSheddingConditionHitCountThreshold
         res.notes.append(f"load average {_pct(avg)}, std {_pct(std0)} over {n} broker(s); target std {_pct(target)}; "
                          + ("; ".join(why) if why else "balanced (std within target, min not underloaded, max not "
@@ -523,3 +536,10 @@ class TransferShedder:
                       + f"; std {_pct(std0)} -> {_pct(stats.std)} (target {_pct(target)})")
         res.state = self.state()
         return res
+
+
+#: keys the extensible load manager reads around TransferShedder (scheduler, grace period, top-K report,
+#: candidate filters): the Tuner shows them as its "Load manager" group (``dashboard.keys.groups_for``)
+TransferShedder.manager_factory.config_keys = (
+    "loadBalancerSheddingEnabled", "loadBalancerSheddingIntervalMinutes", "loadBalancerSheddingGracePeriodMinutes",
+    "loadBalancerMaxNumberOfBundlesInBundleLoadReport", "loadBalancerBrokerMaxTopics")
