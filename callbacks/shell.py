@@ -50,8 +50,19 @@ def choose_source(trigger, picked, search, current, sid):
     """(source id, sample-config import or None, alerts) for a picker change, a URL, or page load."""
     alerts = []
     cur_id = current.get("id") if isinstance(current, dict) else None
+    hist_key = _snapshot_param(search) if trigger != ids.SOURCE_PICKER else None
     if trigger == ids.SOURCE_PICKER and picked:
         want, why = picked, "picker"
+    elif hist_key is not None:  # /tuner?snapshot=<key>: a minute the History page saved (dashboard.history.snapshot)
+        try:
+            info = sources.open_history(sid, hist_key)
+            return info["id"], info, None, []
+        except Exception as exc:  # noqa: BLE001 - unknown, expired or malformed: say so, keep the page usable
+            if not isinstance(exc, ShedlabError):
+                log.exception("history snapshot %r unreadable", hist_key[:80])
+            keep = cur_id or sources.DEFAULT_SOURCE
+            alerts.append(alert("error", f"Cannot open the History minute: {exc} — showing {keep}"))
+            want, why = keep, "keep"
     else:
         link, _ = permalink.decode_query(search)
         if link is not None and link.src:
@@ -74,11 +85,22 @@ def choose_source(trigger, picked, search, current, sid):
     if why == "picker" and want != cur_id:
         st = sources.sample_state(want)
         if st is not None:
-            imp = {"values": st["values"], "mode": "replace", "label": f"the settings of sample “{info['label']}”",
+            what = "the backtest's settings of" if info.get("kind") == "history" else "the settings of sample"
+            imp = {"values": st["values"], "mode": "replace", "label": f"{what} “{info['label']}”",
                    "nonce": uuid.uuid4().hex}
     for w in info.get("warnings", [])[:2] if why != "keep" else []:
         alerts.append(alert("warning", w))
     return want, info, imp, alerts
+
+
+def _snapshot_param(search) -> str | None:
+    """The ``snapshot`` query parameter (the History → Tuner hand-off), None without one."""
+    if not isinstance(search, str) or "snapshot=" not in search:
+        return None
+    from urllib.parse import parse_qsl
+
+    vals = [v for k, v in parse_qsl(search.lstrip("?"), keep_blank_values=True) if k == "snapshot"]
+    return vals[-1] if vals else None
 
 
 @callback(

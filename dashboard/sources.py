@@ -11,6 +11,9 @@ Source ids
 ``sample:<name>``   a shipped sample (:mod:`engine.samples`)
 ``upload:<hash>``   an uploaded snapshot or timeline
 ``live:<hash>``     a snapshot taken by the collector (:mod:`dashboard.collect`)
+``history:<hash>``  a minute of a history dataset the History page saved for the Tuner (diskcache key
+                    ``history-snapshot:<hash>``, contract in :mod:`dashboard.history.snapshot`); the
+                    Tuner opens it from ``/tuner?snapshot=history-snapshot:<hash>`` (:func:`open_history`)
 
 Uploaded file names are shown to the user (and name the file in error messages) but never used as
 paths: archives and files are read in memory only.
@@ -42,10 +45,10 @@ from engine.view import LoadView
 from .cache import get_cache
 from .keys import fmt_conf_value
 
-__all__ = ["MAX_UPLOAD_BYTES", "DEFAULT_SOURCE", "Snapshot", "Ingested", "parse_source_id", "session_key",
-           "display_name", "decode_upload", "ingest_files", "store_load_data", "get_snapshot", "source_info",
-           "source_options", "sample_state", "list_session_sources", "get_scenario", "list_scenarios",
-           "clear_memory"]
+__all__ = ["MAX_UPLOAD_BYTES", "DEFAULT_SOURCE", "HISTORY_PREFIX", "Snapshot", "Ingested", "parse_source_id",
+           "session_key", "display_name", "decode_upload", "ingest_files", "store_load_data", "get_snapshot",
+           "source_info", "source_options", "sample_state", "list_session_sources", "get_scenario", "list_scenarios",
+           "clear_memory", "history_source_id", "open_history"]
 
 #: largest upload (per file), shown beside the drop zone and re-checked on the server
 MAX_UPLOAD_BYTES = int(float(os.getenv("SHEDLAB_MAX_UPLOAD_MB", "25")) * 1024 * 1024)
@@ -53,7 +56,10 @@ MAX_UPLOAD_BYTES = int(float(os.getenv("SHEDLAB_MAX_UPLOAD_MB", "25")) * 1024 * 
 DEFAULT_SOURCE = "sample:bigo-threshold-first-unload"
 _TTL = int(float(os.getenv("SHEDLAB_UPLOAD_TTL_DAYS", "7")) * 86400)
 _MAX_SESSION_SOURCES = 30
-_ID = re.compile(r"^(sample):([a-z0-9][a-z0-9-]{0,80})$|^(upload|live):([0-9a-f]{20})$")
+_ID = re.compile(r"^(sample):([a-z0-9][a-z0-9-]{0,80})$|^(upload|live):([0-9a-f]{20})$|^(history):([0-9a-f]{24})$")
+#: diskcache key prefix of a History minute (``dashboard.history.snapshot.SNAPSHOT_PREFIX``)
+HISTORY_PREFIX = "history-snapshot:"
+_HISTORY_KEY = re.compile(r"^history-snapshot:([0-9a-f]{24})$")
 _SESSION = re.compile(r"^[0-9a-f]{32}$")
 _SCENARIO_KEYS = {"events", "scenario", "duration", "minutes", "traffic", "namespaces", "topics", "ticks"}
 
@@ -70,7 +76,23 @@ def parse_source_id(source_id) -> tuple[str, str]:
         if m.group(2) not in SAMPLES:
             raise InputError(f"unknown sample {m.group(2)!r}", field="src")
         return "sample", m.group(2)
+    if m.group(5):
+        return "history", m.group(6)
     return m.group(3), m.group(4)
+
+
+def history_source_id(key) -> str:
+    """``"history-snapshot:<24 hex>"`` (the History page's ``?snapshot=`` key) → ``"history:<24 hex>"``.
+
+    Anything else raises :class:`InputError`: the key only ever selects a diskcache entry by its
+    hash, never a file.
+    """
+    m = _HISTORY_KEY.match(key.strip()) if isinstance(key, str) else None
+    if not m:
+        shown = key[:60] if isinstance(key, str) else type(key).__name__
+        raise InputError(f"not a History snapshot key: {shown!r} (expected history-snapshot:<24 hex digits>)",
+                         field="snapshot")
+    return f"history:{m.group(1)}"
 
 
 def session_key(session_id) -> str:
@@ -178,6 +200,8 @@ def _load_payload(source_id: str) -> dict:
         ld = load_sample(name)
         s = SAMPLES[name]
         payload = {"lds": [ld], "info": _info(source_id, "sample", s.title, [ld], {"description": s.description})}
+    elif kind == "history":
+        payload = _history_payload(source_id, name)
     else:
         payload = get_cache().get(f"snap:{name}")
         if payload is None:
@@ -186,6 +210,32 @@ def _load_payload(source_id: str) -> dict:
     _mem_put(("payload", source_id), payload)
     _freeze()
     return payload
+
+
+def _history_payload(source_id: str, digest: str) -> dict:
+    """A History minute from the diskcache (contract: :mod:`dashboard.history.snapshot`), validated."""
+    key = HISTORY_PREFIX + digest
+    obj = get_cache().get(key)
+    if obj is None:
+        raise InputError("this History minute is no longer on the server (entries expire after 7 days, or the "
+                         "cache was cleared): open it again from the History page", source=key)
+    if not isinstance(obj, dict) or not isinstance(obj.get("brokers"), dict):
+        raise InputError("not a LoadData snapshot (no brokers)", source=key)
+    ld = load_data_from_json(obj, key)
+    if not isinstance(ld, LoadData):
+        raise InputError("not a modular LoadData snapshot", source=key)
+    meta = obj.get("shedlabHistory") if isinstance(obj.get("shedlabHistory"), dict) else {}
+    dataset = display_name(str(meta.get("dataset") or "")) if meta.get("dataset") else "history"
+    minute = str(meta.get("minute") or "")[:16].replace("T", " ") or "?"
+    strategy = meta.get("strategy") if isinstance(meta.get("strategy"), str) else None
+    raw_conf = meta.get("config") if isinstance(meta.get("config"), dict) else {}
+    config = {str(k): (v if isinstance(v, str) else fmt_conf_value(v)) for k, v in raw_conf.items()}
+    raw_ev = meta.get("event") if isinstance(meta.get("event"), dict) else {}
+    event = {k: str(raw_ev[k])[:200] for k in ("broker", "partner", "trigger", "bundles") if raw_ev.get(k) is not None}
+    label = f"History · {dataset} · minute {minute}"
+    hist = {"dataset": str(meta.get("dataset") or ""), "minute": str(meta.get("minute") or ""),
+            "strategy": strategy, "config": config, "event": event, "key": key}
+    return {"lds": [ld], "info": _info(source_id, "history", label, [ld], {"history": hist})}
 
 
 def get_snapshot(source_id: str, step: int | None = None) -> Snapshot:
@@ -208,15 +258,54 @@ def source_info(source_id: str) -> dict:
 
 
 def sample_state(source_id: str) -> dict | None:
-    """The broker.conf keys a sample ships with (``{"values": {key: text}}``), None for others."""
+    """The broker.conf keys a sample ships with (``{"values": {key: text}}``), None for others.
+
+    A History minute (``history:<hash>``) gives the backtest's strategy and changed keys, so one
+    shedding cycle in the Tuner reproduces the backtest's decision (its placement: the one Pulsar
+    pairs with that strategy, AvgShedder for AvgShedder).
+    """
     try:
         kind, name = parse_source_id(source_id)
     except InputError:
         return None
+    if kind == "history":
+        return _history_state(source_id)
     if kind != "sample":
         return None
     cfg = SAMPLES[name].config
     return {"values": {k: fmt_conf_value(v) for k, v in cfg.items()}}
+
+
+def _history_state(source_id: str) -> dict | None:
+    try:
+        hist = source_info(source_id).get("history") or {}
+    except InputError:
+        return None
+    from engine import strategies as registry
+
+    from .keys import default_placement
+
+    values = dict(hist.get("config") or {})
+    shed = hist.get("strategy")
+    if shed:
+        try:
+            shed = registry.shedding_name(shed)
+            values.setdefault("loadBalancerLoadSheddingStrategy", registry.fqn(shed))
+            values.setdefault("loadBalancerLoadPlacementStrategy", registry.fqn(default_placement(shed)))
+        except Exception:  # noqa: BLE001 - an unknown name: coerce_state reports the strategy key
+            values.setdefault("loadBalancerLoadSheddingStrategy", str(shed))
+    return {"values": values}
+
+
+def open_history(sid, key) -> dict:
+    """Open a History minute (``?snapshot=<key>``): validate the key, load the snapshot, list it among the
+    session's sources (the picker shows "History · <dataset> · minute <m>") and return its info.
+
+    Raises :class:`InputError` for a malformed key or a missing / expired / malformed entry.
+    """
+    info = source_info(history_source_id(key))
+    _remember(sid, "sources", info)
+    return info
 
 
 # ------------------------------------------------------------------------------------------ session index
@@ -237,7 +326,8 @@ def list_session_sources(sid) -> list[dict]:
     """This session's uploaded and collected sources, newest first (still on the server)."""
     items = get_cache().get(_sess_list_key(sid, "sources")) or []
     cache = get_cache()
-    return [x for x in items if f"snap:{x['id'].split(':', 1)[1]}" in cache]
+    return [x for x in items if (HISTORY_PREFIX if x.get("kind") == "history" else "snap:") + x["id"].split(":", 1)[1]
+            in cache]
 
 
 def list_scenarios(sid) -> list[dict]:
@@ -263,6 +353,9 @@ def source_options(sid) -> list[dict]:
     opts = [{"label": f"Sample · {s.title}", "value": f"sample:{s.name}", "title": s.description}
             for s in SAMPLES.values()]
     for x in list_session_sources(sid):
+        if x["kind"] == "history":  # the label says "History · <dataset> · minute <m>" already
+            opts.append({"label": f"{x['label']} ({x['brokers']} brokers)", "value": x["id"]})
+            continue
         what = "Live" if x["kind"] == "live" else ("Timeline" if x.get("steps", 1) > 1 else "Upload")
         opts.append({"label": f"{what} · {x['label']} ({x['brokers']} brokers)", "value": x["id"]})
     return opts

@@ -16,12 +16,13 @@ from dashboard import ids, permalink
 from dashboard.figures.theme import STATUS, empty_figure, graph_config
 from dashboard.keys import (KeySpec, allowed_placements, conf_to_value, default_conf, format_value, groups_for,
                             key_spec, placement_names, shedding_names, MANAGER_KEYS, WEIGHT_KEYS)
-from dashboard.sources import DEFAULT_SOURCE, sample_state
+from dashboard.sources import DEFAULT_SOURCE, history_source_id, sample_state, source_info
+from engine.errors import InputError
 from dashboard.state import TunerState, coerce_state
 from dashboard.transfer import REASONS, transfer_view
 
 __all__ = ["layout", "default_state", "controls", "fmt_store", "decision_card", "plan_table", "why_panel",
-           "cycles_table", "source_line", "key_label", "strategy_options", "transfer_summary"]
+           "cycles_table", "source_line", "key_label", "strategy_options", "transfer_summary", "history_link"]
 
 
 # ------------------------------------------------------------------------------------------ state
@@ -371,9 +372,32 @@ def _graph(gid, name, height=360, cls=""):
                      className=f"tuner-graph {cls}".strip())
 
 
+def history_link(key) -> tuple[TunerState | None, list[str]]:
+    """The state ``/tuner?snapshot=<key>`` opens with: the History minute as the source, the backtest's
+    strategy and changed keys (:func:`dashboard.sources.sample_state`) and one info line; ``(None, [])``
+    when the key is malformed, unknown or expired (the shell's source picker says so and keeps the
+    current data)."""
+    try:
+        src = history_source_id(key)
+        info = source_info(src)
+    except InputError:
+        return None, []
+    st = sample_state(src) or {"values": {}}
+    state, errs = coerce_state({"src": src, "values": st["values"]})
+    hist = info.get("history") or {}
+    n = len(state.values)  # the strategy keys are kept as shed / place
+    ev = ", ".join(f"{k} {v}" for k, v in (hist.get("event") or {}).items() if k in ("broker", "trigger") and v)
+    msg = (f"{info.get('label', src)}: {state.shed} with the backtest's {n} changed key{'s' if n != 1 else ''}"
+           + (f" ({ev})" if ev else "") + " — one shedding cycle reproduces the backtest's decision")
+    return state, [msg] + [f"History minute: {e}" for e in errs]
+
+
 def layout(**kwargs):
-    """The Tuner page (``kwargs``: a permalink's query parameters)."""
+    """The Tuner page (``kwargs``: a permalink's query parameters, or ``snapshot=<key>`` from History)."""
+    hist_key = kwargs.pop("snapshot", None)
     link, errors = permalink.decode(kwargs)
+    if hist_key is not None:
+        link, errors = history_link(hist_key)
     init = link or default_state()
     link_data = {"state": link.to_json() if link else None, "errors": errors} if (link or errors) else None
     side = html.Aside([

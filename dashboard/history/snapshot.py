@@ -18,6 +18,12 @@ under a key ``history-snapshot:<hash>`` and the History page navigates to
   (changed broker.conf keys), "event" (broker, partner, trigger, ...)}`` — the Tuner may preselect
   that strategy and config. ``engine.io`` ignores unknown keys.
 
+The Tuner side: :func:`dashboard.sources.open_history` validates the key (``history-snapshot:`` + 24
+hex digits, never a path), loads the value as the source ``history:<hash>`` (listed in the picker as
+"History · <dataset> · minute <m>") and :func:`layouts.tuner.history_link` preselects the strategy
+(with Pulsar's placement for it) and the changed keys; an unknown, expired or malformed key is an
+alert and the current data stays.
+
 Entries expire after 7 days.
 """
 from __future__ import annotations
