@@ -20,8 +20,6 @@ paths: archives and files are read in memory only.
 """
 from __future__ import annotations
 
-import base64
-import binascii
 import gc
 import hashlib
 import io
@@ -37,11 +35,13 @@ from pathlib import PurePosixPath
 
 from engine.config import parse_broker_conf
 from engine.errors import InputError
+from engine.extensible.snapshot import is_extensible_json
 from engine.io import load_data_from_json, load_snapshot_bytes, read_json_bytes
 from engine.model import LoadData
 from engine.samples import SAMPLES, load_sample
 from engine.view import LoadView
 
+from . import uploads
 from .cache import get_cache
 from .keys import fmt_conf_value
 
@@ -100,13 +100,7 @@ def session_key(session_id) -> str:
     return session_id if isinstance(session_id, str) and _SESSION.match(session_id) else "anon"
 
 
-def display_name(name) -> str:
-    """A safe label for an uploaded file name: base name only, printable, at most 80 characters."""
-    if not isinstance(name, str) or not name.strip():
-        return "upload"
-    base = re.split(r"[\\/]", name.strip())[-1]
-    base = "".join(ch for ch in base if ch.isprintable())[:80]
-    return base or "upload"
+display_name = uploads.safe_label
 
 
 # ------------------------------------------------------------------------------------------ snapshots
@@ -388,20 +382,7 @@ def store_load_data(sid, obj: dict, label: str, kind: str = "live") -> dict:
 # ------------------------------------------------------------------------------------------ uploads
 def decode_upload(contents, name: str) -> bytes:
     """The bytes of a ``dcc.Upload`` data URL, size-checked before and after decoding."""
-    if not isinstance(contents, str) or "," not in contents[:300]:
-        raise InputError("the upload did not arrive as a data URL", source=name)
-    _, b64 = contents.split(",", 1)
-    if len(b64) > (MAX_UPLOAD_BYTES * 4) // 3 + 16:
-        raise InputError(f"the file is larger than the {MAX_UPLOAD_BYTES / 1048576:.0f} MB upload limit", source=name)
-    try:
-        raw = base64.b64decode(b64, validate=True)
-    except (binascii.Error, ValueError):
-        raise InputError("the upload is corrupted (bad base64)", source=name) from None
-    if len(raw) > MAX_UPLOAD_BYTES:
-        raise InputError(f"the file is larger than the {MAX_UPLOAD_BYTES / 1048576:.0f} MB upload limit", source=name)
-    if not raw.strip():
-        raise InputError("the file is empty", source=name)
-    return raw
+    return uploads.decode_data_url(contents, name, MAX_UPLOAD_BYTES)
 
 
 def _looks_like_report(obj) -> bool:
@@ -484,6 +465,10 @@ def _snapshots_from_json(obj, name: str) -> tuple[str, list]:
         if all(_looks_like_report(x) for x in obj):
             return "snapshot", [_combine_reports([(x, f"{name}[{i}]") for i, x in enumerate(obj)], name)]
         return "timeline", [load_data_from_json(x, f"{name}[{i}]") for i, x in enumerate(obj)]
+    if is_extensible_json(obj):
+        raise InputError("an Extensible Load Manager snapshot (brokerLoadData / topBundlesLoadData): the pages read "
+                         "modular LoadData snapshots and derive TransferShedder's view from them; run this file with "
+                         "`python -m engine shed FILE --strategy TransferShedder`", source=name, field="brokerLoadData")
     return "snapshot", [load_data_from_json(obj, name)]
 
 

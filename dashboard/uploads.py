@@ -15,7 +15,7 @@ from engine.errors import InputError
 __all__ = ["safe_label", "decode_data_url"]
 
 MB = 1024 * 1024
-_UNSAFE = re.compile(r"[^\w.\- ()+,@=]")
+_UNSAFE = re.compile(r"[^\w.\- ()\[\]+,:@=#%~]")
 
 
 def safe_label(filename) -> str:
