@@ -6,6 +6,7 @@
 PAGES = [
     ("home", "/", "Home"),
     ("tuner", "/tuner", "Tuner"),
+    ("simulator", "/simulator", "Simulator"),
     ("pegasus", "/pegasus", "Pegasus"),
     ("bundles", "/bundles", "Bundles"),
     ("history", "/history", "History"),
