@@ -9,7 +9,7 @@ PIP := $(VENV)/bin/pip
 HOST ?= 127.0.0.1
 PORT ?= 8050
 
-.PHONY: run test venv dev-venv system-deps bench clean lint
+.PHONY: run test venv dev-venv system-deps bench screenshots clean lint
 
 $(VENV)/.installed: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -37,6 +37,10 @@ test: $(VENV)/.installed-dev system-deps
 
 bench: $(VENV)/.installed-dev
 	@for f in bench/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+
+# refresh the README's screenshots (docs/screenshots/) from the browser tests
+screenshots: $(VENV)/.installed-dev system-deps
+	SHEDLAB_UPDATE_SCREENSHOTS=1 $(PY) -m pytest tests/e2e/test_tuner_e2e.py tests/e2e/test_simulator_e2e.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .shedlab-cache
