@@ -25,8 +25,6 @@ import json
 import math
 import os
 import re
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -40,6 +38,7 @@ from engine.topics_input import TopicList, parse_bundle_topics, parse_topics_lis
 
 from . import uploads
 from .cache import get_cache
+from .memo import Memo
 
 __all__ = [
     "MAX_UPLOAD_BYTES", "GEN", "DEFAULT_TOPIC", "DEFAULT_NAMESPACE", "VIVO_BUNDLES", "VIVO_PARTITIONS",
@@ -368,28 +367,11 @@ def ingest_upload(contents, filename) -> tuple[str, str]:
     src = parse_upload_bytes(raw, label)
     digest = hashlib.sha256(raw).hexdigest()[:20]
     get_cache().set(f"bundles:upload:{digest}", src, expire=_UPLOAD_TTL)
-    _memo_put(digest, src)
+    _memo.put(digest, src)
     return f"upload:{digest}", label
 
 
-_memo: OrderedDict = OrderedDict()
-_memo_lock = threading.Lock()
-
-
-def _memo_put(key: str, value) -> None:
-    with _memo_lock:
-        _memo[key] = value
-        _memo.move_to_end(key)
-        while len(_memo) > 8:
-            _memo.popitem(last=False)
-
-
-def _memo_get(key: str):
-    with _memo_lock:
-        v = _memo.get(key)
-        if v is not None:
-            _memo.move_to_end(key)
-        return v
+_memo = Memo(8)  # the last topic sources read, as live objects
 
 
 def load_source(source_id: str) -> TopicSource | None:
@@ -400,19 +382,19 @@ def load_source(source_id: str) -> TopicSource | None:
     if kind == "sample":
         if name not in dict(_samples_with_topics()):
             raise InputError(f"sample {name!r} has no bundleTopics", field="source")
-        src = _memo_get(f"sample:{name}")
+        src = _memo.get(f"sample:{name}")
         if src is None:
             from engine.samples import load_sample
 
             src = _snapshot_source(load_sample(name).to_json(), name, "sample")
-            _memo_put(f"sample:{name}", src)
+            _memo.put(f"sample:{name}", src)
         return src
-    src = _memo_get(name)
+    src = _memo.get(name)
     if src is None:
         src = get_cache().get(f"bundles:upload:{name}")
         if not isinstance(src, TopicSource):
             raise InputError("this upload is no longer on the server: drop the file again", field="source")
-        _memo_put(name, src)
+        _memo.put(name, src)
     return src
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from engine.config import PULSAR_4_DEFAULTS, PULSAR_5_DEFAULTS, key_info
 from engine import strategies as registry
+from engine.errors import InputError
 
 __all__ = ["WEIGHT_KEYS", "MANAGER_KEYS", "Group", "KeySpec", "key_spec", "groups_for", "fmt_conf_value",
            "value_to_conf", "conf_to_value", "format_value", "shedding_names", "placement_names",
@@ -139,6 +140,38 @@ def fmt_conf_value(v) -> str:
     if isinstance(v, (list, tuple)):
         return ",".join(map(str, v))
     return str(v)
+
+
+def canon_conf_value(key: str, text: str) -> str:
+    """A key's value text in canonical form (``"0.90"`` → ``"0.9"``), so "changed from the default"
+    is a string comparison; :class:`~engine.errors.InputError` naming the key for a bad value."""
+    return fmt_conf_value(getattr(PULSAR_4_DEFAULTS.with_values({key: str(text).strip()}), key))
+
+
+def coerce_values(raw, *, skip=(), base=None, who: str = "") -> tuple[dict, list[str]]:
+    """``{key: canonical text}`` from untrusted ``{key: value}`` (the browser's stores, a link), and one
+    message per entry dropped (prefixed by ``who``): keys in ``skip`` are left out silently, unknown
+    keys and bad values with a message, values equal to ``base``'s (when given) as unchanged."""
+    values, errors = {}, []
+    for k, v in (raw.items() if hasattr(raw, "items") else ()):
+        if not isinstance(k, str) or k in skip:
+            continue
+        if isinstance(v, (bool, int, float)):
+            v = fmt_conf_value(v)
+        if not isinstance(v, str):
+            errors.append(f"{who}field {k[:60]}: not a value; ignored")
+            continue
+        if not _known(k):
+            errors.append(f"{who}field {k[:60]}: unknown load-balancer key; ignored")
+            continue
+        try:
+            canon = canon_conf_value(k, v)
+        except InputError as exc:
+            errors.append(f"{who}{exc}; ignored")
+            continue
+        if base is None or canon != fmt_conf_value(getattr(base, k)):
+            values[k] = canon
+    return values, errors
 
 
 # ------------------------------------------------------------------------------------------ key specs

@@ -18,7 +18,7 @@ from engine.errors import InputError
 
 from .state import STRATEGY_KEYS, TunerState, coerce_state
 
-__all__ = ["encode", "decode", "decode_query", "RESERVED"]
+__all__ = ["encode", "decode", "decode_query", "flat_params", "RESERVED"]
 
 RESERVED = ("src", "shed", "place", "seed", "step")
 
@@ -32,6 +32,17 @@ def encode(state: TunerState) -> str:
     return urlencode([(k, v) for k, v in items if v is not None and v != ""], safe=":/,")
 
 
+def flat_params(params: Mapping) -> dict[str, str]:
+    """Query parameters as ``{name: text}``: the last of repeated values, anything not text dropped."""
+    flat = {}
+    for k, v in params.items():
+        if isinstance(v, (list, tuple)):
+            v = v[-1] if v else ""
+        if isinstance(k, str) and isinstance(v, str):
+            flat[k] = v
+    return flat
+
+
 def decode(params: Mapping) -> tuple[TunerState | None, list[str]]:
     """A state from query parameters (``layout(**kwargs)`` of a page, or a parsed query string).
 
@@ -39,12 +50,7 @@ def decode(params: Mapping) -> tuple[TunerState | None, list[str]]:
     """
     if not params:
         return None, []
-    flat = {}
-    for k, v in params.items():
-        if isinstance(v, (list, tuple)):
-            v = v[-1] if v else ""
-        if isinstance(k, str) and isinstance(v, str):
-            flat[k] = v
+    flat = flat_params(params)
     if not (set(flat) & set(RESERVED)) and not any(_is_key(k) for k in flat):
         return None, []
     errors = []

@@ -25,9 +25,7 @@ import html as _html
 import json
 import math
 import re
-import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -40,8 +38,10 @@ from engine.config import PRESETS, PULSAR_4_DEFAULTS, LoadBalancerConfig, key_in
 from engine.errors import InputError
 
 from .cache import get_cache
-from .keys import (allowed_placements, default_placement, fmt_conf_value, format_value, groups_for, key_spec,
-                   placement_names, shedding_names)
+from .memo import Memo
+from .permalink import flat_params
+from .keys import (allowed_placements, canon_conf_value, coerce_values, default_placement, fmt_conf_value,
+                   format_value, groups_for, key_spec, placement_names, shedding_names)
 
 __all__ = ["DEFAULT_SCENARIO", "PRESET_LABELS", "SIDES", "MAX_MINUTES", "MAX_AXIS", "SWEEP_BUDGET", "RunSpec",
            "SimState", "default_state", "coerce_spec", "coerce_state", "encode", "decode", "scenario_options",
@@ -139,10 +139,7 @@ def _int(v, default, lo=None, hi=None):
     return x
 
 
-def _canon(key: str, text: str) -> str:
-    """``"0.90"`` → ``"0.9"`` (raises :class:`InputError` naming the key for a bad value)."""
-    cfg = LoadBalancerConfig().with_values({key: str(text).strip()})
-    return fmt_conf_value(getattr(cfg, key))
+_canon = canon_conf_value
 
 
 def coerce_spec(data, base: LoadBalancerConfig | None = None, side: str = "") -> tuple[RunSpec, list[str]]:
@@ -177,29 +174,9 @@ def coerce_spec(data, base: LoadBalancerConfig | None = None, side: str = "") ->
     if preset not in PRESET_LABELS:
         errors.append(f"{who}unknown preset {preset[:40]!r}; using the scenario file's config")
         preset = ""
-    values = {}
     raw = data.get("values") if isinstance(data.get("values"), Mapping) else {}
-    for k, v in raw.items():
-        if not isinstance(k, str) or k in CONTROLLED_KEYS:
-            continue
-        if isinstance(v, (bool, int, float)):
-            v = fmt_conf_value(v)
-        if not isinstance(v, str):
-            errors.append(f"{who}field {k}: not a value; ignored")
-            continue
-        try:
-            key_info(k)
-        except KeyError:
-            errors.append(f"{who}field {k[:60]}: unknown load-balancer key; ignored")
-            continue
-        try:
-            canon = _canon(k, v)
-        except InputError as exc:
-            errors.append(f"{who}{exc}; ignored")
-            continue
-        if base is not None and canon == fmt_conf_value(getattr(base, k)):
-            continue
-        values[k] = canon
+    values, bad = coerce_values(raw, skip=CONTROLLED_KEYS, base=base, who=who)
+    errors += bad
     return RunSpec(shed, place, preset, tuple(sorted(values.items()))), errors
 
 
@@ -252,12 +229,7 @@ def decode(params: Mapping) -> tuple[SimState | None, list[str]]:
     """A state from query parameters (``layout(**kwargs)``); ``(None, [])`` when they carry none."""
     if not params:
         return None, []
-    flat = {}
-    for k, v in params.items():
-        if isinstance(v, (list, tuple)):
-            v = v[-1] if v else ""
-        if isinstance(k, str) and isinstance(v, str):
-            flat[k] = v
+    flat = flat_params(params)
     if not any(k in ("scenario", "minutes") or k[:2] in ("a.", "b.") for k in flat):
         return None, []
     errors = []
@@ -416,24 +388,7 @@ def result_key(sid, state: SimState, kind: str = "res") -> str:
     return f"sim{kind}:{_session(sid)}:{state.digest()}"
 
 
-_mem_lock = threading.Lock()
-_mem: "OrderedDict[str, object]" = OrderedDict()
-
-
-def _mem_get(key):
-    with _mem_lock:
-        got = _mem.get(key)
-        if got is not None:
-            _mem.move_to_end(key)
-        return got
-
-
-def _mem_put(key, value):
-    with _mem_lock:
-        _mem[key] = value
-        _mem.move_to_end(key)
-        while len(_mem) > 4:
-            _mem.popitem(last=False)
+_mem = Memo(4)  # the last results read, as live objects
 
 
 @dataclass
@@ -496,7 +451,7 @@ def run_pair(state: SimState, sid, progress: Callable | None = None) -> dict:
     payload = {"state": state.to_json(), "runs": runs, "facts": scenario_facts(sc), "elapsed_s": elapsed,
                "at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
     cache.set(key, payload, expire=_TTL)
-    _mem_put(key, payload)
+    _mem.put(key, payload)
     if progress is not None:
         progress(2 * n, 2 * n, "done")
     return {"key": key, "cached": False, "elapsed_s": round(elapsed, 3)}
@@ -511,12 +466,12 @@ def _check_key(key, sid, kind: str):
 def load_result(key: str, sid) -> dict:
     """The payload of :func:`run_pair` (``{"state", "runs": {"a": RunData, "b": RunData}, …}``)."""
     _check_key(key, sid, "res")
-    got = _mem_get(key)
+    got = _mem.get(key)
     if got is None:
         got = get_cache().get(key)
         if got is None:
             raise InputError("the results are no longer on the server (expired or cleared): press Run again")
-        _mem_put(key, got)
+        _mem.put(key, got)
     return got
 
 

@@ -26,9 +26,7 @@ import io
 import json
 import os
 import re
-import threading
 import zipfile
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import PurePosixPath
@@ -42,6 +40,7 @@ from engine.samples import SAMPLES, load_sample
 from engine.view import LoadView
 
 from . import uploads
+from .memo import Memo
 from .cache import get_cache
 from .keys import fmt_conf_value
 
@@ -135,25 +134,7 @@ class Ingested:
     notes: list = field(default_factory=list)
 
 
-_mem_lock = threading.Lock()
-_mem: "OrderedDict[tuple, object]" = OrderedDict()
-_MEM_MAX = 8
-
-
-def _mem_get(key):
-    with _mem_lock:
-        got = _mem.get(key)
-        if got is not None:
-            _mem.move_to_end(key)
-        return got
-
-
-def _mem_put(key, value):
-    with _mem_lock:
-        _mem[key] = value
-        _mem.move_to_end(key)
-        while len(_mem) > _MEM_MAX:
-            _mem.popitem(last=False)
+_mem = Memo(8)  # the last snapshots parsed, as live objects
 
 
 def _freeze() -> None:
@@ -169,8 +150,7 @@ def _freeze() -> None:
 
 def clear_memory() -> None:
     """Forget the in-process snapshot cache (tests)."""
-    with _mem_lock:
-        _mem.clear()
+    _mem.clear()
 
 
 def _info(source_id: str, kind: str, label: str, lds: list, extra: dict | None = None) -> dict:
@@ -186,7 +166,7 @@ def _info(source_id: str, kind: str, label: str, lds: list, extra: dict | None =
 
 def _load_payload(source_id: str) -> dict:
     """``{"lds": [LoadData...], "info": {...}}`` of a source (memory, then diskcache, then samples)."""
-    got = _mem_get(("payload", source_id))
+    got = _mem.get(("payload", source_id))
     if got is not None:
         return got
     kind, name = parse_source_id(source_id)
@@ -201,7 +181,7 @@ def _load_payload(source_id: str) -> dict:
         if payload is None:
             raise InputError("this uploaded snapshot is no longer on the server (it expired or the cache was "
                              "cleared): upload it again", source=source_id)
-    _mem_put(("payload", source_id), payload)
+    _mem.put(("payload", source_id), payload)
     _freeze()
     return payload
 
@@ -239,10 +219,10 @@ def get_snapshot(source_id: str, step: int | None = None) -> Snapshot:
     n = len(lds)
     k = n - 1 if step is None else max(0, min(n - 1, int(step)))
     key = ("snap", source_id, k)
-    snap = _mem_get(key)
+    snap = _mem.get(key)
     if snap is None:
         snap = Snapshot(source_id, lds[k], payload["info"], k, n)
-        _mem_put(key, snap)
+        _mem.put(key, snap)
     return snap
 
 
@@ -368,7 +348,7 @@ def _store(sid, kind: str, digest: str, label: str, lds: list, extra=None) -> di
     info = _info(source_id, kind, label, lds, extra)
     get_cache().set(f"snap:{digest}", {"lds": lds, "info": info}, expire=_TTL)
     _remember(sid, "sources", info)
-    _mem_put(("payload", source_id), {"lds": lds, "info": info})
+    _mem.put(("payload", source_id), {"lds": lds, "info": info})
     return info
 
 

@@ -14,7 +14,7 @@ from engine.config import PULSAR_4_DEFAULTS, LoadBalancerConfig, key_info, to_br
 from engine.errors import InputError, ShedlabError
 from engine import strategies as registry
 
-from .keys import allowed_placements, default_placement, fmt_conf_value, placement_names, shedding_names
+from .keys import allowed_placements, coerce_values, default_placement, placement_names, shedding_names
 
 __all__ = ["TunerState", "STRATEGY_KEYS", "build_config", "state_from_config", "changed_values", "coerce_state"]
 
@@ -88,27 +88,8 @@ def coerce_state(data) -> tuple[TunerState, list[str]]:
     except ShedlabError:
         errors.append(f"unknown placement strategy {place!r}; using LeastLongTermMessageRate")
         place = "LeastLongTermMessageRate"
-    values = {}
-    for k, v in raw.items():
-        if not isinstance(k, str) or k in STRATEGY_KEYS:
-            continue
-        if isinstance(v, (bool, int, float)):
-            v = fmt_conf_value(v)
-        if not isinstance(v, str):
-            errors.append(f"field {k}: not a value; ignored")
-            continue
-        try:
-            key_info(k)
-        except KeyError:
-            errors.append(f"field {k}: unknown load-balancer key; ignored")
-            continue
-        try:  # canonical text ("0.90" -> "0.9"), so "changed from the default" is a string comparison
-            canon = fmt_conf_value(getattr(_DEFAULT.with_values({k: v.strip()}), k))
-        except InputError as exc:
-            errors.append(f"{exc}; ignored")
-            continue
-        if canon != fmt_conf_value(getattr(_DEFAULT, k)):
-            values[k] = canon
+    values, bad = coerce_values(raw, skip=STRATEGY_KEYS, base=_DEFAULT)
+    errors += bad
     step = data.get("step")
     state = TunerState(
         src=data.get("src") if isinstance(data.get("src"), str) else "",

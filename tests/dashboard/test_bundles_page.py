@@ -207,13 +207,13 @@ def test_bundles_page028_snapshot_sample_with_bundle_topics(monkeypatch):
 
     monkeypatch.setattr(S, "_samples_with_topics", lambda: (("vivo-test", "vivo test"),))
     monkeypatch.setattr(engine.samples, "load_sample", lambda name: load_data_from_json(snapshot_json(), name))
-    S._memo.pop("sample:vivo-test", None)
+    S._memo.clear()
     assert {"label": "Snapshot sample: vivo test", "value": "sample:vivo-test"} in S.source_options()
     v = S.build_view("sample:vivo-test", options=[S.OPT_INPUT_LAYOUT])
     assert v.owners == tuple(BROKERS[i % 3] for i in range(8)) and S.load_source("sample:vivo-test").is_snapshot
     with pytest.raises(InputError, match="has no bundleTopics"):
         S.load_source("sample:bigo-threshold-first-unload")
-    S._memo.pop("sample:vivo-test", None)
+    S._memo.clear()
 
 
 def test_bundles_page029_offered_samples_are_exactly_those_with_topics():
