@@ -35,7 +35,7 @@ from .placement.base import PlacementContext
 from .placement.round_robin import RoundRobinBrokerSelector
 from .results import Cycle, FilterStep, PlacementDecision, Unload, open_cycle
 from .strategies import make_placement, make_shedding, placement_name, shedding_name
-from .view import LoadView
+from .view import LoadView, ViewBundle
 
 __all__ = ["ModularLoadManager", "NamespacePolicies", "as_rng"]
 
@@ -230,11 +230,12 @@ class ModularLoadManager:
                     else:
                         vers.append(tuple(int(x) for x in m.groups()))
             self._mask_key, self._mask, self._mask_err, self._vers = key, ok, err, vers
+            self._mask_all = bool(ok.all())
         return self._mask
 
     def _filter_pipeline(self, c: np.ndarray) -> np.ndarray:
         ok = self._class_mask()
-        out = c[ok[c]]
+        out = c if self._mask_all else c[ok[c]]  # the same array when nothing is filtered out
         if self.config.preferLaterVersions and len(out):
             if self._mask_err:
                 raise _FilterError(self._mask_err)
@@ -257,7 +258,7 @@ class ModularLoadManager:
         With ``candidates`` only the strategy runs, on exactly those brokers (in the given order).
         """
         v, cfg = self.view, self.config
-        data = self._bundle_data(bundle)
+        data = self._placement_data(bundle) if getattr(self.placement, "uses_bundle_data", True) else None
         ctx = self.ctx()
         ns = bundle_namespace(bundle)
         names = v.brokers
@@ -362,6 +363,15 @@ class ModularLoadManager:
                 del self.preallocated[b]
         self._ctx = None  # preallocation sums changed
         self._prealloc_version += 1
+
+    def _placement_data(self, bundle: str):
+        """What a placement strategy gets as the bundle's data: for a bundle of the view a
+        :class:`~engine.view.ViewBundle` (its ``value_key()`` without building the object), else
+        the preallocated or default ``BundleData``."""
+        i = self.view.bundle_index.get(bundle)
+        if i is not None and self.view.in_bundle_data[i]:
+            return ViewBundle(self.view, i)
+        return self._bundle_data(bundle)
 
     def _bundle_data(self, bundle: str) -> BundleData:
         i = self.view.bundle_index.get(bundle)

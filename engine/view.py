@@ -447,3 +447,21 @@ class LoadView:
                     "directMemory": float(self.direct_memory[i]), "bandwidthIn": float(self.bandwidth_in[i]),
                     "bandwidthOut": float(self.bandwidth_out[i]), "weighted": float(uw[i])}
                 for i, b in enumerate(self.brokers)}
+
+
+class ViewBundle:
+    """A bundle's ``BundleData`` as a placement strategy sees it, read from the view on demand:
+    :meth:`value_key` straight from the arrays; any other attribute builds the full object once."""
+
+    __slots__ = ("view", "index", "_data")
+
+    def __init__(self, view: LoadView, index: int):
+        self.view, self.index, self._data = view, index, None
+
+    def value_key(self) -> tuple:
+        return self.view.bundle_value_key(self.index)
+
+    def __getattr__(self, name):
+        if self._data is None:
+            self._data = self.view.bundle_data(self.view.bundles[self.index])
+        return getattr(self._data, name)

@@ -48,6 +48,9 @@ class PlacementStrategy:
 
     name: str = ""
     config_keys: tuple = ()
+    #: whether :meth:`select_broker` reads the bundle's ``BundleData`` (else it is passed ``None``:
+    #: building it costs more than most strategies' whole choice)
+    uses_bundle_data: bool = False
 
     def select_broker(self, cand: np.ndarray, bundle: str, data: BundleData, view: LoadView,
                       conf: LoadBalancerConfig, ctx: PlacementContext) -> PlacementDecision:

@@ -36,6 +36,7 @@ class LeastResourceUsageWithWeight(PlacementStrategy):
         # the same history as an array aligned with a view's broker list (fast path)
         self._arr = None
         self._arr_brokers = None
+        self._gather = None  # (cand, arr, weights, current usage of cand, restart mask of cand, any restart)
 
     @property
     def history(self) -> dict:
@@ -61,13 +62,15 @@ class LeastResourceUsageWithWeight(PlacementStrategy):
         return {"history": dict(self.history)}
 
     def reset(self):
-        self._arr = self._arr_brokers = None
+        self._arr = self._arr_brokers = self._gather = None
         self._hist.clear()
 
     def load_state(self, state):
+        self._gather = None
         self.history.update({str(k): float(v) for k, v in (state.get("history") or {}).items()})
 
     def on_active_brokers_change(self, active_brokers):
+        self._gather = None
         active = set(active_brokers)
         h = self.history
         for b in list(h):
@@ -81,13 +84,21 @@ class LeastResourceUsageWithWeight(PlacementStrategy):
             return dec
         h = conf.loadBalancerHistoryResourcePercentage
         arr = self._array_for(view)
-        cur_all, restart_all = _inputs(view, conf.weights)
+        weights = conf.weights
+        g = self._gather
+        if g is None or g[0] is not cand or g[1] is not arr or g[2] != weights:
+            # the candidates' inputs, kept while the same candidate array comes back (the load
+            # manager reuses it until a filter's outcome changes)
+            cur_all, restart_all = _inputs(view, weights)
+            restart = restart_all[cand]
+            g = self._gather = (cand, arr, weights, cur_all[cand], restart, bool(restart.any()))
+        cur, restart, any_restart = g[3], g[4], g[5]
         old = arr[cand]
-        cur = cur_all[cand]
         # restart reset (no bundles or no traffic) and first observation: start from the current usage
         new = h * old + (1 - h) * cur
-        fresh = np.isnan(old) | restart_all[cand]
-        if fresh.any():
+        nan = np.isnan(old)
+        if any_restart or nan.any():
+            fresh = nan | restart
             new[fresh] = cur[fresh]
         arr[cand] = new
         avg = seq_sum(new) / len(cand)

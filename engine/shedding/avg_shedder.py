@@ -48,6 +48,7 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
     """
 
     name = "AvgShedder"
+    uses_bundle_data = True  # its plans are keyed by the bundle's BundleData value
     config_keys = ("loadBalancerAvgShedderLowThreshold", "loadBalancerAvgShedderHighThreshold",
                    "loadBalancerAvgShedderHitCountLowThreshold", "loadBalancerAvgShedderHitCountHighThreshold",
                    "maxUnloadPercentage", "minUnloadMessage", "minUnloadMessageThroughput",
