@@ -205,6 +205,7 @@ def run_case(d, base, name, moves, rng, server_ms):
     if os.getenv("BENCH_VERBOSE"):
         print(name, "moves (ms):", [round(t) for t in times])
         print(name, "server (ms):", [round(t) for t in serv])
+        print(name, "per figure p50 (ms):", {k: round(statistics.median(v)) for k, v in per.items()})
     return title, times, serv, decisions, nfigs
 
 
