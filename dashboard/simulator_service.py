@@ -40,6 +40,7 @@ from engine.errors import InputError
 from .cache import get_cache
 from .memo import Memo
 from .permalink import flat_params
+from .state import clamp_int
 from .keys import (allowed_placements, canon_conf_value, coerce_values, default_placement, fmt_conf_value,
                    format_value, groups_for, key_spec, placement_names, shedding_names)
 
@@ -125,18 +126,7 @@ def default_state() -> SimState:
     return SimState()
 
 
-def _int(v, default, lo=None, hi=None):
-    if v in (None, ""):
-        return default
-    try:
-        x = int(float(v))
-    except (TypeError, ValueError):
-        return default
-    if lo is not None:
-        x = max(lo, x)
-    if hi is not None:
-        x = min(hi, x)
-    return x
+_int = clamp_int
 
 
 _canon = canon_conf_value

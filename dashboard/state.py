@@ -53,10 +53,11 @@ class TunerState:
         return state
 
 
-def _int(v, default, lo=None, hi=None):
+def clamp_int(v, default, lo=None, hi=None):
+    """``v`` as an int within ``[lo, hi]``; ``default`` when it is not a finite number."""
     try:
         x = int(float(v))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return default
     if lo is not None:
         x = max(lo, x)
@@ -94,8 +95,8 @@ def coerce_state(data) -> tuple[TunerState, list[str]]:
     state = TunerState(
         src=data.get("src") if isinstance(data.get("src"), str) else "",
         shed=shed, place=place, values=tuple(sorted(values.items())),
-        seed=_int(data.get("seed"), 0, 0, 2**31 - 1),
-        step=None if step in (None, "") else _int(step, None, 0),
+        seed=clamp_int(data.get("seed"), 0, 0, 2**31 - 1),
+        step=None if step in (None, "") else clamp_int(step, None, 0),
     )
     return state, errors
 

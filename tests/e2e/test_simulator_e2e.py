@@ -21,11 +21,15 @@ from selenium.webdriver.common.keys import Keys
 pytestmark = [pytest.mark.e2e,
               pytest.mark.skipif(shutil.which("chromedriver") is None, reason="needs chromedriver (apt chromium-driver)")]
 
-ROOT = Path(__file__).resolve().parents[2]
-SHOTS = ROOT / "artifacts" / "screenshots"
+from tests.e2e.browser import ROOT, SHOTS, shot
+from tests.e2e.browser import start as _start
 TS_LINK = ("/simulator?scenario=bigo-scale-out&seed=0&a.shed=TransferShedder"
            "&a.place=ExtensibleLeastResourceUsageWithWeight&a.loadBalancerBrokerLoadTargetStd=0.1"
            "&b.shed=AvgShedder&b.place=AvgShedder&b.preset=bigo-avgshedder")
+
+
+def start(duo, dash_app, path="/simulator", width=1440, height=900):
+    return _start(duo, dash_app, path, width, height)
 
 
 @pytest.fixture(scope="module")
@@ -41,27 +45,6 @@ def _esc(obj):
     for ch in '{}":,/.':
         s = s.replace(ch, "\\" + ch)
     return s
-
-
-def shot(duo, name, full=False, width=1440, height=900):
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    d = duo.driver
-    if full:
-        h = d.execute_script("return Math.max(document.documentElement.scrollHeight, document.body.scrollHeight)")
-        d.set_window_size(width, min(int(h) + 20, 7000))
-        time.sleep(0.8)
-    path = SHOTS / f"{name}.png"
-    d.save_screenshot(str(path))
-    if full:
-        d.set_window_size(width, height)
-    return path
-
-
-def start(duo, dash_app, path="/simulator", width=1440, height=900):
-    duo.start_server(dash_app)
-    duo.driver.set_window_size(width, height)
-    duo.driver.get(duo.server_url + path)
-    return duo
 
 
 def js(duo, expr):

@@ -17,8 +17,7 @@ from selenium.webdriver.common.keys import Keys
 pytestmark = [pytest.mark.e2e,
               pytest.mark.skipif(shutil.which("chromedriver") is None, reason="needs chromedriver (apt chromium-driver)")]
 
-ROOT = Path(__file__).resolve().parents[2]
-SHOTS = ROOT / "artifacts" / "screenshots"
+from tests.e2e.browser import ROOT, SHOTS, shot, start  # noqa: F401  (shared by the other browser tests)
 THRESHOLD = "loadBalancerBrokerThresholdShedderPercentage"
 
 
@@ -27,28 +26,6 @@ def dash_app():
     import app as appmod
 
     return appmod.app
-
-
-def shot(duo, name, full=False, width=1440, height=900):
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    d = duo.driver
-    if full:
-        h = d.execute_script("return Math.max(document.documentElement.scrollHeight, document.body.scrollHeight)")
-        d.set_window_size(width, min(int(h) + 20, 6000))
-        time.sleep(0.8)
-    path = SHOTS / f"{name}.png"
-    d.save_screenshot(str(path))
-    if full:
-        d.set_window_size(width, height)
-    return path
-
-
-def start(duo, dash_app, path="/", width=1440, height=900):
-    duo.start_server(dash_app)
-    duo.driver.set_window_size(width, height)
-    if path != "/":
-        duo.driver.get(duo.server_url + path)
-    return duo
 
 
 def headline(duo):
