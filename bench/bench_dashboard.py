@@ -4,8 +4,8 @@ Serves the app on 127.0.0.1 (a free port, threaded werkzeug in this process), op
 ``cluster-100-brokers`` sample (100 brokers, 10,000 bundles) with selenium + /usr/bin/chromedriver,
 and drags a threshold slider 20 times with the mouse (ActionChains: press, move, release) to 20
 different values. Time is measured inside the page: from the ``pointerup`` of the release to the
-``plotly_afterplot`` of the last figure showing the new decision (each figure carries
-``layout.meta.rev``). Prints p50/p95 against the 300 ms budget (``design.md``), plus the server's
+``plotly_afterplot`` / ``plotly_react`` of the last figure showing the new decision (each figure carries
+``layout.editrevision``). Prints p50/p95 against the 300 ms budget (``design.md``), plus the server's
 share (the ``update_tuner`` body).
 
     .venv/bin/python bench/bench_dashboard.py [--moves 20] [--strategy all|threshold|avg]
@@ -48,15 +48,17 @@ ids.forEach(function (id) {
   var gd = document.querySelector('#' + id + ' .js-plotly-plot');
   if (!gd || gd.__benchHooked) { return; }
   gd.__benchHooked = true;
-  gd.on('plotly_afterplot', function () {
-    var rev = gd.layout && gd.layout.meta && gd.layout.meta.rev;
+  var mark = function () {
+    var rev = gd.layout && gd.layout.editrevision;
     var rec = window.__bench.plots[id] || (window.__bench.plots[id] = {});
     if (rev) { (rec[rev] = rec[rev] || []).push(performance.now()); }
-  });
+  };
+  gd.on('plotly_afterplot', mark);  // a full redraw
+  gd.on('plotly_react', mark);      // the end of any Plotly.react, also one that redrew only what changed
 });
 return ids.map(function (id) {
   var gd = document.querySelector('#' + id + ' .js-plotly-plot');
-  return gd && gd.layout && gd.layout.meta ? gd.layout.meta.rev : null;
+  return gd && gd.layout ? gd.layout.editrevision || null : null;
 });
 """
 
@@ -67,7 +69,6 @@ function check() {
   var b = window.__bench, worst = 0, ok = true;
   ids.forEach(function (id, i) {
     var gd = document.querySelector('#' + id + ' .js-plotly-plot');
-    var rev = gd && gd.layout && gd.layout.meta ? gd.layout.meta.rev : null;
     var ts = b.plots[id] ? (b.plots[id][want[id]] || []) : [];
     var t = null;
     ts.forEach(function (x) { if (x >= b.t0 && (t === null || x < t)) { t = x; } });  // first render after release
@@ -87,7 +88,7 @@ function check() {
   if (performance.now() - start > 15000) {
     done({timeout: true, detail: ids.map(function (id, i) {
       var gd = document.querySelector('#' + id + ' .js-plotly-plot');
-      var rev = gd && gd.layout && gd.layout.meta ? gd.layout.meta.rev : null;
+      var rev = gd && gd.layout ? gd.layout.editrevision : null;
       return [id, want[id], rev, JSON.stringify(window.__bench.plots[id] || {})];
     })});
     return;

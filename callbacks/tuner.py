@@ -21,7 +21,7 @@ from dash.exceptions import PreventUpdate
 
 from engine.config import BIGO_AVGSHEDDER, PULSAR_5_DEFAULTS, parse_broker_conf, to_broker_conf
 from engine.errors import InputError, ShedlabError
-from dashboard import ids, permalink, sources, whynot
+from dashboard import figpatch, ids, permalink, sources, whynot
 from dashboard.analysis import analyze, revision, run_cycles
 from dashboard.export import build_report, figures_zip, report_filename, tuner_figures
 from dashboard.figures.cycles import cycles_figure
@@ -275,20 +275,30 @@ def compute(state: TunerState, shown=None, base_msgs=()) -> dict:
     elif same_snapshot and shown.get("topics"):
         topics = Patch()
         topics["layout"]["shapes"] = ring_shapes(selected_overlay(v, a.unloaded_bundles), y_span(v), v.nb)
-        topics["layout"]["meta"]["rev"] = revs["topics"]
+        topics["layout"]["editrevision"] = revs["topics"]
     else:
         topics = topic_distribution(v, snap.ld.bundle_topics, selected=a.unloaded_bundles, rev=revs["topics"])
     is_avg = a.result is not None and a.result.strategy == "AvgShedder"
     ts = is_transfer(a.result)
+
+    def send(name, build):
+        """The figure, or only what changed since the one the page shows (see dashboard.figpatch)."""
+        fig = build()
+        patch = figpatch.figure_patch(name, shown.get(name), figpatch.remember(name, revs[name], fig))
+        return fig if patch is None else patch
+
     out = {
-        "scores": (broker_load(transfer_view(a), a.status, a.result.verdicts, rev=rev) if ts
-                   else broker_scores(v, a.result, cfg, a.status, rev=rev)),
-        "pairs": avg_pairs(a.result, cfg, a.status, rev=rev) if is_avg else no_update,
+        "scores": send("scores", lambda: (broker_load(transfer_view(a), a.status, a.result.verdicts, rev=rev) if ts
+                                          else broker_scores(v, a.result, cfg, a.status, rev=rev))),
+        "pairs": send("pairs", lambda: avg_pairs(a.result, cfg, a.status, rev=rev)) if is_avg else no_update,
         "pairs_hidden": not is_avg,
-        "placement": placement_scores(dec, cfg, rev=revs["placement"]) if fresh("placement") else no_update,
+        "placement": (send("placement", lambda: placement_scores(dec, cfg, rev=revs["placement"]))
+                      if fresh("placement") else no_update),
         "plan": (plan_table(a.plan, skip=a.cycle.reason if ts else "") if fresh("plan") else no_update),
-        "before_after": (before_after(v, a.before_thr, a.after_thr, a.before_rate, a.after_rate, a.status, a.ratios,
-                                      rev=revs["before_after"]) if fresh("before_after") else no_update),
+        "before_after": (send("before_after", lambda: before_after(v, a.before_thr, a.after_thr, a.before_rate,
+                                                                   a.after_rate, a.status, a.ratios,
+                                                                   rev=revs["before_after"]))
+                         if fresh("before_after") else no_update),
         "topics": topics,
         "shown": revs,
         "decision": decision_card(a),

@@ -111,7 +111,7 @@ def cycles_figure(cycles, cfg, *, rev: str = "", top: int = 10, height: int = 47
                              text=f"{name} {val}", font=dict(size=10, color=col)))
         anns.append(title_ann("hit counters (solid: low, dotted: high)", 0, domains["y3"][1]))
     lay = base_layout(
-        height, meta={"rev": rev}, hovermode="closest", shapes=shapes, annotations=anns,
+        height, editrevision=rev, hovermode="closest", shapes=shapes, annotations=anns,
         legend=dict(orientation="v", x=1.01, y=1, xanchor="left", yanchor="top", font=dict(size=10)),
         margin=dict(l=56, r=160, t=36, b=44),
         xaxis=axis(anchor="y2" if not avg else "y3", showgrid=False, dtick=max(1, len(xs) // 12),

@@ -101,9 +101,10 @@ def avg_pairs(result, cfg, status: dict, *, rev: str = "", height: int = 360) ->
         marker=dict(color=[PAIR_STYLE[pair_state(p, cfg)][0] for p in pairs]),
         text=[hits_text(p, n_low, n_high).replace("high ", "H ").replace("low ", "L ").replace(" of ", "/")
               for p in pairs] if label_any else None, textposition="outside", textfont=dict(size=10), cliponaxis=False,
-        customdata=[(p.reason or "")[:160] if pair_state(p, cfg) != "below" else "gap below the low threshold"
-                    for p in pairs],
-        hovertemplate="<b>%{x}</b><br>gap %{y:.2f}<br>%{customdata}<extra></extra>",
+        # hovertext, not customdata: Plotly restyles a changed hovertext but recalculates a changed customdata
+        hovertext=[(p.reason or "")[:160] if pair_state(p, cfg) != "below" else "gap below the low threshold"
+                   for p in pairs],
+        hovertemplate="<b>%{x}</b><br>gap %{y:.2f}<br>%{hovertext}<extra></extra>",
     ))
     for name, st in (("triggered: sheds this cycle", "triggered"), ("gap ≥ low: counting hits", "counting"),
                      ("gap < low: counters reset", "below")):
@@ -127,7 +128,7 @@ def avg_pairs(result, cfg, status: dict, *, rev: str = "", height: int = 360) ->
     rpad = pad + (0.12 * span0 if stacked else 0)  # room for names written to the right
     gmax = max([p.gap for p in pairs] + [high, low, 1.0])
     lay = base_layout(
-        height, shapes=shapes, annotations=anns, meta={"rev": rev, "drag": drag}, hovermode="closest",
+        height, shapes=shapes, annotations=anns, editrevision=rev, meta={"drag": drag}, hovermode="closest",
         margin=dict(l=40, r=64, t=40, b=86),
         legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0, font=dict(size=11),
                     traceorder="normal"),

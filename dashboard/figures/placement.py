@@ -76,7 +76,7 @@ def placement_scores(decision, cfg, *, rev: str = "", height: int = 320) -> go.F
     top = 36 + 16 * (bool(sub) + bool(decision.random))
     anns.append(dict(text=title, x=0, xanchor="left", xref="paper", y=1, yanchor="bottom", yref="paper", yshift=6,
                      showarrow=False, align="left", font=dict(size=12, color="#1f2328")))
-    lay = base_layout(height, shapes=shapes, annotations=anns, meta={"rev": rev, "drag": drag},
+    lay = base_layout(height, shapes=shapes, annotations=anns, editrevision=rev, meta={"drag": drag},
                       margin=dict(l=56, r=24, t=top, b=48),
                       xaxis=axis(type="category", categoryorder="array", categoryarray=x, showgrid=False,
                                  tickangle=-40 if len(order) > 8 else 0, showticklabels=len(order) <= 60),

@@ -75,7 +75,7 @@ def before_after(view, before_thr, after_thr, before_rate, after_rate, status: d
                            line=dict(color=LINE["even"], width=1.2, dash="dot")))
     many = len(x) > 30
     lay = base_layout(
-        height, barmode="group", annotations=anns, shapes=shapes, meta={"rev": rev}, bargap=0.2, bargroupgap=0.05,
+        height, barmode="group", annotations=anns, shapes=shapes, editrevision=rev, bargap=0.2, bargroupgap=0.05,
         legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="right", x=_SPLIT, font=dict(size=11),
                     bgcolor="rgba(0,0,0,0)", traceorder="normal"),
         xaxis=axis(domain=[0, _SPLIT], anchor="y", type="category", categoryorder="array", categoryarray=x,

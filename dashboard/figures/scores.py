@@ -35,7 +35,8 @@ def _order(scores: dict) -> list:
 
 def _bar_traces(order, names, values, status, verdicts, unit, *, xaxis="x", yaxis="y", showlegend=True) -> list:
     """One bar trace coloured per broker state (one trace redraws much faster than one per state), plus
-    empty traces carrying the legend of the states present."""
+    an empty trace per state carrying its legend, shown for the states present (always the same traces,
+    so a slider release that changes the states only restyles: see :mod:`dashboard.figpatch`)."""
     reasons = {v.broker: v.reason for v in verdicts}
     fmt = ".2f" if unit == "%" else ",.0f"
     sts = [status.get(b, "ok") for b in order]
@@ -43,16 +44,18 @@ def _bar_traces(order, names, values, status, verdicts, unit, *, xaxis="x", yaxi
         type="bar", x=[names[b] for b in order], y=[round(float(values[b]), 4) for b in order], name="score",
         marker=dict(color=[status_color(st) for st in sts], line=dict(width=0)), showlegend=False,
         xaxis=xaxis, yaxis=yaxis,
-        customdata=[[b, status_label(st), (reasons.get(b) or "")[:240] if st != "ok" else ""]
-                    for b, st in zip(order, sts)],
-        hovertemplate=("<b>%{customdata[0]}</b><br>score %{y:" + fmt + "} " + unit
-                       + "<br>%{customdata[1]}<br>%{customdata[2]}<extra></extra>"),
+        # hovertext, not customdata: Plotly restyles a changed hovertext but recalculates a changed customdata
+        hovertext=[f"{status_label(st)}<br>{(reasons.get(b) or '')[:240] if st != 'ok' else ''}"
+                   for b, st in zip(order, sts)],
+        customdata=list(order),
+        hovertemplate=("<b>%{customdata}</b><br>score %{y:" + fmt + "} " + unit
+                       + "<br>%{hovertext}<extra></extra>"),
     )]
     if showlegend:
+        present = set(sts)
         for st in _STATES:
-            if st in sts:
-                out.append(dict(type="bar", x=[None], y=[None], name=status_label(st), xaxis=xaxis, yaxis=yaxis,
-                                marker=dict(color=status_color(st)), hoverinfo="skip"))
+            out.append(dict(type="bar", x=[None], y=[None], name=status_label(st), xaxis=xaxis, yaxis=yaxis,
+                            marker=dict(color=status_color(st)), hoverinfo="skip", showlegend=st in present))
     return out
 
 
@@ -137,7 +140,7 @@ def broker_scores(view, result, cfg, status: dict, *, rev: str = "", height: int
     top = max(finite + list(lines.values()) + [10.0])
     ylabel = ("history-smoothed weighted usage (%)" if result.strategy == "ThresholdShedder"
               else "weighted max usage (%)")
-    lay = base_layout(height, shapes=shapes, annotations=anns, meta={"rev": rev, "drag": drag},
+    lay = base_layout(height, shapes=shapes, annotations=anns, editrevision=rev, meta={"drag": drag},
                       barmode="overlay", hovermode="closest", xaxis=_xaxis(x),
                       yaxis=axis(title=dict(text=ylabel), range=[0, min(max(top * 1.12, 10.0), 400.0)]))
     return make_figure(data, lay)
@@ -176,7 +179,7 @@ def _uniform(view, result, cfg, status, *, rev, height):
     anns += [title_ann("message rate (msg/s)", 0, 1.0), title_ann("throughput in + out (MB/s)", 0, 0.44)]
     rmax = max(list(rates.values()) + [1.0])
     tmax = max(vals + [1e-3])
-    lay = base_layout(height, shapes=shapes, annotations=anns, meta={"rev": rev, "drag": drag}, barmode="overlay",
+    lay = base_layout(height, shapes=shapes, annotations=anns, editrevision=rev, meta={"drag": drag}, barmode="overlay",
                       hovermode="closest",
                       xaxis=_xaxis(x, anchor="y", showticklabels=False, title=dict(text="")),
                       xaxis2=_xaxis(x, anchor="y2", matches="x"),

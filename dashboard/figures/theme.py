@@ -55,7 +55,14 @@ TEMPLATE = {"layout": {"xaxis": _AXIS, "yaxis": _AXIS,
 
 
 def base_layout(height: int = 360, **kw) -> dict:
-    """The common layout: white, light grid, compact margins, horizontal legend on top."""
+    """The common layout: white, light grid, compact margins, horizontal legend on top.
+
+    A figure's content revision (what the page's stores, the tests and the bench compare) goes in
+    ``editrevision``, an attribute Plotly never redraws for, not in ``meta``: a changed ``meta`` makes
+    ``Plotly.react`` redraw the whole figure. None of our figures is editable, so ``editrevision`` has
+    no other effect. (With :func:`dashboard.figpatch.figure_patch` a slider release then redraws
+    only what changed: colours and lines, not every bar.)
+    """
     lay = dict(
         template=TEMPLATE,
         height=height,
@@ -140,7 +147,7 @@ def title_ann(text: str, x: float, y: float = 1.0) -> dict:
 
 def empty_figure(message: str, height: int = 220, rev: str = "") -> go.Figure:
     """A blank figure with a centred note (nothing to draw is a result too)."""
-    lay = base_layout(height, meta={"rev": rev}, xaxis=dict(visible=False), yaxis=dict(visible=False),
+    lay = base_layout(height, editrevision=rev, xaxis=dict(visible=False), yaxis=dict(visible=False),
                       annotations=[dict(text=message, x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False,
                                         font=dict(size=13, color="#57606a"))])
     return make_figure([], lay)

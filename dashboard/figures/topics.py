@@ -141,7 +141,7 @@ def topic_distribution(view, bundle_topics: dict | None = None, *, selected=(), 
     show = len(names) <= 40
     split = 0.70
     lay = base_layout(
-        height, meta={"rev": rev}, hovermode="closest", shapes=ring_shapes(ov, y_span(view), view.nb),
+        height, editrevision=rev, hovermode="closest", shapes=ring_shapes(ov, y_span(view), view.nb),
         legend=dict(orientation="h", yanchor="bottom", y=1.06, x=split, xanchor="right", font=dict(size=11)),
         annotations=[title_ann(dots_title, 0, 1.0),
                      title_ann("bundles by topic count", split + 0.07, 1.0)],

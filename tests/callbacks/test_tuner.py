@@ -99,7 +99,7 @@ def test_tuner006_update_recomputes_and_saves_state():
     base = {"values": DEFAULT_VALUES, "nonce": None, "messages": []}
     out = _update([10.0], base)
     scores, pairs_fig, pairs_hidden, place, plan, ba, topics, shown, decision, alerts, conf, info, qs, cfg, st = out
-    assert scores.layout.meta["rev"] == shown["scores"] and ba.layout.meta["rev"] == shown["before_after"]
+    assert scores.layout.editrevision == shown["scores"] and ba.layout.editrevision == shown["before_after"]
     assert pairs_fig is no_update and pairs_hidden is True
     assert shown["snapshot"] == f"{sources.DEFAULT_SOURCE}|0" and not isinstance(topics, Patch)
     assert "loadBalancerDistributeBundlesEvenlyEnabled=false" in conf
@@ -114,7 +114,7 @@ def test_tuner006_update_recomputes_and_saves_state():
     out = _update([12.0], base, shown=shown)
     assert isinstance(out[6], Patch) and out[5] is not no_update
     ops = out[6].to_plotly_json()["operations"]
-    assert [o["location"] for o in ops] == [["layout", "shapes"], ["layout", "meta", "rev"]]
+    assert [o["location"] for o in ops] == [["layout", "shapes"], ["layout", "editrevision"]]
     assert ops[0]["params"]["value"] == []  # no ring: nothing is unloaded
     assert "Nothing moves" in json.dumps(out[8], default=str)
     assert "loadBalancerBrokerThresholdShedderPercentage=12" in out[12]

@@ -72,7 +72,7 @@ def test_tuner001_pick_sample_move_slider(dash_duo, dash_app):
     wait_headline(duo, "Unload 1 bundle from 10.0.0.206:8080")
     duo.wait_for_text_to_equal("#tuner-shed .dash-dropdown-value", "ThresholdShedder", timeout=10)
     assert abs(line_y(duo, "tuner-fig-scores", "average + threshold") - 27.35) < 0.01
-    rev0 = graph_js(duo, "tuner-fig-scores", "gd.layout.meta.rev")
+    rev0 = graph_js(duo, "tuner-fig-scores", "gd.layout.editrevision")
     # drag the threshold slider: the label and the line follow before release (clientside) ...
     thumb = duo.find_element(f'[data-key="{THRESHOLD}"] .dash-slider-thumb')
     track = duo.find_element(f'[data-key="{THRESHOLD}"] .dash-slider-track')
@@ -83,15 +83,15 @@ def test_tuner001_pick_sample_move_slider(dash_duo, dash_app):
     dragged = float(label.split()[0])
     assert dragged > 14
     assert abs(line_y(duo, "tuner-fig-scores", "average + threshold") - (17.35 + dragged)) < 0.05
-    assert graph_js(duo, "tuner-fig-scores", "gd.layout.meta.rev") == rev0  # no server round trip yet
+    assert graph_js(duo, "tuner-fig-scores", "gd.layout.editrevision") == rev0  # no server round trip yet
     ActionChains(duo.driver).release().perform()
     # ... and on release the engine decides again: .206 (28.95 %) is now below the line
     wait_headline(duo, "Nothing moves")
     for _ in range(50):
-        if graph_js(duo, "tuner-fig-scores", "gd.layout.meta.rev") != rev0:
+        if graph_js(duo, "tuner-fig-scores", "gd.layout.editrevision") != rev0:
             break
         time.sleep(0.1)
-    assert graph_js(duo, "tuner-fig-scores", "gd.layout.meta.rev") != rev0
+    assert graph_js(duo, "tuner-fig-scores", "gd.layout.editrevision") != rev0
     assert f"{THRESHOLD}={int(dragged)}" in duo.driver.current_url  # the URL follows the state
     # back to 10 with the keyboard (every press is a release)
     thumb = duo.find_element(f'[data-key="{THRESHOLD}"] .dash-slider-thumb')
