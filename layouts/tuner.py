@@ -162,39 +162,45 @@ def decision_card(a, inline: int = 3) -> list:
     tv = transfer_view(a)
     if tv is not None:
         out.append(transfer_summary(tv))
+    # each reason and placement as (rich components, plain text): the first few are shown rich, the
+    # rest fold into one text block (a hundred pairs as components would cost the slider release ~30 ms)
     items = []
     if res is not None:
         for v in res.verdicts:
             if v.status in ("over", "skipped") and v.reason:
-                items.append(html.Li([_status_chip(v.status), html.Code(v.broker), " ", v.reason]))
+                items.append((html.Li([_status_chip(v.status), html.Code(v.broker), " ", v.reason]),
+                              f"{v.broker}: {v.reason}"))
         for p in res.pairs:
             if p.reason and (p.triggered or p.gap >= a.config.loadBalancerAvgShedderLowThreshold):
-                items.append(html.Li([_status_chip("over" if p.triggered else "pending"),
-                                      html.Code(f"{p.high} / {p.low}"), " ", p.reason]))
+                items.append((html.Li([_status_chip("over" if p.triggered else "pending"),
+                                       html.Code(f"{p.high} / {p.low}"), " ", p.reason]),
+                              f"{p.high} / {p.low}: {p.reason}"))
         for d in (getattr(res, "decisions", None) or []) if tv is None else []:  # TransferShedder: the plan lists them
-            items.append(html.Li([_badge(d.label, "success" if d.label == "Success" else "skip"), " ",
-                                  html.B(d.reason), ": ", d.detail or ""]))
+            items.append((html.Li([_badge(d.label, "success" if d.label == "Success" else "skip"), " ",
+                                   html.B(d.reason), ": ", d.detail or ""]), f"{d.label} {d.reason}: {d.detail or ''}"))
     places = []
     for u in c.processed:
         dec = u.placement
         if dec is None:
             continue
-        txt = [html.Code(u.bundle), " → ", html.B(u.destination or "—"), f" ({dec.strategy}"
-               + (", random draw" if dec.random else "") + f"): {dec.reason}"]
-        if u.skipped:
-            txt += [" — not unloaded: ", u.skipped]
-        places.append(html.Div(txt, className="decision-place"))
+        head = f" ({dec.strategy}" + (", random draw" if dec.random else "") + f"): {dec.reason}"
+        tail = f" — not unloaded: {u.skipped}" if u.skipped else ""
+        places.append((html.Div([html.Code(u.bundle), " → ", html.B(u.destination or "—"), head + tail],
+                                className="decision-place"),
+                       f"{u.bundle} → {u.destination or '—'}{head}{tail}"))
     if items:
-        out.append(html.Ul(items[:inline], className="decision-why"))
-    out += places[:max(1, inline - 1)]
-    rest_items, rest_places = items[inline:], places[max(1, inline - 1):]
+        out.append(html.Ul([rich for rich, _ in items[:inline]], className="decision-why"))
+    keep = max(1, inline - 1)
+    out += [rich for rich, _ in places[:keep]]
+    rest_items, rest_places = items[inline:], places[keep:]
     if rest_items or rest_places:
         what = " and ".join(x for x in (f"{len(rest_items)} more reasons" if rest_items else "",
                                         f"{len(rest_places)} more placements" if rest_places else "") if x)
+        lines = [t for _, t in rest_items[:60]] + [t for _, t in rest_places[:30]]
+        if len(rest_items) > 60 or len(rest_places) > 30:
+            lines.append("… the report lists everything")
         out.append(html.Details([html.Summary(f"Show {what}", className="decision-more"),
-                                 html.Ul(rest_items[:60], className="decision-why")] + rest_places[:30]
-                                + ([html.Div("… the report lists everything", className="decision-note")]
-                                   if len(rest_items) > 60 or len(rest_places) > 30 else []),
+                                 html.Div("\n".join(lines), className="decision-fold-text")],
                                 className="decision-fold"))
     notes = [n if len(n) <= 200 else n[:200] + " …" for n in (res.notes[:2] if res is not None and tv is None else [])]
     for n in notes + a.notes:

@@ -158,3 +158,27 @@ def test_tuner009_cycles_why_and_exports(trig):
     assert conf["filename"] == "broker.conf" and "loadBalancerLoadSheddingStrategy=" in conf["content"]
     assert ct.step_row({"id": "x", "steps": 1}, None) == (0, 0, None, True)
     assert ct.step_row({"id": "x", "steps": 5}, {"state": {"src": "x", "step": 2}})[:2] == (4, 2)
+
+
+def test_tuner_decision_card_folds_the_rest_into_text():
+    from dash import html
+
+    from dashboard.state import coerce_state
+
+    st, _ = coerce_state({"src": "sample:cluster-100-brokers", "shed": "AvgShedder", "place": "AvgShedder",
+                          "values": {"loadBalancerAvgShedderHitCountLowThreshold": "1",
+                                     "loadBalancerAvgShedderHitCountHighThreshold": "1"}})
+    out = ct.compute(st)
+    a, card = out["analysis"], out["decision"]
+    why = [c for c in card if isinstance(c, html.Ul)]
+    assert len(why) == 1 and len(why[0].children) == 3  # the first reasons, with their chips
+    fold = [c for c in card if isinstance(c, html.Details)]
+    assert len(fold) == 1
+    text = fold[0].children[1].children
+    reasons = [p for p in a.result.pairs if p.reason and (p.triggered or p.gap >= a.config.loadBalancerAvgShedderLowThreshold)]
+    placed = [u for u in a.cycle.processed if u.placement is not None]
+    lines = text.split("\n")
+    assert len(lines) == min(len(reasons) - 3, 60) + min(len(placed) - 2, 30) + (
+        1 if len(reasons) - 3 > 60 or len(placed) - 2 > 30 else 0)
+    assert f"{reasons[3].high} / {reasons[3].low}: {reasons[3].reason}" == lines[0]
+    assert f"Show {len(reasons) - 3} more reasons and {len(placed) - 2} more placements" == fold[0].children[0].children
