@@ -28,3 +28,15 @@ def start(duo, dash_app, path="/", width=1440, height=900):
     if path != "/":
         duo.driver.get(duo.server_url + path)
     return duo
+
+
+def wait_file(folder: Path, pattern: str, timeout=40) -> Path:
+    """The first finished download in ``folder`` matching ``pattern`` (``AssertionError`` after ``timeout`` s)."""
+    end = time.time() + timeout
+    while time.time() < end:
+        got = [p for p in folder.glob(pattern) if not p.name.endswith(".crdownload")]
+        if got:
+            time.sleep(0.3)
+            return got[0]
+        time.sleep(0.25)
+    raise AssertionError(f"no {pattern} in {folder}: {list(folder.iterdir())}")

@@ -22,6 +22,7 @@ pytestmark = [pytest.mark.e2e,
               pytest.mark.skipif(shutil.which("chromedriver") is None, reason="needs chromedriver (apt chromium-driver)")]
 
 from tests.e2e.browser import ROOT, SHOTS, shot
+from tests.e2e.browser import wait_file as _wait_file
 from tests.e2e.browser import start as _start
 TS_LINK = ("/simulator?scenario=bigo-scale-out&seed=0&a.shed=TransferShedder"
            "&a.place=ExtensibleLeastResourceUsageWithWeight&a.loadBalancerBrokerLoadTargetStd=0.1"
@@ -226,17 +227,6 @@ def test_sim002_permalink_transfershedder_vs_avgshedder_and_exports(dash_duo, da
     wait_for(lambda: summary(duo) == first, 15, what="the same summary from the link")
     assert duo.find_element("#sim-permalink").get_attribute("value") == link
     assert key_label(duo, "a", "loadBalancerBrokerLoadTargetStd") == "0.10"
-
-
-def _wait_file(folder: Path, pattern: str, timeout=30):
-    end = time.time() + timeout
-    while time.time() < end:
-        got = [p for p in folder.glob(pattern) if not p.name.endswith(".crdownload")]
-        if got:
-            time.sleep(0.3)
-            return got[0]
-        time.sleep(0.25)
-    raise AssertionError(f"no {pattern} in {folder}: {list(folder.iterdir())}")
 
 
 def test_sim003_sweep_cell_loads_into_run_a_and_bad_upload(dash_duo, dash_app, tmp_path):

@@ -18,6 +18,7 @@ pytestmark = [pytest.mark.e2e,
               pytest.mark.skipif(shutil.which("chromedriver") is None, reason="needs chromedriver (apt chromium-driver)")]
 
 from tests.e2e.browser import ROOT, SHOTS, shot, start  # noqa: F401  (shared by the other browser tests)
+from tests.e2e.browser import wait_file as _wait_file
 THRESHOLD = "loadBalancerBrokerThresholdShedderPercentage"
 
 
@@ -160,17 +161,6 @@ def test_tuner003_permalink_reopens_the_same_state(dash_duo, dash_app):
     wait_headline(duo, first)
     duo.wait_for_text_to_equal("#tuner-shed .dash-dropdown-value", "UniformLoadShedder", timeout=10)
     assert duo.find_element("#tuner-permalink").get_attribute("value") == permalink
-
-
-def _wait_file(folder: Path, pattern: str, timeout=40):
-    end = time.time() + timeout
-    while time.time() < end:
-        got = [p for p in folder.glob(pattern) if not p.name.endswith(".crdownload")]
-        if got:
-            time.sleep(0.3)
-            return got[0]
-        time.sleep(0.25)
-    raise AssertionError(f"no {pattern} in {folder}: {list(folder.iterdir())}")
 
 
 def test_tuner004_export_report_conf_and_figures(dash_duo, dash_app):

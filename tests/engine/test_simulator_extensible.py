@@ -357,14 +357,7 @@ def test_simx016b_an_unload_without_destination_is_looked_up_again():
 
 
 # ------------------------------------------------------------------------------------------- events, config
-def tiny(**over):
-    doc = {"name": "tiny", "minutes": 30, "seed": 3,
-           "config": {"loadBalancerDistributeBundlesEvenlyEnabled": False},
-           "brokers": [{"id": "b{i}:8080", "count": 4, "cores": 8}],
-           "namespaces": [{"name": "t/ns", "bundles": 16, "owners": "placement"}],
-           "workloads": [{"name": "w", "namespace": "t/ns", "topics": 64, "rate": 80000, "skew": 0.7}]}
-    doc.update(over)
-    return doc
+from tests.engine.test_simulator_core import tiny  # noqa: E402  (the same small scenario)
 
 
 def test_simx017_leader_changes_and_crash():
