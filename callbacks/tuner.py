@@ -29,7 +29,7 @@ from dashboard.figures.pairs import avg_pairs
 from dashboard.figures.placement import placement_scores
 from dashboard.figures.plan import before_after
 from dashboard.figures.scores import broker_scores
-from dashboard.figures.theme import MB, empty_figure
+from dashboard.figures.theme import MB, empty_figure, plain_figures
 from dashboard.figures.topics import ring_shapes, selected_overlay, topic_distribution, y_span
 from dashboard.figures.transfer import broker_load
 from dashboard.transfer import hit_counts, is_transfer, start_hit_count, transfer_view
@@ -283,7 +283,11 @@ def compute(state: TunerState, shown=None, base_msgs=()) -> dict:
 
     def send(name, build):
         """The figure, or only what changed since the one the page shows (see dashboard.figpatch)."""
-        fig = build()
+        if figpatch.can_patch(name, shown.get(name)):
+            with plain_figures():  # only diffed: no go.Figure round trip
+                fig = build()
+        else:
+            fig = build()
         patch = figpatch.figure_patch(name, shown.get(name), figpatch.remember(name, revs[name], fig))
         return fig if patch is None else patch
 

@@ -18,7 +18,7 @@ from dash import Patch
 
 from .memo import Memo
 
-__all__ = ["figure_patch", "remember", "as_dict"]
+__all__ = ["figure_patch", "remember", "as_dict", "can_patch"]
 
 #: figures sent, by (figure name, revision): the builders' output as plain dicts
 _SENT = Memo(48)
@@ -38,6 +38,11 @@ def remember(name: str, rev: str, fig) -> dict:
     d = as_dict(fig)
     _SENT.put((name, rev), d)
     return d
+
+
+def can_patch(name: str, shown_rev) -> bool:
+    """Whether the figure the page shows as ``(name, shown_rev)`` is remembered (a patch is likely)."""
+    return isinstance(shown_rev, str) and _SENT.get((name, shown_rev)) is not None
 
 
 def figure_patch(name: str, shown_rev, new) -> Patch | None:

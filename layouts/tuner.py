@@ -50,18 +50,14 @@ def strategy_options(kind: str, shed: str | None = None) -> list[dict]:
 
 
 # ------------------------------------------------------------------------------------------ controls
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+def key_label(key: str) -> str:
+    """A ``broker.conf`` key as shown beside its control: the exact key (copy-paste stays exact).
 
-
-def key_label(key: str) -> list:
-    """A ``broker.conf`` key that wraps at its camelCase humps (``<wbr>``, so copy-paste stays exact)."""
-    parts = _CAMEL.split(key)
-    out = []
-    for i, p in enumerate(parts):
-        if i:
-            out.append(html.Wbr())
-        out.append(p)
-    return out
+    One text node; ``.tk-key`` lets it wrap anywhere. (A ``<wbr>`` per camelCase hump looked better
+    but made ~70 more Dash components on the Tuner page, and Dash's renderer visits every component of
+    the page on every update: that cost each slider release ~10 ms.)
+    """
+    return key
 
 
 @lru_cache(maxsize=1)
@@ -95,7 +91,7 @@ def fmt_store() -> dict:
 def _row(spec: KeySpec, conf: str | None) -> html.Div:
     value = conf_to_value(spec, conf)
     changed = conf is not None and conf != default_conf(spec.key)
-    meta = [html.Span(f"default {format_value(spec.default, spec.fmt)}", className="tk-default")]
+    meta = [f"default {format_value(spec.default, spec.fmt)}"]  # text, not a component (see key_label)
     if spec.default5 != spec.default:
         meta.append(html.Span(f"5.0: {format_value(spec.default5, spec.fmt)}", className="tk-default5"))
     head = [html.Code(key_label(spec.key), className="tk-key", title=spec.doc)]
@@ -254,47 +250,46 @@ def transfer_summary(tv, walk_inline: int = 2) -> html.Div:
     return html.Div(rows, id=ids.TUNER_TS_SUMMARY, className=f"ts-summary ts-{kind}")
 
 
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~])")
+
+
+def md_text(text) -> str:
+    """``text`` as literal Markdown table-cell text: every Markdown character escaped (``dcc.Markdown``
+    leaves raw HTML out anyway), line breaks as spaces."""
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+
+
 def plan_table(plan: list, limit: int = 12, skip: str = "") -> html.Div:
     """The unload plan: bundle, source → destination, traffic, (TransferShedder: reason code), placement
     reason, outcome; ``skip`` says why nothing moves (e.g. TransferShedder's ``HitCount: ...``).
 
-    Kept flat (few components per row) and cut at ``limit`` rows: it is re-sent on every slider
-    release; the report lists every row.
+    One ``dcc.Markdown`` table, cut at ``limit`` rows: it is re-sent on every slider release, and a
+    table of Dash components (one per cell, ~100) would cost every later update on the page, since Dash
+    looks up each component in its store on each update. Cells are escaped (:func:`md_text`);
+    ``.plan-md`` styles the columns. The report lists every row.
     """
     if not plan:
         return html.Div("No bundle is unloaded this cycle" + (f": {skip}" if skip else "."), className="empty-note")
     ts = "decision" in plan[0]  # TransferShedder: its reason code and the numbers behind each unload
-    head = html.Tr([html.Th("#"), html.Th("bundle"), html.Th("from → to"), html.Th("msg/s", className="num"),
-                    html.Th("MB/s", className="num")] + ([html.Th("reason")] if ts else [])
-                   + [html.Th("placement"), html.Th("outcome")])
-    rows = []
+    head = ["#", "bundle", "from → to", "msg/s", "MB/s"] + (["reason"] if ts else []) + ["placement", "outcome"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---:"] + ["---"] * 2 + ["---:"] * 2
+                                                          + ["---"] * (len(head) - 5)) + "|"]
     for i, r in enumerate(plan[:limit], 1):
         how = f"{r['placement_strategy']}{' · random' if r['random'] else ''}: {r['placement']}"
+        cells = [str(i), md_text(r["bundle"]), md_text(f"{r['source']} → {r['destination'] or '—'}"),
+                 f"{r['msg_rate']:,.0f}", f"{r['throughput'] / 1048576:,.2f}"]
         if ts:
             how = how if r["placement_strategy"] else ("TransferShedder's min broker (loadBalancerTransferEnabled)"
                                                        if r["destination"] else "released: the next lookup places it")
-            why = [html.B(r["decision"]), " · swap" if r.get("swap") else "", html.Br(),
-                   html.Span(r.get("detail", "")[:160], className="cell-note")]
-            rows.append(html.Tr([
-                html.Td(str(i)), html.Td(r["bundle"], className="mono"),
-                html.Td(f"{r['source']} → {r['destination'] or '—'}", className="mono"),
-                html.Td(f"{r['msg_rate']:,.0f}", className="num"),
-                html.Td(f"{r['throughput'] / 1048576:,.2f}", className="num"),
-                html.Td(why, className="plan-reason"),
-                html.Td(how if len(how) <= 120 else how[:120] + " …", className="cell-note"),
-                html.Td(r["skipped"] or "unloaded", className="plan-skipped" if r["skipped"] else "plan-ok"),
-            ]))
-            continue
-        rows.append(html.Tr([
-            html.Td(str(i)), html.Td(r["bundle"], className="mono"),
-            html.Td(f"{r['source']} → {r['destination'] or '—'}", className="mono"),
-            html.Td(f"{r['msg_rate']:,.0f}", className="num"), html.Td(f"{r['throughput'] / 1048576:,.2f}", className="num"),
-            html.Td(how if len(how) <= 120 else how[:120] + " …", className="cell-note"),
-            html.Td(r["skipped"] or "unloaded", className="plan-skipped" if r["skipped"] else "plan-ok"),
-        ]))
-    more = [html.Div(f"… and {len(plan) - limit} more: Export report lists every unload", className="table-more")] \
-        if len(plan) > limit else []
-    return html.Div([html.Table([html.Thead(head), html.Tbody(rows)], className="data-table")] + more,
+            detail = r.get("detail", "")[:160]
+            cells.append(f"**{md_text(r['decision'])}**" + (" · swap" if r.get("swap") else "")
+                         + (f" — {md_text(detail)}" if detail else ""))
+        cells.append(md_text(how if len(how) <= 120 else how[:120] + " …"))
+        cells.append(f"*{md_text(r['skipped'])}*" if r["skipped"] else "**unloaded**")
+        lines.append("| " + " | ".join(cells) + " |")
+    if len(plan) > limit:
+        lines += ["", f"… and {len(plan) - limit} more: Export report lists every unload"]
+    return html.Div(dcc.Markdown("\n".join(lines), className="plan-md" + (" plan-md-ts" if ts else "")),
                     className="table-wrap")
 
 

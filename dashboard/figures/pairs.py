@@ -6,6 +6,7 @@ move while their sliders are dragged).
 """
 from __future__ import annotations
 
+import numpy as np
 import plotly.graph_objects as go
 
 from .theme import (LINE, STATUS, axis, base_layout, drag_spec, empty_figure, make_figure, short_names,
@@ -17,6 +18,15 @@ __all__ = ["avg_pairs", "pair_state", "PAIR_STYLE"]
 PAIR_STYLE = {"triggered": (STATUS["over"][0], "solid", 3.0), "counting": (STATUS["pending"][0], "solid", 2.2),
               "below": ("#b8c0cc", "dot", 1.4)}
 _SPLIT = 0.60  # left panel width (paper)
+
+
+_T = np.linspace(0.0, 1.0, 17)
+
+
+def _bezier(x0, y0, cx, cy, x1, y1):
+    """Points of the quadratic Bezier curve from (x0, y0) to (x1, y1) with control point (cx, cy)."""
+    a, b, c = (1 - _T) ** 2, 2 * (1 - _T) * _T, _T ** 2
+    return (np.round(a * x0 + b * cx + c * x1, 3).tolist(), np.round(a * y0 + b * cy + c * y1, 4).tolist())
 
 
 def pair_state(p, cfg) -> str:
@@ -61,7 +71,9 @@ def avg_pairs(result, cfg, status: dict, *, rev: str = "", height: int = 360) ->
     label_any = len(pairs) <= 12  # beyond that the labels would pile up: hover and the gap panel tell
     span = max(1.0, (max(scores.values()) - min(scores.values())) if scores else 1.0)
     placed = []  # (centre x, height) of the labels so far: similar arcs get their labels stacked
-    arc_shapes = []  # each pair a quadratic Bezier path shape: far cheaper to redraw than line traces
+    # each pair a quadratic Bezier curve, sampled; one line trace per pair state (its legend entry too):
+    # three SVG paths instead of a path shape per pair, which Plotly lays out and draws one by one
+    arcs = {st: ([], []) for st in PAIR_STYLE}
     for p in pairs:
         st = pair_state(p, cfg)
         col, dash, width = PAIR_STYLE[st]
@@ -77,13 +89,19 @@ def avg_pairs(result, cfg, status: dict, *, rev: str = "", height: int = 360) ->
             placed.append((cx, lh))
         label = f"gap {p.gap:.1f} · {hits_text(p, n_low, n_high)}"
         ctrl = (y0 + y1) / 2 + 2 * h  # the curve peaks at (y0 + y1) / 2 + h
-        arc_shapes.append(dict(type="path", xref="x", yref="y", layer="below",
-                               path=f"M {x0:.3f},{y0:.3f} Q {cx:.3f},{ctrl:.3f} {x1:.3f},{y1:.3f}",
-                               line=dict(color=col, width=width, dash=dash)))
+        xs, ys = _bezier(x0, y0, cx, ctrl, x1, y1)
+        arcs[st][0].extend(xs + [None]); arcs[st][1].extend(ys + [None])
         if labelled:
             anns.append(dict(x=cx, y=lh, xref="x", yref="y", text=label, showarrow=False, yanchor="bottom",
                              font=dict(size=10.5, color=col if st != "below" else "#6e7781"),
                              bgcolor="rgba(255,255,255,0.85)"))
+    # the arcs first, so the broker markers are drawn over them
+    for name, st in (("triggered: sheds this cycle", "triggered"), ("gap ≥ low: counting hits", "counting"),
+                     ("gap < low: counters reset", "below")):
+        col, dash, width = PAIR_STYLE[st]
+        ax, ay = arcs[st] if arcs[st][0] else ([None], [None])
+        data.append(dict(type="scatter", x=ax, y=ay, mode="lines", name=name, hoverinfo="skip",
+                         line=dict(color=col, dash=dash, width=width), xaxis="x", yaxis="y"))
     few = len(brokers) <= 12
     positions = ["middle right" if b in stacked else "bottom center" for b in brokers]
     data.append(dict(
@@ -106,11 +124,6 @@ def avg_pairs(result, cfg, status: dict, *, rev: str = "", height: int = 360) ->
                    for p in pairs],
         hovertemplate="<b>%{x}</b><br>gap %{y:.2f}<br>%{hovertext}<extra></extra>",
     ))
-    for name, st in (("triggered: sheds this cycle", "triggered"), ("gap ≥ low: counting hits", "counting"),
-                     ("gap < low: counters reset", "below")):
-        col, dash, width = PAIR_STYLE[st]
-        data.append(dict(type="scatter", x=[None], y=[None], mode="lines", name=name,
-                         line=dict(color=col, dash=dash, width=width), xaxis="x", yaxis="y"))
     shapes, drag = [], {}
     for key, val, col, text in (("loadBalancerAvgShedderLowThreshold", low, LINE["low"], "low"),
                                 ("loadBalancerAvgShedderHighThreshold", high, LINE["high"], "high")):
@@ -119,7 +132,6 @@ def avg_pairs(result, cfg, status: dict, *, rev: str = "", height: int = 360) ->
         anns.append(dict(xref="x2 domain", x=1, xanchor="left", xshift=4, yref="y2", y=val, yanchor="middle",
                          text=f"{text} {val:g}", showarrow=False, font=dict(size=11, color=col)))
         drag[key] = [drag_spec(len(shapes) - 1, len(anns) - 1, 0.0, 1.0, text, "", 0)]
-    shapes += arc_shapes  # after the two threshold lines (their indexes are in the drag specs)
     anns += [title_ann("pairs on the score axis (arc = pair, label = gap and hit counts)", 0),
              title_ann("score gap per pair", _SPLIT + 0.08)]
     lo_x = min(scores.values()) if scores else 0.0

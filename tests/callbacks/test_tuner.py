@@ -182,3 +182,29 @@ def test_tuner_decision_card_folds_the_rest_into_text():
         1 if len(reasons) - 3 > 60 or len(placed) - 2 > 30 else 0)
     assert f"{reasons[3].high} / {reasons[3].low}: {reasons[3].reason}" == lines[0]
     assert f"Show {len(reasons) - 3} more reasons and {len(placed) - 2} more placements" == fold[0].children[0].children
+
+
+def test_tuner_plan_table_is_one_escaped_markdown_table():
+    import re
+
+    from dash import dcc
+
+    from layouts.tuner import plan_table
+
+    row = {"bundle": "t|x/n_s*1/0x0_0x1", "source": "b1:8080", "destination": "b2:8080", "msg_rate": 1234.4,
+           "throughput": 3 * 1048576, "placement_strategy": "LeastLongTermMessageRate", "random": True,
+           "placement": "least `rate` <b>x</b> [l](u)", "skipped": ""}
+    table = plan_table([row, dict(row, skipped="already unloaded | grace", destination=None)] * 8, limit=12)
+    md = table.children
+    assert isinstance(md, dcc.Markdown) and "plan-md" in md.className
+    lines = md.children.split("\n")
+    head, body = lines[0], lines[2:14]
+    cells = lambda line: re.split(r"(?<!\\)\|", line)[1:-1]  # noqa: E731 — split on unescaped pipes
+    assert len(cells(head)) == 7 and len(body) == 12 and all(len(cells(r)) == 7 for r in body)
+    first = [c.strip() for c in cells(body[0])]
+    assert first[:5] == ["1", r"t\|x/n\_s\*1/0x0\_0x1", "b1:8080 → b2:8080", "1,234", "3.00"]
+    assert r"least \`rate\` \<b\>x\</b\> \[l\]\(u\)" in first[5] and first[6] == "**unloaded**"
+    assert [c.strip() for c in cells(body[1])][2] == "b1:8080 → —"
+    assert [c.strip() for c in cells(body[1])][6] == r"*already unloaded \| grace*"
+    assert lines[-1] == "… and 4 more: Export report lists every unload"
+    assert plan_table([]).children == "No bundle is unloaded this cycle."

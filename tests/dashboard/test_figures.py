@@ -78,9 +78,15 @@ def test_fig003_avg_pairs_links_with_k_of_n():
     d = _valid(pairs.avg_pairs(a.result, a.config, a.status, rev=a.rev))
     texts = [x["text"] for x in d["layout"]["annotations"]]
     assert "gap 60.0 · high 1 of 2 · low 1 of 8" in texts  # the 80 paired with the 20 (field findings §1.3)
-    arcs = [s for s in d["layout"]["shapes"] if s["type"] == "path"]
-    assert len(arcs) == 3 and all(a["line"]["color"] == STATUS["pending"][0] for a in arcs)  # all counting hits
-    assert arcs[0]["path"].startswith("M 20.000,") and " Q 50.000," in arcs[0]["path"]  # the 20 with an 80
+    arcs = {t["name"].split(":")[0]: t for t in d["data"] if t["type"] == "scatter" and t.get("mode") == "lines"}
+    counting = arcs["gap ≥ low"]
+    assert counting["line"]["color"] == STATUS["pending"][0]
+    assert counting["x"].count(None) == 3  # three arcs, all counting hits
+    assert arcs["triggered"]["x"] == [None] and arcs["gap < low"]["x"] == [None]
+    first = counting["x"][:counting["x"].index(None)]
+    assert first[0] == 20.0 and first[-1] == 80.0 and min(first) == 20.0 and max(first) == 80.0  # the 20 with an 80
+    ys = counting["y"][:counting["x"].index(None)]
+    assert max(ys) > ys[0] and max(ys) > ys[-1]  # an arc, not a straight line
     gaps = next(t for t in d["data"] if t["type"] == "bar")
     assert sorted(gaps["y"]) == [28.0, 29.0, 60.0]
     low = d["layout"]["meta"]["drag"]["loadBalancerAvgShedderLowThreshold"][0]

@@ -73,6 +73,17 @@ def test_tuner001_pick_sample_move_slider(dash_duo, dash_app):
     wait_headline(duo, "Unload 1 bundle from 10.0.0.206:8080")
     duo.wait_for_text_to_equal("#tuner-shed .dash-dropdown-value", "ThresholdShedder", timeout=10)
     assert abs(line_y(duo, "tuner-fig-scores", "average + threshold") - 27.35) < 0.01
+    # the plan is one Markdown table: a real <table>, the bundle name literal, the outcome styled
+    duo.wait_for_element("#tuner-plan .plan-md table td", timeout=10)
+    cells = [td.text for td in duo.driver.find_elements(By.CSS_SELECTOR, "#tuner-plan .plan-md tbody tr:first-child td")]
+    assert cells[0] == "1" and cells[2].startswith("10.0.0.206:8080 →") and cells[-1] == "unloaded"
+    assert duo.driver.execute_script(
+        "var b = document.querySelector('#tuner-plan .plan-md tbody td:last-child strong');"
+        "return b && getComputedStyle(b).color;") == "rgb(21, 93, 63)"
+    # assets/builtins.js gave the page the engine's own trim / parseFloat back (Plotly calls them per point)
+    assert duo.driver.execute_script(
+        "return [window.__shedlabNativeBuiltins === true, '\\u180e x\\u180e'.trim().length, ' 2.5px'.trim(),"
+        " parseFloat(' 1.5e2 '), parseInt(' 42px'), Number.parseFloat === parseFloat];") == [True, 4, "2.5px", 150, 42, True]
     rev0 = graph_js(duo, "tuner-fig-scores", "gd.layout.editrevision")
     # drag the threshold slider: the label and the line follow before release (clientside) ...
     thumb = duo.find_element(f'[data-key="{THRESHOLD}"] .dash-slider-thumb')
