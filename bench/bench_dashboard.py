@@ -35,7 +35,9 @@ CASES = {
                   "loadBalancerBrokerThresholdShedderPercentage",
                   ["tuner-fig-scores", "tuner-fig-placement", "tuner-fig-plan", "tuner-fig-topics"]),
     "avg": ("AvgShedder + AvgShedder (hit count 1)", "AvgShedder", "AvgShedder", "loadBalancerAvgShedderLowThreshold",
-            ["tuner-fig-scores", "tuner-fig-pairs", "tuner-fig-placement", "tuner-fig-plan", "tuner-fig-topics"]),
+            # no placement figure: AvgShedder places by its plan, without candidate scores, so the page
+            # writes the placement in words (layouts.tuner.placement_note)
+            ["tuner-fig-scores", "tuner-fig-pairs", "tuner-fig-plan", "tuner-fig-topics"]),
 }
 
 HOOK_JS = """

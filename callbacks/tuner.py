@@ -35,8 +35,8 @@ from dashboard.figures.transfer import broker_load
 from dashboard.transfer import hit_counts, is_transfer, start_hit_count, transfer_view
 from dashboard.keys import allowed_placements, default_conf, default_placement, fmt_conf_value, key_spec, value_to_conf
 from dashboard.state import STRATEGY_KEYS, TunerState, build_config, coerce_state, state_from_config
-from layouts.tuner import (controls, cycles_table, decision_card, default_state, plan_table, source_line,
-                           strategy_options, why_panel)
+from layouts.tuner import (controls, cycles_table, decision_card, default_state, placement_note, plan_table,
+                           source_line, strategy_options, why_panel)
 from callbacks.shell import alert
 
 log = logging.getLogger(__name__)
@@ -281,6 +281,8 @@ def compute(state: TunerState, shown=None, base_msgs=()) -> dict:
     is_avg = a.result is not None and a.result.strategy == "AvgShedder"
     ts = is_transfer(a.result)
 
+    as_text = dec is None or not dec.scores  # AvgShedder, round robin: no candidate scores to draw
+
     def send(name, build):
         """The figure, or only what changed since the one the page shows (see dashboard.figpatch)."""
         if figpatch.can_patch(name, shown.get(name)):
@@ -297,7 +299,9 @@ def compute(state: TunerState, shown=None, base_msgs=()) -> dict:
         "pairs": send("pairs", lambda: avg_pairs(a.result, cfg, a.status, rev=rev)) if is_avg else no_update,
         "pairs_hidden": not is_avg,
         "placement": (send("placement", lambda: placement_scores(dec, cfg, rev=revs["placement"]))
-                      if fresh("placement") else no_update),
+                      if fresh("placement") and not as_text else no_update),
+        "placement_note": placement_note(dec) if fresh("placement") and as_text else no_update,
+        "placement_card": ("card placement-as-text" if as_text else "card placement-as-figure"),
         "plan": (plan_table(a.plan, skip=a.cycle.reason if ts else "") if fresh("plan") else no_update),
         "before_after": (send("before_after", lambda: before_after(v, a.before_thr, a.after_thr, a.before_rate,
                                                                    a.after_rate, a.status, a.ratios,
@@ -322,6 +326,8 @@ def compute(state: TunerState, shown=None, base_msgs=()) -> dict:
     Output(ids.TUNER_FIG_PAIRS, "figure"),
     Output(ids.TUNER_PAIRS_CARD, "hidden", allow_duplicate=True),
     Output(ids.TUNER_FIG_PLACEMENT, "figure"),
+    Output(ids.TUNER_PLACEMENT_NOTE, "children"),
+    Output(ids.TUNER_PLACEMENT_CARD, "className"),
     Output(ids.TUNER_PLAN, "children"),
     Output(ids.TUNER_FIG_PLAN, "figure"),
     Output(ids.TUNER_FIG_TOPICS, "figure"),
@@ -367,14 +373,15 @@ def update_tuner(k_vals, f_vals, t_vals, seed, step, source, base, k_ids, f_ids,
         out = compute(state, shown, base.get("messages"))
     except ShedlabError as exc:
         msg = [alert("error", f"{exc} — the previous result stays on screen")]
-        return (no_update,) * 9 + (msg,) + (no_update,) * 5
+        return (no_update,) * 11 + (msg,) + (no_update,) * 5
     except Exception as exc:  # never crash the page: keep the last good figures
         log.exception("tuner compute failed")
         msg = [alert("error", f"internal error ({type(exc).__name__}: {exc}); the previous result stays on screen")]
-        return (no_update,) * 9 + (msg,) + (no_update,) * 5
+        return (no_update,) * 11 + (msg,) + (no_update,) * 5
     cfg_json = dict(out["config"], nonce=base.get("nonce"))
     alerts = out["alerts"] + [alert("warning", e) for e in errs]
-    return (out["scores"], out["pairs"], out["pairs_hidden"], out["placement"], out["plan"], out["before_after"],
+    return (out["scores"], out["pairs"], out["pairs_hidden"], out["placement"], out["placement_note"],
+            out["placement_card"], out["plan"], out["before_after"],
             out["topics"], out["shown"], out["decision"], alerts, out["conf_text"],
             out["source_info"], out["qs"], cfg_json, out["config"])
 

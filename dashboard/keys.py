@@ -201,17 +201,33 @@ class KeySpec:
         return (min(lo, v), max(hi, v))
 
     def marks(self, value=None) -> dict:
-        """Slider marks: the ends, Pulsar's default (marked ◆) and the 5.0 default when it differs."""
+        """Slider marks: the ends, Pulsar's default (marked ◆) and the 5.0 default when it differs.
+
+        A default's label near an end is anchored inside the track instead of centred on its tick
+        (it would be cut off); :func:`spaced_marks` drops the labels that would overlap.
+        """
         lo, hi = self.range_for(value)
+        span = float(hi - lo) or 1.0
+
         def lab(x):
             return format_value(x, self.fmt)
-        marks = {_num(lo): lab(lo), _num(hi): lab(hi)}
+
+        def anchored(x, style):
+            f = (float(x) - lo) / span
+            if f < 0.1:
+                style["transform"] = "translateX(-8px)"
+            elif f > 0.9:
+                style["transform"] = "translateX(calc(-100% + 8px))"
+            return style
+
+        marks = {_num(x): {"label": lab(x), "style": anchored(x, {})} for x in (lo, hi)}
         if isinstance(self.default, (int, float)) and not isinstance(self.default, bool):
-            marks[_num(self.default)] = {"label": "◆ " + lab(self.default), "style": {"color": "#1f6feb",
-                                                                                   "fontWeight": 600}}
+            marks[_num(self.default)] = {"label": "◆ " + lab(self.default),
+                                         "style": anchored(self.default, {"color": "#1f6feb", "fontWeight": 600})}
         if (isinstance(self.default5, (int, float)) and not isinstance(self.default5, bool)
                 and self.default5 != self.default):
-            marks[_num(self.default5)] = {"label": "5.0: " + lab(self.default5), "style": {"color": "#8250df"}}
+            marks[_num(self.default5)] = {"label": "5.0: " + lab(self.default5),
+                                          "style": anchored(self.default5, {"color": "#8250df"})}
         return marks
 
     def to_value(self, conf: str):
@@ -221,6 +237,21 @@ class KeySpec:
 def _num(x):
     x = float(x)
     return int(x) if x.is_integer() else x
+
+
+def spaced_marks(marks: dict, lo, hi, gap: float = 0.16) -> dict:
+    """Slider marks whose labels do not overlap: the defaults (◆ 4.x, then 5.0) first, then the ends,
+    each dropped when closer than ``gap`` of the range to a mark already kept (the defaults are also
+    written under the slider)."""
+    span = float(hi) - float(lo) or 1.0
+    label = {k: v.get("label", "") if isinstance(v, dict) else v for k, v in marks.items()}
+    special = [k for k in marks if label[k].startswith(("◆", "5.0:"))]
+    ranked = special + sorted((k for k in marks if k not in special), key=lambda k: k != lo)
+    kept: dict = {}
+    for k in ranked:
+        if all(abs(float(k) - float(j)) / span >= gap for j in kept):
+            kept[k] = marks[k]
+    return kept
 
 
 def key_spec(key: str) -> KeySpec:

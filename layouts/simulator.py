@@ -12,30 +12,16 @@ from dashboard import ids
 from dashboard import simulator_service as S
 from dashboard.figures.simulator import RUN_COLORS
 from dashboard.figures.theme import empty_figure, graph_config
-from dashboard.keys import conf_to_value, fmt_conf_value, format_value, key_spec
+from dashboard.keys import conf_to_value, fmt_conf_value, format_value, key_spec, spaced_marks
 from layouts.tuner import fmt_store, key_label, strategy_options
 
 __all__ = ["layout", "side_controls", "side_panel", "summary_table", "event_table", "headline", "scenario_line",
-           "preset_options", "minutes_placeholder", "spaced_marks"]
+           "preset_options", "minutes_placeholder"]
 
 
 # ------------------------------------------------------------------------------------------ controls
 def preset_options() -> list[dict]:
     return [{"label": f"Base: {v}", "value": k} for k, v in S.PRESET_LABELS.items()]
-
-
-def spaced_marks(marks: dict, lo, hi, gap: float = 0.16) -> dict:
-    """Slider marks that fit the narrow side panel: the defaults (◆ 4.x, then 5.0) first, then the ends,
-    each dropped when closer than ``gap`` of the range to a mark already kept (labels would overlap;
-    the defaults are also written under the slider)."""
-    span = float(hi) - float(lo) or 1.0
-    ends = {k: v for k, v in marks.items() if not isinstance(v, dict)}
-    ranked = [k for k, v in marks.items() if isinstance(v, dict)] + sorted(ends, key=lambda k: k != lo)
-    kept: dict = {}
-    for k in ranked:
-        if all(abs(float(k) - float(j)) / span >= gap for j in kept):
-            kept[k] = marks[k]
-    return kept
 
 
 def _key_row(side: str, key: str, text: str, base_text: str) -> html.Div:

@@ -15,13 +15,13 @@ from dash import dcc, html
 from dashboard import ids, permalink
 from dashboard.figures.theme import STATUS, empty_figure, graph_config
 from dashboard.keys import (KeySpec, allowed_placements, conf_to_value, default_conf, format_value, groups_for,
-                            key_spec, placement_names, shedding_names, MANAGER_KEYS, WEIGHT_KEYS)
+                            key_spec, placement_names, shedding_names, spaced_marks, MANAGER_KEYS, WEIGHT_KEYS)
 from dashboard.sources import DEFAULT_SOURCE, history_source_id, sample_state, source_info
 from engine.errors import InputError
 from dashboard.state import TunerState, coerce_state
 from dashboard.transfer import REASONS, transfer_view
 
-__all__ = ["layout", "default_state", "controls", "fmt_store", "decision_card", "plan_table", "why_panel",
+__all__ = ["layout", "default_state", "controls", "fmt_store", "decision_card", "plan_table", "placement_note", "why_panel",
            "cycles_table", "source_line", "key_label", "strategy_options", "transfer_summary", "history_link"]
 
 
@@ -100,7 +100,8 @@ def _row(spec: KeySpec, conf: str | None) -> html.Div:
                               className="tk-value" + (" tk-value-changed" if changed else "")))
         lo, hi = spec.range_for(value)
         widget = dcc.Slider(id=ids.tuner_key(spec.key), min=lo, max=hi, step=spec.step, value=value,
-                            marks=spec.marks(value), allow_direct_input=False, updatemode="mouseup",
+                            marks=spaced_marks(spec.marks(value), lo, hi, gap=0.12), allow_direct_input=False,
+                            updatemode="mouseup",
                             included=False, className="tk-slider")
     elif spec.kind == "bool":
         widget = dcc.RadioItems(id=ids.tuner_flag(spec.key), value=bool(value), inline=True, className="tk-bool",
@@ -293,6 +294,16 @@ def plan_table(plan: list, limit: int = 12, skip: str = "") -> html.Div:
                     className="table-wrap")
 
 
+def placement_note(decision) -> list:
+    """Where the first unloaded bundle goes, in words: for placements without candidate scores
+    (AvgShedder's plan, round robin) or when nothing is placed. Text, not a figure: it changes on
+    most slider releases, and a Plotly figure of one annotation cost a release ~10 ms."""
+    if decision is None:
+        return [html.Div("No bundle is placed this cycle.", className="empty-note")]
+    return [html.Div([html.B(decision.bundle), " → ", html.B(decision.broker)], className="placement-note-head"),
+            html.Div(f"{decision.strategy}: {decision.reason}", className="placement-note-reason")]
+
+
 def cycles_table(cycles, limit: int = 60, hits: list | None = None, threshold: int | None = None) -> html.Div:
     """Unloads per cycle; with ``hits`` (TransferShedder) one row per cycle first: label, reason code,
     hit count "k of n" and the std against the target."""
@@ -445,8 +456,10 @@ def layout(**kwargs):
               sub="hottest with coolest, second with second-to-last … · gap and hit counts k of n",
               hidden=init.shed != "AvgShedder"),
         _card("Unload plan", html.Div(id=ids.TUNER_PLAN), sub="in the order the leader issues them"),
-        _card("Where the bundle goes", _graph(ids.TUNER_FIG_PLACEMENT, "placement", 320),
-              sub="the placement strategy's scores of the candidates for the first unloaded bundle"),
+        _card("Where the bundle goes", html.Div([html.Div(id=ids.TUNER_PLACEMENT_NOTE, className="placement-note"),
+                                                 _graph(ids.TUNER_FIG_PLACEMENT, "placement", 320)]),
+              sub="the placement strategy's scores of the candidates for the first unloaded bundle",
+              card_id=ids.TUNER_PLACEMENT_CARD, cls="placement-as-figure"),
         _card("Load before and after", _graph(ids.TUNER_FIG_PLAN, "before-after", 340),
               sub="each unloaded bundle's short-term traffic moved to its destination (an estimate) · max/min ratios "
                   "of message rate and throughput across brokers, dotted: 1.0 = even"),

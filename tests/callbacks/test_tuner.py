@@ -98,7 +98,11 @@ def _update(k_vals=(), base=None, source=SRC, shown=None, conf_import=None, seed
 def test_tuner006_update_recomputes_and_saves_state():
     base = {"values": DEFAULT_VALUES, "nonce": None, "messages": []}
     out = _update([10.0], base)
-    scores, pairs_fig, pairs_hidden, place, plan, ba, topics, shown, decision, alerts, conf, info, qs, cfg, st = out
+    (scores, pairs_fig, pairs_hidden, place, place_note, place_card, plan, ba, topics, shown, decision, alerts, conf,
+     info, qs, cfg, st) = out
+    # LeastResourceUsageWithWeight scores its candidates: a figure, not words
+    assert place.layout.editrevision == shown["placement"] and place_card == "card placement-as-figure"
+    assert place_note is no_update
     assert scores.layout.editrevision == shown["scores"] and ba.layout.editrevision == shown["before_after"]
     assert pairs_fig is no_update and pairs_hidden is True
     assert shown["snapshot"] == f"{sources.DEFAULT_SOURCE}|0" and not isinstance(topics, Patch)
@@ -108,16 +112,19 @@ def test_tuner006_update_recomputes_and_saves_state():
     assert "Unload 1 bundle" in json.dumps(decision, default=str)
     # 11 %: the same unload, so only what shows the config is re-sent (scores, decision), not the plan figures
     out = _update([11.0], base, shown=shown)
-    assert out[0] is not no_update and out[8] is not no_update
-    assert all(out[i] is no_update for i in (3, 5, 6)) and out[4] is not no_update  # plan reasons name 11 %
+    assert out[0] is not no_update and out[10] is not no_update
+    assert all(out[i] is no_update for i in (3, 4, 7, 8)) and out[6] is not no_update  # plan reasons name 11 %
     # 12 %: nothing moves any more; the topic figure's ringed overlay is patched, not rebuilt
     out = _update([12.0], base, shown=shown)
-    assert isinstance(out[6], Patch) and out[5] is not no_update
-    ops = out[6].to_plotly_json()["operations"]
+    assert isinstance(out[8], Patch) and out[7] is not no_update
+    ops = out[8].to_plotly_json()["operations"]
     assert [o["location"] for o in ops] == [["layout", "shapes"], ["layout", "editrevision"]]
     assert ops[0]["params"]["value"] == []  # no ring: nothing is unloaded
-    assert "Nothing moves" in json.dumps(out[8], default=str)
-    assert "loadBalancerBrokerThresholdShedderPercentage=12" in out[12]
+    assert "Nothing moves" in json.dumps(out[10], default=str)
+    assert "loadBalancerBrokerThresholdShedderPercentage=12" in out[14]
+    # nothing is placed: the placement card says so in words
+    assert out[3] is no_update and out[5] == "card placement-as-text"
+    assert "No bundle is placed this cycle" in json.dumps(out[4], default=str)
 
 
 def test_tuner007_update_waits_and_never_crashes():
@@ -126,8 +133,8 @@ def test_tuner007_update_waits_and_never_crashes():
     with pytest.raises(PreventUpdate):
         _update([10.0], {"values": {}, "nonce": "a"}, conf_import={"nonce": "b"})  # an import is pending
     out = _update([10.0], {"values": {}, "nonce": None}, source={"id": "upload:" + "e" * 20, "steps": 1})
-    assert all(x is no_update for i, x in enumerate(out) if i != 9)
-    assert "upload it again" in json.dumps(out[9], default=str)  # an alert; the previous figures stay
+    assert all(x is no_update for i, x in enumerate(out) if i != 11)
+    assert "upload it again" in json.dumps(out[11], default=str)  # an alert; the previous figures stay
 
 
 def test_tuner008_sync_controls_on_page_load(trig):
@@ -208,3 +215,18 @@ def test_tuner_plan_table_is_one_escaped_markdown_table():
     assert [c.strip() for c in cells(body[1])][6] == r"*already unloaded \| grace*"
     assert lines[-1] == "… and 4 more: Export report lists every unload"
     assert plan_table([]).children == "No bundle is unloaded this cycle."
+
+
+def test_tuner_avgshedder_placement_is_words_not_a_figure():
+    from dashboard.state import coerce_state
+
+    st, _ = coerce_state({"src": "sample:cluster-100-brokers", "shed": "AvgShedder", "place": "AvgShedder",
+                          "values": {"loadBalancerAvgShedderHitCountLowThreshold": "1",
+                                     "loadBalancerAvgShedderHitCountHighThreshold": "1"}})
+    out = ct.compute(st)
+    dec = out["analysis"].first_placement
+    assert dec is not None and not dec.scores  # AvgShedder places by its plan: no candidate scores
+    assert out["placement"] is no_update and out["placement_card"] == "card placement-as-text"
+    text = json.dumps(out["placement_note"], default=str)
+    assert dec.bundle in text and dec.broker in text and dec.reason in text
+    assert ids.TUNER_FIG_PLACEMENT not in out["sent"]  # the bench waits only for the figures re-sent

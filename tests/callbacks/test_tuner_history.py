@@ -91,7 +91,7 @@ def test_th001_history_minute_opens_in_the_tuner_and_reproduces_the_backtest(dat
         n_checked += 1
         # and the callback the page runs does the same
         res = ct.update_tuner([], [], [], 0, 0, info, base, [], [], [], state.shed, state.place, None, None)
-        assert res[14]["src"] == want and res[14]["shed"] == strategy
+        assert res[16]["src"] == want and res[16]["shed"] == strategy
     assert n_checked >= 1
 
 

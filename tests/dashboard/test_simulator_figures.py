@@ -144,7 +144,7 @@ def test_simfig006_wrap():
 
 def test_simfig007_slider_marks_never_overlap_in_the_side_panel():
     from dashboard.keys import key_spec
-    from layouts.simulator import spaced_marks
+    from dashboard.keys import spaced_marks
 
     for key in ("loadBalancerMaxNumberOfBrokerSheddingPerCycle", "loadBalanceSheddingDelayInSeconds",
                 "loadBalancerAvgShedderHitCountHighThreshold", "maxUnloadPercentage"):

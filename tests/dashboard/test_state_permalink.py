@@ -88,7 +88,12 @@ def test_keys002_specs_marks_and_formatting():
     s = keys.key_spec("loadBalancerBrokerThresholdShedderPercentage")
     assert (s.kind, s.lo, s.hi, s.step, s.default) == ("slider", 0, 100, 1, 10)
     marks = s.marks(10)
-    assert marks[10]["label"].startswith("◆") and marks[0] == "0 %" and marks[100] == "100 %"
+    assert marks[10]["label"].startswith("◆") and marks[0]["label"] == "0 %" and marks[100]["label"] == "100 %"
+    # labels at the ends are anchored inside the track, not centred on their tick (cut off otherwise)
+    assert marks[0]["style"]["transform"] == "translateX(-8px)" and "-100%" in marks[100]["style"]["transform"]
+    assert "transform" not in marks[10]["style"]
+    spaced = keys.spaced_marks(keys.key_spec("minUnloadMessage").marks(1000), 0, 100000, gap=0.12)
+    assert list(spaced) == [1000, 100000]  # the ◆ default at 1 % hides the "0" label it would overlap
     m = keys.key_spec("maxUnloadPercentage").marks(0.2)
     assert m[0.2]["label"] == "◆ 0.20" and m[0.5]["label"] == "5.0: 0.50"
     assert keys.key_spec("lowerBoundarySheddingEnabled").kind == "bool"
