@@ -283,6 +283,12 @@ def compute(state: TunerState, shown=None, base_msgs=()) -> dict:
 
     as_text = dec is None or not dec.scores  # AvgShedder, round robin: no candidate scores to draw
 
+    def kept(name, value, token):
+        """``value``, or ``no_update`` when the page already shows it (``token`` names it in ``shown``):
+        an output re-sent unchanged still costs the browser a re-render."""
+        revs[name] = token
+        return no_update if shown.get(name) == token else value
+
     def send(name, build):
         """The figure, or only what changed since the one the page shows (see dashboard.figpatch)."""
         if figpatch.can_patch(name, shown.get(name)):
@@ -297,26 +303,27 @@ def compute(state: TunerState, shown=None, base_msgs=()) -> dict:
         "scores": send("scores", lambda: (broker_load(transfer_view(a), a.status, a.result.verdicts, rev=rev) if ts
                                           else broker_scores(v, a.result, cfg, a.status, rev=rev))),
         "pairs": send("pairs", lambda: avg_pairs(a.result, cfg, a.status, rev=rev)) if is_avg else no_update,
-        "pairs_hidden": not is_avg,
+        "pairs_hidden": kept("pairs_hidden", not is_avg, str(not is_avg)),
         "placement": (send("placement", lambda: placement_scores(dec, cfg, rev=revs["placement"]))
                       if fresh("placement") and not as_text else no_update),
         "placement_note": placement_note(dec) if fresh("placement") and as_text else no_update,
-        "placement_card": ("card placement-as-text" if as_text else "card placement-as-figure"),
+        "placement_card": kept("placement_card", *(["card placement-as-text"] * 2 if as_text
+                                                   else ["card placement-as-figure"] * 2)),
         "plan": (plan_table(a.plan, skip=a.cycle.reason if ts else "") if fresh("plan") else no_update),
         "before_after": (send("before_after", lambda: before_after(v, a.before_thr, a.after_thr, a.before_rate,
                                                                    a.after_rate, a.status, a.ratios,
                                                                    rev=revs["before_after"]))
                          if fresh("before_after") else no_update),
         "topics": topics,
-        "shown": revs,
         "decision": decision_card(a),
         "alerts": _messages(base_msgs, errors),
         "conf_text": to_broker_conf(cfg) or "# every key at its Pulsar 4.x default",
-        "source_info": source_line(a),
+        "source_info": kept("source_info", source_line(a), _h(key, a.shedding, a.placement, a.seed)),
         "qs": permalink.encode(state),
         "config": dict(state.to_json()),
         "analysis": a,
     }
+    out["shown"] = revs
     out["sent"] = {FIGURES[k]: revs[k] for k in FIGURES if out[k] is not no_update}
     return out
 

@@ -230,3 +230,22 @@ def test_tuner_avgshedder_placement_is_words_not_a_figure():
     text = json.dumps(out["placement_note"], default=str)
     assert dec.bundle in text and dec.broker in text and dec.reason in text
     assert ids.TUNER_FIG_PLACEMENT not in out["sent"]  # the bench waits only for the figures re-sent
+
+
+def test_tuner_unchanged_outputs_are_not_resent():
+    from dashboard.state import coerce_state
+
+    def st(low, seed=0):
+        return coerce_state({"src": "sample:cluster-100-brokers", "shed": "AvgShedder", "place": "AvgShedder",
+                             "seed": seed, "values": {"loadBalancerAvgShedderLowThreshold": str(low)}})[0]
+
+    first = ct.compute(st(15))
+    assert first["source_info"] is not no_update and first["pairs_hidden"] is False
+    again = ct.compute(st(20), shown=first["shown"])
+    # the pills, the pairs card and the placement card's mode did not change: not re-sent
+    assert again["source_info"] is no_update and again["pairs_hidden"] is no_update
+    assert again["placement_card"] is no_update
+    assert again["decision"] is not no_update and again["scores"] is not no_update
+    # another seed is named in the source line: re-sent
+    other = ct.compute(st(20, seed=3), shown=again["shown"])
+    assert "seed 3" in json.dumps(other["source_info"], default=str)
