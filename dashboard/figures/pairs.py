@@ -20,7 +20,7 @@ PAIR_STYLE = {"triggered": (STATUS["over"][0], "solid", 3.0), "counting": (STATU
 _SPLIT = 0.60  # left panel width (paper)
 
 
-_T = np.linspace(0.0, 1.0, 17)
+_T = np.linspace(0.0, 1.0, 13)  # 12 segments: smooth at this size, few points to draw
 
 
 def _bezier(x0, y0, cx, cy, x1, y1):
