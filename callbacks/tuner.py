@@ -282,6 +282,7 @@ def compute(state: TunerState, shown=None, base_msgs=()) -> dict:
     ts = is_transfer(a.result)
 
     as_text = dec is None or not dec.scores  # AvgShedder, round robin: no candidate scores to draw
+    card_cls = "card placement-as-text" if as_text else "card placement-as-figure"
 
     def kept(name, value, token):
         """``value``, or ``no_update`` when the page already shows it (``token`` names it in ``shown``):
@@ -307,8 +308,7 @@ def compute(state: TunerState, shown=None, base_msgs=()) -> dict:
         "placement": (send("placement", lambda: placement_scores(dec, cfg, rev=revs["placement"]))
                       if fresh("placement") and not as_text else no_update),
         "placement_note": placement_note(dec) if fresh("placement") and as_text else no_update,
-        "placement_card": kept("placement_card", *(["card placement-as-text"] * 2 if as_text
-                                                   else ["card placement-as-figure"] * 2)),
+        "placement_card": kept("placement_card", card_cls, card_cls),
         "plan": (plan_table(a.plan, skip=a.cycle.reason if ts else "") if fresh("plan") else no_update),
         "before_after": (send("before_after", lambda: before_after(v, a.before_thr, a.after_thr, a.before_rate,
                                                                    a.after_rate, a.status, a.ratios,
