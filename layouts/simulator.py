@@ -13,7 +13,7 @@ from dashboard import simulator_service as S
 from dashboard.figures.simulator import RUN_COLORS
 from dashboard.figures.theme import empty_figure, graph_config
 from dashboard.keys import conf_to_value, fmt_conf_value, format_value, key_spec, spaced_marks
-from layouts.tuner import fmt_store, key_label, strategy_options
+from layouts.tuner import fmt_store, key_label, page_actions, strategy_options
 
 __all__ = ["layout", "side_controls", "side_panel", "summary_table", "event_table", "headline", "scenario_line",
            "preset_options", "minutes_placeholder"]
@@ -258,19 +258,8 @@ def layout(**kwargs):
 
     header = html.Div([
         html.Div([html.H1("Simulator")], className="page-titles page-titles-row"),
-        html.Div([
-            html.Div([dcc.Input(id=ids.SIM_PERMALINK, readOnly=True, className="permalink-input",
-                                placeholder="permalink"),
-                      dcc.Clipboard(target_id=ids.SIM_PERMALINK, id=ids.SIM_PERMALINK_COPY, className="clip",
-                                    title="copy the permalink")], className="permalink"),
-            dcc.RadioItems(id=ids.SIM_EXPORT_FORMAT, options=[{"label": "PNG", "value": "png"},
-                                                              {"label": "SVG", "value": "svg"}],
-                           value="png", inline=True, className="fmt-radio"),
-            html.Button("Download figures", id=ids.SIM_EXPORT_FIGS, className="btn btn-ghost",
-                        title="every figure, rendered on the server with Kaleido (zip)"),
-            html.Button("Export report", id=ids.SIM_REPORT, className="btn btn-primary",
-                        title="one self-contained HTML file: figures, config diff, summary, event log"),
-        ], className="page-actions"),
+        page_actions(ids.SIM_PERMALINK, ids.SIM_PERMALINK_COPY, ids.SIM_EXPORT_FORMAT, ids.SIM_EXPORT_FIGS,
+                     ids.SIM_REPORT, "one self-contained HTML file: figures, config diff, summary, event log"),
     ], className="page-header")
 
     return html.Div([

@@ -22,7 +22,8 @@ from dashboard.state import TunerState, coerce_state
 from dashboard.transfer import REASONS, transfer_view
 
 __all__ = ["layout", "default_state", "controls", "fmt_store", "decision_card", "plan_table", "placement_note", "why_panel",
-           "cycles_table", "source_line", "key_label", "strategy_options", "transfer_summary", "history_link"]
+           "cycles_table", "source_line", "key_label", "strategy_options", "transfer_summary", "history_link",
+           "page_actions"]
 
 
 # ------------------------------------------------------------------------------------------ state
@@ -379,6 +380,21 @@ def _card(title, body, *, sub=None, cls="", card_id=None, hidden=False, actions=
                         className=f"card {cls}".strip(), hidden=hidden, **kw)
 
 
+def page_actions(link_id, copy_id, fmt_id, figs_id, report_id, report_title) -> html.Div:
+    """A page header's actions: the permalink box with its copy button, PNG/SVG, "Download figures"
+    (every figure rendered on the server) and "Export report" (shared by the Tuner and the Simulator)."""
+    return html.Div([
+        html.Div([dcc.Input(id=link_id, readOnly=True, className="permalink-input", placeholder="permalink"),
+                  dcc.Clipboard(target_id=link_id, id=copy_id, className="clip", title="copy the permalink")],
+                 className="permalink"),
+        dcc.RadioItems(id=fmt_id, options=[{"label": "PNG", "value": "png"}, {"label": "SVG", "value": "svg"}],
+                       value="png", inline=True, className="fmt-radio"),
+        html.Button("Download figures", id=figs_id, className="btn btn-ghost",
+                    title="every figure, rendered on the server with Kaleido (zip)"),
+        html.Button("Export report", id=report_id, className="btn btn-primary", title=report_title),
+    ], className="page-actions")
+
+
 def _graph(gid, name, height=360, cls=""):
     return dcc.Graph(id=gid, figure=empty_figure("Loading…", height=height), config=graph_config(name),
                      className=f"tuner-graph {cls}".strip())
@@ -487,19 +503,8 @@ def layout(**kwargs):
     header = html.Div([
         html.Div([html.H1("Tuner"), html.Div(id=ids.TUNER_SOURCE_INFO, className="src-line")],
                  className="page-titles page-titles-row"),
-        html.Div([
-            html.Div([dcc.Input(id=ids.TUNER_PERMALINK, readOnly=True, className="permalink-input",
-                                placeholder="permalink"),
-                      dcc.Clipboard(target_id=ids.TUNER_PERMALINK, id=ids.TUNER_PERMALINK_COPY, className="clip",
-                                    title="copy the permalink")], className="permalink"),
-            dcc.RadioItems(id=ids.TUNER_EXPORT_FORMAT, options=[{"label": "PNG", "value": "png"},
-                                                                {"label": "SVG", "value": "svg"}],
-                           value="png", inline=True, className="fmt-radio"),
-            html.Button("Download figures", id=ids.TUNER_EXPORT_FIGS, className="btn btn-ghost",
-                        title="every figure, rendered on the server with Kaleido (zip)"),
-            html.Button("Export report", id=ids.TUNER_REPORT, className="btn btn-primary",
-                        title="one self-contained HTML file for an incident review"),
-        ], className="page-actions"),
+        page_actions(ids.TUNER_PERMALINK, ids.TUNER_PERMALINK_COPY, ids.TUNER_EXPORT_FORMAT, ids.TUNER_EXPORT_FIGS,
+                     ids.TUNER_REPORT, "one self-contained HTML file for an incident review"),
     ], className="page-header")
 
     return html.Div([
