@@ -33,13 +33,6 @@ def start(duo, dash_app, path="/simulator", width=1440, height=900):
     return _start(duo, dash_app, path, width, height)
 
 
-@pytest.fixture(scope="module")
-def dash_app():
-    import app as appmod
-
-    return appmod.app
-
-
 def _esc(obj):
     """CSS selector for a Dash dict id."""
     s = json.dumps(obj, separators=(",", ":"), sort_keys=True)

@@ -22,13 +22,6 @@ from tests.e2e.browser import wait_file as _wait_file
 THRESHOLD = "loadBalancerBrokerThresholdShedderPercentage"
 
 
-@pytest.fixture(scope="module")
-def dash_app():
-    import app as appmod
-
-    return appmod.app
-
-
 def headline(duo):
     return duo.find_element(".decision-headline").text
 

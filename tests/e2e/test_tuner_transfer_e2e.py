@@ -14,13 +14,6 @@ pytestmark = [pytest.mark.e2e,
 HIT_TH = "loadBalancerSheddingConditionHitCountThreshold"
 
 
-@pytest.fixture(scope="module")
-def dash_app():
-    import app as appmod
-
-    return appmod.app
-
-
 def test_ts_e2e_pick_transfershedder_see_std_target_and_reasons(dash_duo, dash_app):
     duo = start(dash_duo, dash_app, "/tuner?src=sample:yahoo-japan-3-brokers&shed=ThresholdShedder"
                                     "&place=LeastLongTermMessageRate")
