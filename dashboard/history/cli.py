@@ -2,7 +2,9 @@
 
 ::
 
-    python -m dashboard.history ingest FILE_OR_DIR... --out DATASET [--format auto|prometheus|csv|parquet|timeline]
+    python -m dashboard.history ingest FILE_OR_DIR... --out DATASET
+                                       [--format auto|prometheus|vmexport|promtool|exposition|csv|parquet|timeline]
+                                       [--cluster NAME] [--broker-label LABEL] [--broker-map FILE]
                                        [--metric NAME] [--max-gap 5] [--name NAME] [--force]
     python -m dashboard.history generate --out DATASET [--brokers 10] [--days 2] [--seed 0] [--start 2026-01-05]
                                        [--bundles-per-broker 4] [--no-bundle-metrics] [--no-incidents] [--force]
@@ -54,10 +56,17 @@ def _grid(text: str) -> tuple[str, list[float]]:
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m dashboard.history", description="Shedlab history at scale (Spark).")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    p = sub.add_parser("ingest", help="Prometheus JSON / long CSV or Parquet / LoadData timelines -> dataset")
+    p = sub.add_parser("ingest", help="Prometheus query_range JSON, VictoriaMetrics export, promtool tsdb dump, "
+                                      "scraped /metrics, long CSV or Parquet, LoadData timelines -> dataset")
     p.add_argument("inputs", nargs="+")
     p.add_argument("--out", required=True)
-    p.add_argument("--format", default="auto", choices=["auto", "prometheus", "csv", "parquet", "timeline"])
+    p.add_argument("--format", default="auto", choices=["auto", "prometheus", "vmexport", "promtool", "exposition",
+                                                        "csv", "parquet", "timeline"])
+    p.add_argument("--cluster", help="keep the series of this `cluster` label (required when several are mixed)")
+    p.add_argument("--broker-label", metavar="LABEL",
+                   help="take every series' broker id from this label (default: broker, pod, kubernetes_pod_name, "
+                        "instance — the first present)")
+    p.add_argument("--broker-map", metavar="FILE", help="YAML/JSON {label value: broker id} applied to the ids")
     p.add_argument("--metric", help="metric name for series without __name__")
     p.add_argument("--max-gap", type=int, default=5, help="carry values over gaps of up to N minutes (default 5)")
     p.add_argument("--name")
@@ -171,7 +180,7 @@ def main(argv=None) -> int:
             from .ingest import ingest
 
             meta = ingest(a.inputs, a.out, fmt=a.format, metric=a.metric, max_gap=a.max_gap, overwrite=a.force,
-                          name=a.name)
+                          name=a.name, cluster=a.cluster, broker_label=a.broker_label, broker_map=a.broker_map)
         elif a.cmd == "generate" and a.simulator:
             from .generate import from_simulation
 

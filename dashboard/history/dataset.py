@@ -64,7 +64,7 @@ __all__ = [
     "BROKER_METRICS", "BUNDLE_METRICS", "RESOURCE_METRICS", "RATE_METRICS", "ALL_METRICS", "META_FILE",
     "RESULTS_DIR", "SCHEMA", "MINUTE_MS", "DatasetWriter", "write_long", "read_meta", "fingerprint",
     "datasets_root", "list_datasets", "sample_dataset", "read_long", "wide_brokers", "wide_bundles",
-    "day_of", "parse_time", "is_dataset", "resolve_dataset",
+    "day_of", "parse_time", "is_dataset", "resolve_dataset", "ACTIONS_FILE", "write_actions", "actual_actions",
 ]
 
 RESOURCE_METRICS = ["cpu", "memory", "direct_memory", "bandwidth_in", "bandwidth_out"]
@@ -74,6 +74,8 @@ BUNDLE_METRICS = ["bundle_msg_rate_in", "bundle_msg_rate_out", "bundle_msg_throu
                   "bundle_msg_throughput_out", "bundle_topics"]
 ALL_METRICS = BROKER_METRICS + BUNDLE_METRICS
 META_FILE = "_shedlab.json"
+ACTIONS_FILE = "_actions/actions.parquet"  # the load manager's counters per hour (see dashboard.history.ingest)
+ACTIONS_COLUMNS = ["hour", "cluster", "broker", "counter", "result", "reason", "increase"]
 RESULTS_DIR = "_results"
 MINUTE_MS = 60_000
 SAMPLE_NAME = "sample"
@@ -416,3 +418,36 @@ def wide_bundles(long_df: pd.DataFrame) -> pd.DataFrame:
     if b.empty:
         return pd.DataFrame(columns=["timestamp", "broker", "bundle"] + BUNDLE_METRICS)
     return _pivot(b, ["timestamp", "broker", "bundle"], BUNDLE_METRICS)
+
+
+# ------------------------------------------------------------------------------------ what the cluster did
+def write_actions(df: pd.DataFrame, path) -> None:
+    """Write the ``actions`` table (``hour`` epoch ms) beside the metrics, ``DATASET/_actions/``."""
+    f = Path(path) / ACTIONS_FILE
+    if f.exists():
+        f.unlink()
+    if df is None or df.empty:
+        return
+    f.parent.mkdir(parents=True, exist_ok=True)
+    t = pa.table({"hour": pa.array(df["hour"].astype("int64").to_numpy(), pa.int64()).cast(pa.timestamp("ms", "UTC")),
+                  **{c: pa.array(df[c].astype(object).where(df[c].notna(), None).tolist(), pa.string())
+                     for c in ("cluster", "broker", "counter", "result", "reason")},
+                  "increase": pa.array(df["increase"].astype(float).to_numpy(), pa.float64())})
+    pq.write_table(t, f)
+
+
+def actual_actions(dataset, start=None, end=None) -> pd.DataFrame:
+    """What the cluster actually did: the load manager's counter increases per hour (columns ``hour``
+    (UTC Timestamp), ``cluster``, ``broker``, ``counter``, ``result``, ``reason``, ``increase``), hours in
+    ``[start, end]``; empty when the dataset has no counters."""
+    f = Path(dataset) / ACTIONS_FILE
+    if not f.is_file():
+        return pd.DataFrame(columns=ACTIONS_COLUMNS)
+    df = pq.read_table(f).to_pandas()
+    df["hour"] = df["hour"].dt.tz_convert("UTC").dt.tz_localize(None)
+    s, e = parse_time(start), parse_time(end, end=True)
+    if s is not None:
+        df = df[df["hour"] >= s]
+    if e is not None:
+        df = df[df["hour"] <= e]
+    return df[ACTIONS_COLUMNS].reset_index(drop=True)

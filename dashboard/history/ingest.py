@@ -10,8 +10,78 @@ Inputs (format picked from the content, or forced with ``fmt``):
   ``instance``; the bundle is the ``bundle`` label (prefixed with ``namespace`` when that is separate).
 * **Long CSV / Parquet** with columns ``timestamp, broker, metric, value`` and optional ``bundle``;
   ``timestamp`` is ISO-8601 text or epoch seconds / milliseconds (numbers above 1e11 are ms).
+* **VictoriaMetrics** ``/api/v1/export`` JSON lines: ``{"metric": {labels}, "values": [...],
+  "timestamps": [ms, ...]}`` one series per line (``vmexport``).
+* **promtool tsdb dump** text: ``{__name__="...", label="v", ...} VALUE TIMESTAMP_MS`` one sample per
+  line (``promtool``; the layout printed by ``cmd/promtool/tsdb.go``).
+* **A directory of scraped ``/metrics`` text** (``exposition``): ``DIR/<instance>/<epoch>.prom`` or
+  ``DIR/<epoch>.prom``; parsed with ``prometheus_client.parser.text_string_to_metric_families``. A
+  sample's own timestamp wins, else the epoch seconds (or ms) in the file name; the sub-directory name
+  becomes the ``instance`` label, as Prometheus adds it when it scrapes.
 * **LoadData timelines** (:func:`engine.io.load_timeline`: a directory of snapshots, a JSON list or
   JSON lines): every snapshot is one minute; percentages are computed with Pulsar's float32 rule.
+
+These readers are pandas-only (there is no Spark ingest path: ingestion is one pass over the files;
+Spark reads the dataset it writes).
+
+Labels Pulsar really emits (apache/pulsar, and what Prometheus adds)
+-------------------------------------------------------------------
+* ``pulsar_lb_*_usage`` (``LoadManagerReport`` metrics of the modular load manager): ``cluster``,
+  ``broker`` = the broker's advertised address (host, **no port**), ``metric="loadBalancing"``.
+* ``pulsar_broker_rate_in/out``, ``pulsar_broker_throughput_in/out`` (``BrokerOperabilityMetrics`` /
+  ``PrometheusMetricsGenerator``): ``cluster`` only; the scrape adds ``instance=<ip:port>`` (and
+  ``pod`` / ``kubernetes_pod_name`` with Kubernetes service discovery relabelling).
+* ``pulsar_lb_unload_broker_count``, ``pulsar_lb_unload_bundle_count`` (``metric="bundleUnloading"``),
+  ``pulsar_lb_bundles_split_count`` (``metric="bundlesSplit"``): ``cluster``; newer brokers write them
+  as ``*_total``. The Extensible Load Manager (``UnloadCounter#toMetrics``) writes
+  ``pulsar_lb_unload_broker_total``, ``pulsar_lb_unload_bundle_total`` with ``broker`` = advertised
+  address, and ``pulsar_lb_unload_broker_breakdown_total`` with ``result`` and ``reason`` (a transfer
+  is an unload decision there: ``result="Success"`` with its reason); splits (``SplitCounter``,
+  ``metric="bundlesSplit"``) ``pulsar_lb_bundles_split_total`` / ``..._breakdown_total`` with ``result``,
+  ``reason``; assignments (``AssignCounter``, ``metric="assign"``) ``pulsar_lb_assign_broker_breakdown_total``
+  with ``result`` only. ``ExtensibleLoadManagerImpl#getMetrics`` puts ``broker`` on all of them.
+
+Broker identity (one broker id per broker, never a phantom)
+-----------------------------------------------------------
+Each broker series gets its id from one label: ``--broker-label LABEL`` when given, else the first
+present of ``broker``, ``pod``, ``kubernetes_pod_name``, ``instance`` (this label is the series'
+*identity shape*). The value is cleaned (``http://``/``https://``/``pulsar://`` scheme and trailing
+``/`` removed) and, with ``--broker-map FILE`` (a YAML/JSON object ``{label value: broker id}``; a
+value is looked up as written, cleaned, and by its host), replaced by the mapped id. When the series
+of one cluster carry several shapes, they must *line up*: every id of one shape matches exactly one id
+of the other by host, or else by the first DNS label (``broker=10.0.0.1`` ↔ ``instance=10.0.0.1:8080``;
+``pod=pulsar-broker-0`` ↔ ``broker=pulsar-broker-0.pulsar-broker.ns.svc``); the merged id is the one
+carrying a port (Pulsar's ``host:port`` broker id), else the ``broker`` label's. Otherwise ingest
+refuses with an :class:`~engine.errors.InputError` naming both shapes and ``--broker-map`` /
+``--broker-label`` (exit 2): Shedlab never invents a broker.
+
+Clusters: the ``cluster`` label. ``cluster=`` (``--cluster``) keeps that cluster's series (series
+without the label are kept and counted, ``rows_without_cluster``); an export holding several clusters
+with none chosen is refused with the list of clusters.
+
+What the cluster actually did (counters)
+----------------------------------------
+The load manager's counters above are not metrics of the dataset; they are turned into per-hour
+increases (reset-aware: a drop is a restart, the new value is the increase; the first sample of a
+series only sets the baseline) and written beside the metrics as ``DATASET/_actions/actions.parquet``
+(files under ``_`` are ignored by the metric readers). Table ``actions``, columns:
+
+=========  ===================  =================================================================
+column     type                 meaning
+=========  ===================  =================================================================
+hour       timestamp[ms, UTC]   start of the hour the increase happened in
+cluster    string, null         the ``cluster`` label
+broker     string, null         the id of the broker whose series it is (the ELM's ``broker`` label,
+                                else the scrape's ``instance``: the modular counters carry none)
+counter    string               ``unload_broker``, ``unload_bundle``, ``bundles_split``,
+                                ``unload_broker_breakdown``, ``bundles_split_breakdown``,
+                                ``assign_broker_breakdown`` (:data:`COUNTER_ALIASES`)
+result     string, null         the ELM's ``result`` label (``Success``, ``Skip``, ``Failure``)
+reason     string, null         the ELM's ``reason`` label (``Overloaded``, ``Underloaded``, …)
+increase   double               how much the counter grew in that hour (>= 0)
+=========  ===================  =================================================================
+
+Read it back with :func:`dashboard.history.dataset.actual_actions` ``(dataset, start, end)``.
 
 Metric names are mapped to the dataset's (:data:`METRIC_ALIASES`): ``pulsar_lb_cpu_usage`` → ``cpu``,
 ``pulsar_lb_memory_usage`` → ``memory``, ``pulsar_lb_directMemory_usage`` → ``direct_memory``,
@@ -45,6 +115,7 @@ unreadable file                  :class:`~engine.errors.InputError` naming the f
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Iterable
 
@@ -53,10 +124,11 @@ import pandas as pd
 
 from engine.errors import InputError
 
-from .dataset import ALL_METRICS, BUNDLE_METRICS, MINUTE_MS, write_long
+from .dataset import ALL_METRICS, BUNDLE_METRICS, MINUTE_MS, write_actions, write_long
 
-__all__ = ["ingest", "read_input", "normalise", "METRIC_ALIASES", "parse_prometheus", "read_long_file",
-           "read_timeline"]
+__all__ = ["ingest", "read_input", "normalise", "METRIC_ALIASES", "COUNTER_ALIASES", "parse_prometheus",
+           "read_long_file", "read_timeline", "read_vm_export", "read_promtool_dump", "read_exposition_dir",
+           "resolve_brokers", "counter_increases", "load_broker_map"]
 
 METRIC_ALIASES = {
     "pulsar_lb_cpu_usage": "cpu",
@@ -95,11 +167,58 @@ def _read_bytes(path: Path) -> bytes:
         raise InputError(f"cannot read: {exc.strerror or exc}", source=str(path)) from None
 
 
-def parse_prometheus(obj, source: str, metric: str | None = None) -> pd.DataFrame:
-    """Rows (``timestamp`` epoch ms, ``broker``, ``metric`` raw name, ``value`` raw, ``bundle``) of one
-    or more ``query_range`` responses."""
+COUNTER_ALIASES = {
+    "pulsar_lb_unload_broker_count": "unload_broker",
+    "pulsar_lb_unload_broker_total": "unload_broker",
+    "pulsar_lb_unload_bundle_count": "unload_bundle",
+    "pulsar_lb_unload_bundle_total": "unload_bundle",
+    "pulsar_lb_bundles_split_count": "bundles_split",
+    "pulsar_lb_bundles_split_total": "bundles_split",
+    "pulsar_lb_unload_broker_breakdown_total": "unload_broker_breakdown",
+    "pulsar_lb_bundles_split_breakdown_total": "bundles_split_breakdown",
+    "pulsar_lb_assign_broker_breakdown_total": "assign_broker_breakdown",
+}
+ID_LABELS = ("broker", "pod", "kubernetes_pod_name", "instance")  # auto order: first present wins
+_LBL = {k: f"l_{k}" for k in ID_LABELS}
+_EXTRA = ("cluster", "result", "reason")
+_RAW_COLUMNS = _COLUMNS + list(_LBL.values()) + ["l_custom", *_EXTRA]
+
+
+class _Acc:
+    """Column lists of raw rows from labelled series (every Prometheus-like reader)."""
+
+    def __init__(self, broker_label: str | None = None):
+        self.cols = {c: [] for c in _RAW_COLUMNS}
+        self.custom = broker_label if broker_label and broker_label not in ID_LABELS else None
+
+    def add(self, labels: dict, name, ts: list, vs: list) -> None:
+        n = len(ts)
+        bundle = labels.get("bundle")
+        if bundle and labels.get("namespace") and "/" not in str(bundle).split("0x")[0].rstrip("/"):
+            bundle = f"{labels['namespace']}/{bundle}"
+        c = self.cols
+        c["timestamp"] += ts
+        c["value"] += vs
+        for col, v in (("broker", None), ("metric", name), ("bundle", bundle),
+                       ("l_custom", labels.get(self.custom) if self.custom else None)):
+            c[col] += [v] * n
+        for k, col in _LBL.items():
+            c[col] += [labels.get(k)] * n
+        for k in _EXTRA:
+            c[k] += [labels.get(k)] * n
+
+    def frame(self) -> pd.DataFrame:
+        c = dict(self.cols)
+        c["timestamp"] = _to_ms(pd.Series(c["timestamp"], dtype=object))
+        c["value"] = pd.Series(c["value"], dtype=object)
+        return pd.DataFrame(c, columns=_RAW_COLUMNS)
+
+
+def parse_prometheus(obj, source: str, metric: str | None = None, broker_label: str | None = None) -> pd.DataFrame:
+    """Rows (``timestamp`` epoch ms, ``metric`` raw name, ``value`` raw, ``bundle``, identity and
+    ``cluster`` labels) of one or more ``query_range`` responses."""
     responses = obj if isinstance(obj, list) else [obj]
-    frames = []
+    acc = _Acc(broker_label)
     for i, resp in enumerate(responses):
         where = source if len(responses) == 1 else f"{source}[{i}]"
         if not isinstance(resp, dict) or "data" not in resp and "status" not in resp:
@@ -121,10 +240,6 @@ def parse_prometheus(obj, source: str, metric: str | None = None) -> pd.DataFram
                 raise InputError("series without a metric name (__name__); aggregated queries drop it — name the "
                                  "file after the metric (e.g. pulsar_broker_rate_in.json) or pass --metric",
                                  source=where, field=f"data.result[{j}].metric")
-            broker = labels.get("broker") or labels.get("instance")
-            bundle = labels.get("bundle")
-            if bundle and labels.get("namespace") and "/" not in str(bundle).split("0x")[0].rstrip("/"):
-                bundle = f"{labels['namespace']}/{bundle}"
             if "values" in series:
                 values = series["values"]
             elif "value" in series:
@@ -135,17 +250,258 @@ def parse_prometheus(obj, source: str, metric: str | None = None) -> pd.DataFram
                 raise InputError("values is not a list", source=where, field=f"data.result[{j}].values")
             ts, vs = [], []
             for v in values:
-                if isinstance(v, (list, tuple)) and len(v) == 2:
-                    ts.append(v[0])
-                    vs.append(v[1])
-                else:
-                    ts.append(None)
-                    vs.append(None)
-            frames.append(pd.DataFrame({"timestamp": _to_ms(pd.Series(ts, dtype=object)), "broker": broker,
-                                        "metric": name, "value": pd.Series(vs, dtype=object), "bundle": bundle}))
-    if not frames:
-        return pd.DataFrame(columns=_COLUMNS)
-    return pd.concat(frames, ignore_index=True)
+                ok = isinstance(v, (list, tuple)) and len(v) == 2
+                ts.append(v[0] if ok else None)
+                vs.append(v[1] if ok else None)
+            acc.add(labels, name, ts, vs)
+    return acc.frame()
+
+
+def read_vm_export(path: Path, metric: str | None = None, broker_label: str | None = None) -> pd.DataFrame:
+    """VictoriaMetrics ``/api/v1/export`` JSON lines → raw rows."""
+    acc = _Acc(broker_label)
+    text = _read_bytes(path).decode("utf-8", "replace")
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError as exc:
+            raise InputError(f"line {n} is not JSON ({exc.msg})", source=str(path)) from None
+        labels = obj.get("metric") if isinstance(obj, dict) else None
+        vs, ts = (obj.get("values"), obj.get("timestamps")) if isinstance(obj, dict) else (None, None)
+        if not isinstance(labels, dict) or not isinstance(vs, list) or not isinstance(ts, list) or len(vs) != len(ts):
+            raise InputError(f"line {n}: expected {{\"metric\": {{...}}, \"values\": [...], \"timestamps\": [...]}} "
+                             "with as many values as timestamps", source=str(path), field=f"line {n}")
+        name = labels.get("__name__") or metric
+        if not name:
+            raise InputError(f"line {n}: series without __name__ (pass --metric)", source=str(path), field="metric")
+        acc.add(labels, name, ts, vs)
+    return acc.frame()
+
+
+_PROMTOOL_LINE = re.compile(r"^\{(.*)\}\s+(\S+)\s+(-?\d+)\s*$")
+_LABEL_PAIR = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+def _unescape(v: str) -> str:
+    return v.replace("\\n", "\n").replace('\\"', '"').replace("\\\\", "\\")
+
+
+def read_promtool_dump(path: Path, metric: str | None = None, broker_label: str | None = None) -> pd.DataFrame:
+    """``promtool tsdb dump`` text (``{labels} value timestamp_ms`` per line) → raw rows."""
+    acc = _Acc(broker_label)
+    text = _read_bytes(path).decode("utf-8", "replace")
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        m = _PROMTOOL_LINE.match(line.strip())
+        if not m:
+            raise InputError(f"line {n} is not `{{labels}} value timestamp` (promtool tsdb dump)", source=str(path),
+                             field=f"line {n}")
+        labels = {k: _unescape(v) for k, v in _LABEL_PAIR.findall(m.group(1))}
+        name = labels.get("__name__") or metric
+        if not name:
+            raise InputError(f"line {n}: sample without __name__", source=str(path), field=f"line {n}")
+        acc.add(labels, name, [int(m.group(3))], [m.group(2)])
+    return acc.frame()
+
+
+def _scrape_files(root: Path) -> list[Path]:
+    out = []
+    for f in sorted(root.iterdir()):
+        if f.name.startswith((".", "_")):
+            continue
+        if f.is_dir():
+            out += [g for g in sorted(f.iterdir()) if g.is_file() and not g.name.startswith((".", "_"))]
+        elif f.is_file():
+            out.append(f)
+    return out
+
+
+def read_exposition_dir(root: Path, broker_label: str | None = None) -> pd.DataFrame:
+    """A directory of scraped ``/metrics`` text (``DIR/<instance>/<epoch>.prom`` or ``DIR/<epoch>.prom``)
+    → raw rows, parsed with ``prometheus_client``'s text parser."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    acc = _Acc(broker_label)
+    files = _scrape_files(root)
+    if not files:
+        raise InputError("no scraped /metrics files in the directory", source=str(root))
+    for f in files:
+        stem_ts = _to_ms(pd.Series([f.stem.split(".")[0]], dtype=object)).iloc[0]
+        instance = f.parent.name if f.parent != root else None
+        try:
+            for fam in text_string_to_metric_families(_read_bytes(f).decode("utf-8", "replace")):
+                for smp in fam.samples:
+                    ts = smp.timestamp if smp.timestamp is not None else stem_ts
+                    if ts is None or (isinstance(ts, float) and np.isnan(ts)):
+                        raise InputError("no sample timestamp and the file name is not epoch seconds "
+                                         "(name scrapes $(date +%s).prom)", source=str(f))
+                    labels = dict(smp.labels)
+                    if instance and "instance" not in labels:
+                        labels["instance"] = instance
+                    acc.add(labels, smp.name, [float(ts)], [smp.value])
+        except ValueError as exc:
+            raise InputError(f"not Prometheus text exposition: {exc}", source=str(f)) from None
+    return acc.frame()
+
+
+# ------------------------------------------------------------------------------------ identity
+def _clean_id(v) -> str | None:
+    if v is None or (isinstance(v, float) and np.isnan(v)):
+        return None
+    s = str(v).strip()
+    for scheme in ("http://", "https://", "pulsar://", "pulsar+ssl://"):
+        if s.lower().startswith(scheme):
+            s = s[len(scheme):]
+    s = s.rstrip("/")
+    return s or None
+
+
+def _clean_col(col: pd.Series) -> pd.Series:
+    """:func:`_clean_id` over a column, computed once per distinct value (exports repeat labels a lot)."""
+    m = {v: _clean_id(v) for v in pd.unique(col.dropna())}
+    return col.map(m).astype(object).where(lambda x: x.notna(), None)
+
+
+def _host(v: str) -> str:
+    h = v.rsplit(":", 1)[0] if v.count(":") == 1 else v
+    return h.lower()
+
+
+def _short(v: str) -> str:
+    return _host(v).split(".")[0]
+
+
+def load_broker_map(path) -> dict:
+    """A ``--broker-map`` file: a YAML (or JSON) object ``{label value: broker id}``."""
+    import yaml
+
+    p = Path(path)
+    try:
+        obj = yaml.safe_load(_read_bytes(p).decode("utf-8", "replace"))
+    except yaml.YAMLError as exc:
+        raise InputError(f"not YAML/JSON: {str(exc).splitlines()[0]}", source=str(p)) from None
+    if not isinstance(obj, dict) or not obj:
+        raise InputError("expected an object {label value: broker id}", source=str(p))
+    return {str(k).strip(): str(v).strip() for k, v in obj.items()}
+
+
+def _line_up(target: set, other: set):
+    """``{other id: target id}`` when every id of the smaller set matches exactly one of the other by
+    host or by first DNS label, else None."""
+    for key in (_host, _short):
+        tk = {key(v): v for v in target}
+        ok = {key(v): v for v in other}
+        if len(tk) != len(target) or len(ok) != len(other):
+            continue
+        if set(ok) <= set(tk) or set(tk) <= set(ok):
+            return {v: tk[k] for k, v in ok.items() if k in tk}
+    return None
+
+
+def resolve_brokers(raw: pd.DataFrame, *, broker_label: str | None = None, broker_map: dict | None = None,
+                    cluster: str | None = None, report: dict | None = None) -> pd.DataFrame:
+    """Cluster filter and one broker id per row (module docstring: "Broker identity")."""
+    rep = report if report is not None else {}
+    df = raw.copy()
+    for c in _RAW_COLUMNS:
+        if c not in df.columns:
+            df[c] = None
+    df = df.reset_index(drop=True)
+    cl = _clean_col(df["cluster"])
+    clusters = sorted(set(cl.dropna()))
+    if cluster is not None:
+        if clusters and cluster not in clusters:
+            raise InputError(f"cluster {cluster!r} is not in the input; its clusters: {', '.join(clusters)}",
+                             field="cluster")
+        keep = cl.isna() | (cl == cluster)
+        rep["rows_without_cluster"] = int(cl.isna().sum())
+        rep["rows_other_clusters"] = int((~keep).sum())
+        df, cl = df[keep].reset_index(drop=True), cl[keep].reset_index(drop=True)
+    elif len(clusters) > 1:
+        raise InputError(f"the input mixes {len(clusters)} clusters ({', '.join(clusters)}); choose one with "
+                         "--cluster NAME", field="cluster")
+    df["cluster"] = cl
+    # identity shape and value of every labelled row
+    shape = pd.Series([None] * len(df), dtype=object)
+    value = pd.Series([None] * len(df), dtype=object)
+    direct = _clean_col(df["broker"]).notna()
+    if broker_label:
+        col = _LBL.get(broker_label, "l_custom")
+        v = _clean_col(df[col])
+        shape[v.notna()] = broker_label
+        value = value.where(v.isna(), v)
+    else:
+        for lbl in reversed(ID_LABELS):  # the first present label wins: fill in reverse order
+            v = _clean_col(df[_LBL[lbl]])
+            shape = shape.where(v.isna(), lbl)
+            value = value.where(v.isna(), v)
+    bmap = broker_map or {}
+    if bmap:
+        value = value.map(lambda x: None if x is None else bmap.get(x, bmap.get(_host(x), x)))
+    shape[direct] = None
+    is_counter = df["metric"].astype(str).str.strip().isin(COUNTER_ALIASES.keys())
+    merged = value.copy()
+    for c in df["cluster"].astype(object).where(df["cluster"].notna(), "<none>").unique():
+        in_c = (df["cluster"].astype(object).where(df["cluster"].notna(), "<none>") == c) & shape.notna()
+        sets = {s: set(value[in_c & ~is_counter & (shape == s)]) for s in
+                shape[in_c & ~is_counter].dropna().unique()}
+        if len(sets) <= 1:
+            continue
+        with_port = [s for s in sets if all(":" in v for v in sets[s])]
+        target = with_port[0] if with_port else ("broker" if "broker" in sets else next(iter(sets)))
+        for s, ids in sets.items():
+            if s == target or ids == sets[target]:
+                continue
+            m = _line_up(sets[target], ids)
+            if m is None:
+                def ex(x):
+                    return ", ".join(sorted(x)[:3]) + (", …" if len(x) > 3 else "")
+
+                def mets(lbl):
+                    return ", ".join(sorted(set(df["metric"][in_c & (shape == lbl)].astype(str)))[:3])
+
+                raise InputError(
+                    f"cluster {c!r}: broker series carry two identity shapes that do not line up — "
+                    f"{s}=<{ex(ids)}> on {mets(s)} and {target}=<{ex(sets[target])}> on {mets(target)}; "
+                    f"that would make {len(ids | sets[target])} brokers instead of {max(len(ids), len(sets[target]))}."
+                    " Give --broker-map FILE (YAML {label value: broker id}) or choose one label with "
+                    "--broker-label LABEL", field=s)
+            sel = in_c & (shape == s)
+            merged[sel] = value[sel].map(lambda x, m=m: m.get(x, x))
+    df["broker"] = df["broker"].where(direct, merged)
+    rep["broker_identity"] = sorted(set(shape.dropna()))
+    return df
+
+
+def counter_increases(rows: pd.DataFrame, report: dict | None = None) -> pd.DataFrame:
+    """The load manager's counters → per-hour increases (reset-aware), the ``actions`` table."""
+    rep = report if report is not None else {}
+    cols = ["hour", "cluster", "broker", "counter", "result", "reason", "increase"]
+    if rows.empty:
+        return pd.DataFrame(columns=cols)
+    df = pd.DataFrame({"ts": pd.to_numeric(rows["timestamp"], errors="coerce"),
+                       "v": pd.to_numeric(rows["value"], errors="coerce"),
+                       "counter": rows["metric"].astype(str).str.strip().map(COUNTER_ALIASES)})
+    key = ["cluster", "broker", "result", "reason"]
+    for k in key:
+        df[k] = rows[k].map(_clean_id).fillna("").to_numpy()
+    key = ["counter"] + key
+    df = df[df["ts"].notna() & df["v"].notna() & np.isfinite(df["v"]) & (df["v"] >= 0)]
+    df = df.sort_values(key + ["ts"], kind="stable").drop_duplicates(key + ["ts"], keep="last")
+    prev = df.groupby(key, sort=False)["v"].shift(1)
+    diff = df["v"] - prev
+    resets = prev.notna() & (diff < 0)
+    df["increase"] = np.where(prev.isna(), np.nan, np.where(resets, df["v"], diff))
+    rep["counter_resets"] = int(rep.get("counter_resets", 0)) + int(resets.sum())
+    df = df[df["increase"].notna()]
+    df["hour"] = (df["ts"].astype("int64") // 3_600_000) * 3_600_000
+    out = df.groupby(["hour"] + key, sort=True, as_index=False)["increase"].sum()
+    for k in ("cluster", "broker", "result", "reason"):
+        out[k] = out[k].where(out[k] != "", None)
+    return out[cols].reset_index(drop=True)
 
 
 def _to_ms(ts: pd.Series) -> pd.Series:
@@ -220,22 +576,39 @@ def read_timeline(path: Path) -> pd.DataFrame:
 
 def _sniff(path: Path) -> str:
     if path.is_dir():
+        files = _scrape_files(path)
+        if files and not any(f.suffix.lower() in (".json", ".jsonl", ".ndjson") for f in files):
+            return "exposition"
         return "timeline"
     suf = path.suffix.lower()
     if suf in (".parquet", ".pq"):
         return "parquet"
-    if suf in (".csv", ".tsv", ".txt"):
+    if suf in (".csv", ".tsv"):
         return "csv"
     raw = _read_bytes(path)[:4096]
     if raw[:4] == b"PAR1":
         return "parquet"
     head = raw.decode("utf-8", "replace").lstrip("\ufeff \t\r\n")
-    if head.startswith("{") or head.startswith("["):
+    if re.match(r'\{[a-zA-Z_][a-zA-Z0-9_]*="', head):
+        return "promtool"
+    if head.startswith("{"):
+        try:
+            first = json.loads(head.splitlines()[0])
+        except ValueError:
+            first = None
+        if isinstance(first, dict) and "timestamps" in first and "metric" in first:
+            return "vmexport"
+        return "json"
+    if head.startswith("["):
         return "json"
     return "csv"
 
 
-def read_input(path, fmt: str = "auto", metric: str | None = None) -> tuple[pd.DataFrame, str]:
+FORMATS = ("auto", "prometheus", "vmexport", "promtool", "exposition", "csv", "parquet", "timeline")
+
+
+def read_input(path, fmt: str = "auto", metric: str | None = None,
+               broker_label: str | None = None) -> tuple[pd.DataFrame, str]:
     """One input file or directory → ``(raw rows, format used)``; raises a clear InputError."""
     p = Path(path)
     if not p.exists():
@@ -258,12 +631,20 @@ def read_input(path, fmt: str = "auto", metric: str | None = None) -> tuple[pd.D
             obj = read_json_bytes(_read_bytes(p), str(p))
         stem = p.stem
         name = metric or (stem if (stem in METRIC_ALIASES or stem in ALL_METRICS) else None)
-        return parse_prometheus(obj, str(p), name), f
+        return parse_prometheus(obj, str(p), name, broker_label), f
+    if f == "vmexport":
+        return read_vm_export(p, metric, broker_label), f
+    if f == "promtool":
+        return read_promtool_dump(p, metric, broker_label), f
+    if f == "exposition":
+        if not p.is_dir():
+            raise InputError("the exposition format is a directory of scraped /metrics files", source=str(p))
+        return read_exposition_dir(p, broker_label), f
     if f in ("csv", "parquet"):
         return read_long_file(p, f), f
     if f == "timeline":
         return read_timeline(p), f
-    raise InputError(f"unknown input format {fmt!r} (auto, prometheus, csv, parquet, timeline)", source=str(p))
+    raise InputError(f"unknown input format {fmt!r} ({', '.join(FORMATS)})", source=str(p))
 
 
 # ------------------------------------------------------------------------------------ cleaning
@@ -369,21 +750,30 @@ def _fill_gaps(df: pd.DataFrame, max_gap: int, rep: dict) -> pd.DataFrame:
 
 
 def ingest(inputs: Iterable, out, *, fmt: str = "auto", metric: str | None = None, max_gap: int = MAX_GAP_MINUTES,
-           overwrite: bool = False, name: str | None = None) -> dict:
-    """Read every input, clean the rows together and write the dataset; returns its metadata
-    (with the ``report`` of what was dropped or filled)."""
+           overwrite: bool = False, name: str | None = None, cluster: str | None = None,
+           broker_label: str | None = None, broker_map=None) -> dict:
+    """Read every input, resolve clusters and broker ids, clean the rows together and write the dataset
+    and its ``_actions`` table; returns its metadata (with the ``report`` of what was dropped or filled)."""
     frames, report, formats = [], {}, []
     inputs = [Path(p) for p in inputs]
     if not inputs:
         raise InputError("no input files")
+    bmap = load_broker_map(broker_map) if isinstance(broker_map, (str, Path)) else broker_map
     for p in inputs:
-        raw, used = read_input(p, fmt, metric)
+        raw, used = read_input(p, fmt, metric, broker_label)
         formats.append({"file": str(p), "format": used, "rows": int(len(raw))})
         frames.append(raw)
     raw = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=_COLUMNS)
-    clean = normalise(raw, max_gap=max_gap, report=report)
+    raw = resolve_brokers(raw, broker_label=broker_label, broker_map=bmap, cluster=cluster, report=report)
+    is_counter = raw["metric"].astype(str).str.strip().isin(COUNTER_ALIASES.keys())
+    actions = counter_increases(raw[is_counter], report)
+    clean = normalise(raw.loc[~is_counter, _COLUMNS], max_gap=max_gap, report=report)
     if clean.empty:
         raise InputError("no usable rows after cleaning: " + json.dumps(report), source=", ".join(map(str, inputs)))
     report["inputs"] = formats
-    return write_long(clean, out, source="ingest", params={"max_gap_minutes": max_gap, "format": fmt},
+    report["actions"] = {"rows": int(len(actions)), "counters": sorted(set(actions["counter"]))}
+    meta = write_long(clean, out, source="ingest", params={"max_gap_minutes": max_gap, "format": fmt,
+                                                          "cluster": cluster, "broker_label": broker_label},
                       report=report, overwrite=overwrite, name=name)
+    write_actions(actions, out)
+    return meta

@@ -90,7 +90,7 @@ def test_hist010_ingest_prometheus_query_range(tmp_path):
         {"metric": {"__name__": "pulsar_lb_cpu_usage", "broker": "b1:8080", "metric": "loadBalancing"},
          "values": [[T0, "10.5"], [T0 + 60, "11"]]},
         {"metric": {"__name__": "pulsar_lb_directMemory_usage", "broker": "b1:8080"}, "values": [[T0, "3"]]},
-        {"metric": {"__name__": "pulsar_broker_rate_in", "instance": "b2:8080"}, "values": [[T0, "100"]]},
+        {"metric": {"__name__": "pulsar_broker_rate_in", "broker": "b2:8080"}, "values": [[T0, "100"]]},
         {"metric": {"__name__": "pulsar_bundle_msg_rate_in", "broker": "b1:8080", "namespace": "t/n",
                     "bundle": "0x00000000_0xffffffff"}, "values": [[T0, "7"]]},
     ]
