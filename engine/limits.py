@@ -1,0 +1,148 @@
+"""Input and run-size limits: every bound Shedlab puts on what it reads and on the work it accepts.
+
+Each limit has a default and an environment variable that changes it; the value is read from the
+environment each time it is checked (a test, a notebook or the app can change it at run time).
+``docs/security.md`` ("Input limits") lists them; :func:`limits_table` prints the same table.
+
+=================================  ========================  =========================================
+variable                           default                   what it bounds
+=================================  ========================  =========================================
+``SHEDLAB_MAX_INPUT_MB``           100                       bytes read from one input file, stream,
+                                                             device or upload
+``SHEDLAB_MAX_NESTING``            64                        nesting depth of JSON / YAML documents
+``SHEDLAB_MAX_YAML_MB``            10                        size of a YAML document (scenarios,
+                                                             broker maps)
+``SHEDLAB_MAX_YAML_NODES``         1,000,000                 YAML nodes after aliases are expanded
+                                                             ("billion laughs")
+``SHEDLAB_MAX_ZIP_MEMBERS``        200,000                   files in one zip archive
+``SHEDLAB_MAX_ZIP_MB``             400                       bytes a zip archive expands to (counted
+                                                             while reading, not taken from headers)
+``SHEDLAB_MAX_RUN_MB``             4,096                     memory a run is estimated to need:
+                                                             ``shed --cycles``, a simulation (brokers
+                                                             × minutes, bundles, topics), a topic list
+=================================  ========================  =========================================
+
+Numeric fields of the inputs have fixed ranges (:data:`MAX_EPOCH_MS`, :data:`MAX_COUNT`,
+:data:`MAX_QUANTITY`), checked with the field named.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from .errors import InputError, UsageError
+
+__all__ = ["Limit", "LIMITS", "limit", "limit_bytes", "check_run_memory", "limits_table", "MAX_EPOCH_MS",
+           "MAX_COUNT", "MAX_JAVA_LONG", "MAX_QUANTITY", "MAX_SIMULATION_MINUTES", "CYCLE_BYTES_PER_BROKER",
+           "CYCLE_BYTES_PER_BUNDLE", "TOPIC_BYTES_TEXT", "TOPIC_BYTES_JSON", "TOPIC_BYTES_READ",
+           "simulation_bytes", "cycles_bytes"]
+
+#: latest timestamp accepted (9999-12-31T23:59:59.999Z, in epoch milliseconds): dates stay printable
+MAX_EPOCH_MS = 253_402_300_799_999
+#: largest count accepted (topics, bundles, producers, consumers, samples): Java's Integer.MAX_VALUE
+MAX_COUNT = 2**31 - 1
+#: Java's Long.MAX_VALUE (long fields that are not times)
+MAX_JAVA_LONG = 2**63 - 1
+#: largest rate / throughput / usage / limit accepted (above Long.MAX_VALUE, so every value a Java
+#: long or a real report holds passes; sums over millions of bundles stay finite)
+MAX_QUANTITY = 1e19
+#: longest simulation (the scenario format's cap: one year of minutes)
+MAX_SIMULATION_MINUTES = 525_600
+
+# Memory a run needs, measured on this code (tracemalloc / peak RSS; bench scripts' sizes) and
+# rounded up. They only have to be right within a small factor: the limit refuses absurd runs.
+#: one shedding cycle kept for the report: per broker (scores, lines, state) and per bundle
+CYCLE_BYTES_PER_BROKER = 1_000
+CYCLE_BYTES_PER_BUNDLE = 100
+#: ``engine bundles``: per topic, text report / JSON report (one row per topic) / just reading it
+TOPIC_BYTES_TEXT = 300
+TOPIC_BYTES_JSON = 650
+TOPIC_BYTES_READ = 150
+#: simulator: per broker-minute (12 recorded series + the broker table), per workload-minute (its
+#: traffic series), per bundle, per topic, per minute (events)
+SIM_BYTES_PER_BROKER_MINUTE = 400
+SIM_BYTES_PER_WORKLOAD_MINUTE = 64
+SIM_BYTES_PER_BUNDLE = 1_000
+SIM_BYTES_PER_TOPIC = 300
+SIM_BYTES_PER_MINUTE = 4_000
+
+
+@dataclass(frozen=True)
+class Limit:
+    """One limit: its environment variable, default, unit and what it bounds."""
+
+    env: str
+    default: float
+    unit: str  # "MB" or "" (a count)
+    what: str
+
+    def value(self) -> float:
+        raw = os.environ.get(self.env)
+        if raw is None or not raw.strip():
+            return self.default
+        try:
+            v = float(raw)
+        except ValueError:
+            raise UsageError(f"{self.env}={raw!r} is not a number") from None
+        if not v > 0 or v == float("inf"):
+            raise UsageError(f"{self.env}={raw!r} must be a positive number")
+        return v
+
+
+LIMITS: dict[str, Limit] = {lim.env: lim for lim in (
+    Limit("SHEDLAB_MAX_INPUT_MB", 100, "MB", "bytes read from one input file, stream, device or upload"),
+    Limit("SHEDLAB_MAX_NESTING", 64, "", "nesting depth of a JSON or YAML document"),
+    Limit("SHEDLAB_MAX_YAML_MB", 10, "MB", "size of a YAML document"),
+    Limit("SHEDLAB_MAX_YAML_NODES", 1_000_000, "", "YAML nodes, aliases expanded"),
+    Limit("SHEDLAB_MAX_ZIP_MEMBERS", 200_000, "", "files in one zip archive"),
+    Limit("SHEDLAB_MAX_ZIP_MB", 400, "MB", "bytes a zip archive expands to (counted while reading)"),
+    Limit("SHEDLAB_MAX_RUN_MB", 4096, "MB", "memory a run is estimated to need (cycles, simulation, topics)"),
+)}
+
+
+def limit(env: str) -> int:
+    """The current value of a count limit (``SHEDLAB_MAX_NESTING``, ...)."""
+    return int(LIMITS[env].value())
+
+
+def limit_bytes(env: str) -> int:
+    """The current value of a size limit in bytes (``SHEDLAB_MAX_INPUT_MB``, ...)."""
+    return int(LIMITS[env].value() * 1024 * 1024)
+
+
+def _mb(n: float) -> str:
+    return f"{n / 1048576:,.0f} MB" if n >= 1048576 else f"{n / 1048576:,.2f} MB"
+
+
+def check_run_memory(need: float, what: str, source: str | None = None, field: str | None = None) -> None:
+    """Refuse a run estimated to need more than ``SHEDLAB_MAX_RUN_MB`` before it starts.
+
+    The message says the estimate, the limit and how to raise it.
+    """
+    cap = limit_bytes("SHEDLAB_MAX_RUN_MB")
+    if need > cap:
+        raise InputError(f"{what} would need about {_mb(need)} of memory, over the {_mb(cap)} limit "
+                         f"(set SHEDLAB_MAX_RUN_MB to raise it)", source=source, field=field)
+
+
+def cycles_bytes(cycles: int, brokers: int, bundles: int) -> float:
+    """Memory ``shed --cycles N`` keeps for its report."""
+    return float(cycles) * (CYCLE_BYTES_PER_BROKER * max(brokers, 1) + CYCLE_BYTES_PER_BUNDLE * bundles)
+
+
+def simulation_bytes(brokers: int, minutes: int, bundles: int, topics: int, workloads: int) -> float:
+    """Memory a simulation needs: recorded series (brokers × minutes), traffic series (workloads ×
+    minutes), per-bundle and per-topic state, events."""
+    return (float(brokers) * minutes * SIM_BYTES_PER_BROKER_MINUTE
+            + float(workloads) * minutes * SIM_BYTES_PER_WORKLOAD_MINUTE
+            + float(bundles) * SIM_BYTES_PER_BUNDLE + float(topics) * SIM_BYTES_PER_TOPIC
+            + float(minutes) * SIM_BYTES_PER_MINUTE)
+
+
+def limits_table() -> str:
+    """The limits as a Markdown table (variable, default, current value, what it bounds)."""
+    rows = ["| variable | default | now | bounds |", "|---|---|---|---|"]
+    for lim in LIMITS.values():
+        unit = f" {lim.unit}" if lim.unit else ""
+        rows.append(f"| `{lim.env}` | {lim.default:,g}{unit} | {lim.value():,g}{unit} | {lim.what} |")
+    return "\n".join(rows)
