@@ -98,16 +98,21 @@ def _is_report(obj) -> bool:
     return isinstance(obj, dict) and ("brokerId" in obj or "cpu" in obj or "lastStats" in obj) and "brokers" not in obj
 
 
-def load_data_from_json(obj, source: str = "<json>") -> LoadData:
+def load_data_from_json(obj, source: str = "<json>", broker: str | None = None) -> LoadData:
     """Build a :class:`LoadData` from parsed LoadData JSON (or a single load report).
 
-    JSON in the extensible form (``brokerLoadData``, see :mod:`engine.extensible.snapshot`) gives an
-    :class:`engine.extensible.ExtensibleLoadData` instead.
+    An Extensible Load Manager shape — the container (``brokerLoadData``), one ``BrokerLoadData`` or
+    ``TopBundlesLoadData`` value (its broker: ``broker``, else the file name), a ``{key, value}``
+    message — gives an :class:`engine.extensible.ExtensibleLoadData` instead; the shapes are told
+    apart by their fields (:func:`engine.extensible.readers.json_shape`), and an object that is none
+    of them raises :class:`InputError` naming the shapes tried.
     """
-    if isinstance(obj, dict) and "brokerLoadData" in obj and "brokers" not in obj:
-        from .extensible.snapshot import extensible_from_json
+    if isinstance(obj, dict):
+        from .extensible.readers import elm_from_json
 
-        return extensible_from_json(obj, source)
+        ext = elm_from_json(obj, source, broker)
+        if ext is not None:
+            return ext
     warnings: list[str] = []
     if _is_report(obj):
         rep = LocalBrokerData.from_json(obj, path="", source=source, warnings=warnings)
@@ -290,8 +295,15 @@ def load_zk_zip(raw: bytes, source: str) -> LoadData:
     return _zk_from_files(files, source)
 
 
-def load_snapshot_bytes(raw: bytes, source: str) -> LoadData:
-    """A snapshot from bytes (an upload): LoadData/report JSON or a zipped ZK dump / report set."""
+def load_snapshot_bytes(raw: bytes, source: str, broker: str | None = None) -> LoadData:
+    """A snapshot from bytes (an upload): LoadData/report JSON or a zipped ZK dump / report set, or the
+    Extensible Load Manager's data (:mod:`engine.extensible.readers`; ``broker`` names the broker of a
+    single ``BrokerLoadData`` value)."""
+    from .extensible.readers import elm_from_bytes
+
+    ext = elm_from_bytes(raw, source, broker)
+    if ext is not None:
+        return ext
     if raw[:2] == b"PK":
         try:
             return load_zk_zip(raw, source)
@@ -316,11 +328,12 @@ def load_snapshot_bytes(raw: bytes, source: str) -> LoadData:
                 raise InputError("the archive holds neither a /loadbalance dump nor load reports", source=source) from None
             _finish(ld)
             return ld
-    return load_data_from_json(read_json_bytes(raw, source), source)
+    return load_data_from_json(read_json_bytes(raw, source), source, broker)
 
 
-def load_snapshot(path) -> LoadData:
-    """A snapshot from a path: LoadData JSON file, load-report directory, ZK dump directory or zip."""
+def load_snapshot(path, broker: str | None = None) -> LoadData:
+    """A snapshot from a path: LoadData JSON file, load-report directory, ZK dump directory or zip, or
+    the Extensible Load Manager's data (``broker``: see :func:`load_snapshot_bytes`)."""
     p = Path(path)
     if not p.exists():
         raise InputError("no such file or directory", source=str(p))
@@ -328,7 +341,7 @@ def load_snapshot(path) -> LoadData:
         if (p / "brokers").is_dir() or (p / "loadbalance" / "brokers").is_dir():
             return load_zk_dump(p)
         return load_report_dir(p)
-    return load_snapshot_bytes(_read_file(p), str(p))
+    return load_snapshot_bytes(_read_file(p), str(p), broker)
 
 
 def load_timeline(path) -> list[LoadData]:
@@ -346,6 +359,11 @@ def load_timeline(path) -> list[LoadData]:
             raise InputError("no snapshots (*.json, *.zip or sub-directories) in the timeline directory", source=str(p))
         return snaps
     raw = _read_file(p)
+    from .extensible.readers import elm_from_bytes
+
+    ext = elm_from_bytes(raw, str(p))  # consume output / {key, value} lines: one ELM snapshot
+    if ext is not None:
+        return [ext]
     try:
         obj = read_json_bytes(raw, str(p))
     except InputError:

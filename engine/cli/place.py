@@ -22,7 +22,9 @@ def register(sub):
     p = sub.add_parser("place", help="place one bundle",
                        description="Where would the leader place this bundle? (selectBroker: filters, "
                                    "strategy, overload retry)")
-    p.add_argument("snapshot")
+    p.add_argument("snapshot", help="as for `shed` (the Extensible Load Manager's data too)")
+    p.add_argument("--broker", metavar="ID", help="the broker of a single BrokerLoadData value "
+                                                   "(default: the file name without its extension)")
     p.add_argument("--bundle", required=True, help="bundle name, e.g. tenant/ns/0x00000000_0x40000000")
     p.add_argument("--candidates", help="comma-separated brokers: run only the strategy on these")
     p.add_argument("--non-persistent", action="store_true", help="the bundle holds non-persistent topics")
@@ -51,7 +53,7 @@ def run(args) -> int:
         args.placement = placement_name(args.strategy)
         args.strategy = "AvgShedder" if args.placement == "AvgShedder" else None
     cfg = build_config(args)
-    ld = load_snapshot(args.snapshot)
+    ld = load_snapshot(args.snapshot, broker=args.broker)
     lm = make_manager(ld, cfg, args.seed)
     cands = [c.strip() for c in args.candidates.split(",") if c.strip()] if args.candidates else None
     if args.assign:

@@ -29,7 +29,11 @@ from .format import cycle_text
 def register(sub):
     p = sub.add_parser("shed", help="run shedding cycles on a snapshot",
                        description="Run N load-shedding cycles on a snapshot as Pulsar's leader would.")
-    p.add_argument("snapshot", help="LoadData JSON, load-report directory, ZooKeeper dump (dir or zip)")
+    p.add_argument("snapshot", help="LoadData JSON, load-report directory, ZooKeeper dump (dir or zip), or the "
+                                    "Extensible Load Manager's data (pulsar-client consume output, {key, value} "
+                                    "JSON lines, a BrokerLoadData value, a zip of them)")
+    p.add_argument("--broker", metavar="ID", help="the broker of a single BrokerLoadData value "
+                                                   "(default: the file name without its extension)")
     add_config_args(p)
     p.add_argument("--cycles", type=int, default=1, help="number of shedding cycles (default 1)")
     p.set_defaults(func=run)
@@ -41,7 +45,7 @@ def run(args) -> int:
     if args.cycles < 1:
         raise UsageError("--cycles must be at least 1")
     cfg = build_config(args)
-    ld = load_snapshot(args.snapshot)
+    ld = load_snapshot(args.snapshot, broker=args.broker)
     lm = make_manager(ld, cfg, args.seed)
     cycles = lm.run_cycles(args.cycles)
     if args.json:

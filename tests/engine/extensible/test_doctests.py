@@ -6,7 +6,8 @@ import pytest
 
 MODULES = ["engine.extensible", "engine.extensible.broker_load_data", "engine.extensible.top_bundles",
            "engine.extensible.snapshot", "engine.extensible.filters", "engine.extensible.placement",
-           "engine.extensible.transfer_shedder", "engine.extensible.load_manager", "engine.extensible.samples"]
+           "engine.extensible.transfer_shedder", "engine.extensible.load_manager", "engine.extensible.samples",
+           "engine.extensible.readers"]
 
 
 @pytest.mark.parametrize("name", MODULES)
