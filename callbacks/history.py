@@ -17,7 +17,7 @@ from engine.errors import InputError, UsageError
 from layouts.history import alert, pairs_table
 
 __all__ = ["dataset_changed", "show_aggregates", "strategy_changed", "run_history_job", "show_job", "open_in_tuner",
-           "show_bundles"]
+           "show_bundles", "agreement_files", "show_agreement", "agreement_report"]
 
 
 @callback(
@@ -187,3 +187,55 @@ def show_bundles(path, start, end):
     except (InputError, UsageError) as exc:
         return no_update, alert(str(exc))
     return bundle_figure(res), note
+
+
+_AGREE_STATE = (State(ids.HISTORY_DATASET, "value"), State(ids.HISTORY_RANGE, "start_date"),
+                State(ids.HISTORY_RANGE, "end_date"), State(ids.HISTORY_AGREE_CONF, "contents"),
+                State(ids.HISTORY_AGREE_CONF, "filename"), State(ids.HISTORY_AGREE_TIMELINE, "contents"),
+                State(ids.HISTORY_AGREE_TIMELINE, "filename"))
+
+
+@callback(Output(ids.HISTORY_AGREE_FILES, "children"),
+          Input(ids.HISTORY_AGREE_CONF, "filename"), Input(ids.HISTORY_AGREE_TIMELINE, "filename"))
+def agreement_files(conf_name, timeline_name):
+    """Say which files the comparison will use."""
+    return (f"broker.conf: {conf_name or 'none (Pulsar defaults)'} · "
+            f"compares: {'timeline ' + timeline_name if timeline_name else 'the dataset range (counters)'}")
+
+
+@callback(
+    Output(ids.HISTORY_AGREE_GRAPH, "figure"), Output(ids.HISTORY_AGREE_SUMMARY, "children"),
+    Output(ids.HISTORY_AGREE_TABLE, "children"),
+    Input(ids.HISTORY_AGREE_RUN, "n_clicks"), *_AGREE_STATE,
+    prevent_initial_call=True,
+)
+def show_agreement(_n, path, start, end, conf, conf_name, timeline, timeline_name):
+    """Compare: what the cluster did beside what the engine predicts, with the agreement figure."""
+    from dashboard.figures.history import agreement_figure
+    from dashboard.history.predicted import page_agreement
+    from layouts.history import agreement_summary, agreement_table
+
+    try:
+        ag, _conf = page_agreement(path, start, end, conf, conf_name, timeline, timeline_name)
+    except (InputError, UsageError) as exc:
+        return no_update, alert(str(exc)), ""
+    return agreement_figure(ag), agreement_summary(ag), agreement_table(ag)
+
+
+@callback(
+    Output(ids.HISTORY_AGREE_DOWNLOAD, "data"),
+    Input(ids.HISTORY_AGREE_REPORT, "n_clicks"), *_AGREE_STATE,
+    prevent_initial_call=True,
+)
+def agreement_report(_n, path, start, end, conf, conf_name, timeline, timeline_name):
+    """Download the predicted-vs-actual report (self-contained HTML)."""
+    from dashboard.export import build_agreement_report
+    from dashboard.figures.history import agreement_figure
+    from dashboard.history.predicted import page_agreement
+
+    try:
+        ag, conf_text = page_agreement(path, start, end, conf, conf_name, timeline, timeline_name)
+    except (InputError, UsageError):
+        raise PreventUpdate from None
+    return dict(content=build_agreement_report(ag, agreement_figure(ag), conf=conf_text),
+                filename="shedlab-predicted-vs-actual.html", type="text/html")

@@ -36,6 +36,7 @@ from .state import TunerState
 from .transfer import hit_counts, is_transfer, start_hit_count, transfer_view
 
 __all__ = ["tuner_figures", "figure_image", "render_images", "figures_zip", "build_report", "report_filename",
+           "build_agreement_report",
            "browser_path", "EXPORT_FORMATS"]
 
 EXPORT_FORMATS = ("png", "svg")
@@ -296,3 +297,62 @@ def _changed(cfg) -> list:
 def _ratio(v) -> str:
     return "∞" if v is None else f"{v:,.2f}×"
 
+
+
+def _pct(x) -> str:
+    return "n/a" if x is None else f"{100 * x:.0f} %"
+
+
+def build_agreement_report(ag, fig=None, *, conf: str = "", permalink: str | None = None) -> str:
+    """The self-contained HTML report of a predicted-vs-actual comparison
+    (:class:`engine.agreement.Agreement`): the agreement figures and how they are defined, the figure,
+    the hours side by side, every disagreeing unload, the broker.conf used."""
+    m = ag.metrics
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    parts = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+             f"<title>Shedlab predicted vs actual — {_e(ag.source)}</title>", f"<style>{_CSS}</style>",
+             f"<script type='text/javascript'>{get_plotlyjs()}</script>" if fig is not None else "",
+             "</head><body><header class='r'><h1>Shedlab report — predicted vs actual</h1>",
+             f"<div class='sub'>{_e(ag.source)} · {_e(ag.strategy)} · generated {now}</div></header><main>",
+             "<section id='predicted-vs-actual'><h2>Predicted vs actual</h2><div class='kv'>"]
+    rows = [("agreement", f"{_pct(m['agreement'])} — Jaccard index of the {m['basis']}: |predicted ∩ observed| / "
+                          "|predicted ∪ observed| (100 % = the engine predicted exactly what the cluster did)"),
+            ("unloads", f"predicted {m['predicted_unloads']:g}, observed {m['observed_unloads']:g}; count agreement "
+                        f"{_pct(m['count_agreement'])} (Σ min / Σ max of unloads per hour)"),
+            ("shedding brokers per hour", f"precision {_pct(m['broker_precision'])} (predicted that did shed), "
+                                          f"recall {_pct(m['broker_recall'])} (did shed that were predicted)")]
+    if m.get("bundle_precision") is not None or m.get("bundle_recall") is not None:
+        rows.append(("bundles", f"precision {_pct(m['bundle_precision'])}, recall {_pct(m['bundle_recall'])}"))
+    if permalink:
+        rows.append(("permalink", permalink))
+    for k, v in rows:
+        parts.append(f"<div>{_e(k)}</div><div>{_e(v)}</div>")
+    parts.append("</div>")
+    for n in ag.notes:
+        parts.append(f"<p class='muted'>⚠ {_e(n)}</p>")
+    if fig is not None:
+        parts.append(pio.to_html(fig, full_html=False, include_plotlyjs=False, div_id="fig-agreement",
+                                 config={"displaylogo": False, "responsive": True}))
+    parts.append("<h3>Per hour (UTC)</h3><table><tr><th>hour</th><th class='num'>predicted</th>"
+                 "<th class='num'>observed</th><th>brokers predicted to shed</th><th>brokers that shed</th></tr>")
+    for r in ag.hours.itertuples():
+        ob = "not known" if r.observed_brokers is None else ", ".join(r.observed_brokers) or "—"
+        parts.append(f"<tr><td>{r.hour:%Y-%m-%d %H:00}</td><td class='num'>{r.predicted:g}</td>"
+                     f"<td class='num'>{r.observed:g}</td><td>{_e(', '.join(r.predicted_brokers) or '—')}</td>"
+                     f"<td>{_e(ob)}</td></tr>")
+    parts.append("</table>")
+    if ag.moves is not None and len(ag.moves):
+        parts.append("<h3>Unloads, side by side</h3><table><tr><th>interval from</th><th>bundle</th><th>from</th>"
+                     "<th>predicted to</th><th>observed to</th><th>status</th></tr>")
+        for r in ag.moves.itertuples():
+            t = datetime.fromtimestamp(int(r.time) / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
+            parts.append(f"<tr><td>{t}</td><td><code>{_e(r.bundle)}</code></td><td><code>{_e(r.broker)}</code></td>"
+                         f"<td>{_e(r.predicted_destination if isinstance(r.predicted_destination, str) else '—')}</td>"
+                         f"<td>{_e(r.observed_destination if isinstance(r.observed_destination, str) else '—')}</td>"
+                         f"<td><b>{_e(r.status)}</b></td></tr>")
+        parts.append("</table>")
+    parts.append("</section><section><h2>broker.conf used</h2>"
+                 f"<pre>{_e(conf.strip() or '# Pulsar defaults')}</pre></section>")
+    parts.append("<p class='muted'>Made with Shedlab: the prediction is the engine's reproduction of Pulsar's load "
+                 "manager run on the same data with the cluster's configuration.</p></main></body></html>")
+    return "".join(parts)

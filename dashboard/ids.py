@@ -233,6 +233,15 @@ HISTORY_BUNDLE_GRAPH = "history-bundle-graph"    # dcc.Graph: per-bundle distrib
 HISTORY_BUNDLE_NOTE = "history-bundle-note"      # html.Div: where the bundle figure came from
 HISTORY_GOTO = "history-goto"                    # dcc.Location: navigation to the Tuner
 HISTORY_TUNER_LINK = "history-tuner-link"        # html.Div: link to the snapshot just opened
+HISTORY_AGREE_CONF = "history-agree-conf"        # dcc.Upload: the cluster's broker.conf (predicted vs actual)
+HISTORY_AGREE_TIMELINE = "history-agree-timeline"  # dcc.Upload: a timeline of snapshots (instead of the range)
+HISTORY_AGREE_FILES = "history-agree-files"      # html.Div: the files chosen for the comparison
+HISTORY_AGREE_RUN = "history-agree-run"          # html.Button: compare predicted and actual
+HISTORY_AGREE_SUMMARY = "history-agree-summary"  # html.Div: agreement figures and notes
+HISTORY_AGREE_GRAPH = "history-agree-graph"      # dcc.Graph: unloads per hour and shedding brokers, side by side
+HISTORY_AGREE_TABLE = "history-agree-table"      # html.Div: disagreeing unloads (timeline) / hours
+HISTORY_AGREE_REPORT = "history-agree-report"    # html.Button: download the predicted-vs-actual report
+HISTORY_AGREE_DOWNLOAD = "history-agree-download"  # dcc.Download: the report file
 
 # ---------------------------------------------------------------- bundles page
 BUNDLES_SOURCE = "bundles-source"                # dcc.Dropdown: generated / snapshot sample / uploaded file

@@ -1,13 +1,14 @@
 """History page: months of broker metrics — aggregates, backtests and sweeps of a setting (Spark)."""
 from __future__ import annotations
 
+import pandas as pd
 from dash import dcc, html
 
 from dashboard import ids
 from dashboard.figures.theme import empty_figure, graph_config
 from dashboard.history.replay import STRATEGIES
 
-__all__ = ["layout", "alert", "pairs_table"]
+__all__ = ["layout", "alert", "pairs_table", "agreement_summary", "agreement_table"]
 
 
 def alert(text: str, kind: str = "error"):
@@ -24,6 +25,75 @@ def pairs_table(per_pair, limit: int = 15):
                      html.Td(f"{int(r.events):,}"), html.Td(f"{int(r.bundles):,}"),
                      html.Td(str(r.first)[:16]), html.Td(str(r.last)[:16])]) for r in t.itertuples()]
     return html.Table([html.Thead(head), html.Tbody(rows)], className="history-table")
+
+
+def _pct(x) -> str:
+    return "n/a" if x is None else f"{100 * x:.0f} %"
+
+
+def agreement_summary(ag):
+    """The agreement figures in words, with their definitions and the notes (nothing hidden)."""
+    m = ag.metrics
+    items = [html.Li([html.B(f"agreement {_pct(m['agreement'])}"),
+                      f" — Jaccard index of the {m['basis']}: |predicted ∩ observed| / |predicted ∪ observed|"]),
+             html.Li(f"unloads: the cluster {m['observed_unloads']:g}, the engine ({ag.strategy}) "
+                     f"{m['predicted_unloads']:g}; count agreement {_pct(m['count_agreement'])} (Σ min / Σ max per hour)"),
+             html.Li(f"shedding brokers per hour: precision {_pct(m['broker_precision'])}, "
+                     f"recall {_pct(m['broker_recall'])}")]
+    if m.get("bundle_precision") is not None or m.get("bundle_recall") is not None:
+        items.append(html.Li(f"bundles: precision {_pct(m['bundle_precision'])}, recall {_pct(m['bundle_recall'])}"))
+    items += [html.Li(n, className="muted") for n in ag.notes]
+    return html.Div([html.Div(ag.source, className="muted small"), html.Ul(items)])
+
+
+def agreement_table(ag, limit: int = 30):
+    """Unloads side by side (timeline: every disagreeing one first), else the hours that differ."""
+    if ag.moves is not None and len(ag.moves):
+        t = ag.moves.assign(order=(ag.moves["status"] == "both").astype(int)).sort_values(["order", "time"],
+                                                                                          kind="stable").head(limit)
+        head = html.Tr([html.Th(x) for x in ("interval from (UTC)", "bundle", "from", "predicted to", "observed to",
+                                             "status")])
+        rows = [html.Tr([html.Td(str(pd.Timestamp(int(r.time), unit="ms"))[:16]), html.Td(html.Code(r.bundle)),
+                         html.Td(r.broker), html.Td(r.predicted_destination if isinstance(r.predicted_destination, str)
+                                                    else "—"),
+                         html.Td(r.observed_destination if isinstance(r.observed_destination, str) else "—"),
+                         html.Td(html.B(r.status))]) for r in t.itertuples()]
+        return html.Table([html.Thead(head), html.Tbody(rows)], className="history-table")
+    h = ag.hours[ag.hours["predicted"] != ag.hours["observed"]].head(limit)
+    if h.empty:
+        return html.Div("Every hour: the same number of unloads.", className="muted small")
+    head = html.Tr([html.Th(x) for x in ("hour (UTC)", "predicted", "observed", "brokers predicted", "brokers observed")])
+    rows = [html.Tr([html.Td(f"{r.hour:%Y-%m-%d %H:00}"), html.Td(f"{r.predicted:g}"), html.Td(f"{r.observed:g}"),
+                     html.Td(", ".join(r.predicted_brokers) or "—"),
+                     html.Td("not known" if r.observed_brokers is None else ", ".join(r.observed_brokers) or "—")])
+            for r in h.itertuples()]
+    return html.Table([html.Thead(head), html.Tbody(rows)], className="history-table")
+
+
+def _agreement_card():
+    return html.Section([
+        html.Div([html.H3("Predicted vs actual"),
+                  html.P("What the cluster did — the load manager's unload counters per hour (and, with bundle "
+                         "metrics, which brokers shed), or the ownership changes between the snapshots of an "
+                         "uploaded timeline — beside what the engine, run with the cluster's own broker.conf, "
+                         "predicts for the same data.", className="muted small")], className="card-head"),
+        html.Div([
+            dcc.Upload(id=ids.HISTORY_AGREE_CONF, children=html.Div("broker.conf: drop or click"),
+                       className="btn btn-ghost upload-btn", max_size=512 * 1024, accept=".conf,.properties,.txt"),
+            dcc.Upload(id=ids.HISTORY_AGREE_TIMELINE,
+                       children=html.Div("timeline of snapshots (optional, instead of the range): JSON list or "
+                                         "JSON lines"), className="btn btn-ghost upload-btn", accept=".json,.jsonl,.ndjson"),
+        ], className="history-controls"),
+        html.Div(id=ids.HISTORY_AGREE_FILES, className="muted small"),
+        html.Div([html.Button("Compare", id=ids.HISTORY_AGREE_RUN, className="btn btn-primary"),
+                  html.Button("Download report", id=ids.HISTORY_AGREE_REPORT, className="btn btn-ghost"),
+                  dcc.Download(id=ids.HISTORY_AGREE_DOWNLOAD)], className="btn-row"),
+        html.Div(id=ids.HISTORY_AGREE_SUMMARY),
+        dcc.Loading(dcc.Graph(id=ids.HISTORY_AGREE_GRAPH, figure=empty_figure("Compare to see both sides",
+                                                                              rev="history-empty"),
+                              config=graph_config("history-predicted-vs-actual")), type="dot"),
+        html.Div(id=ids.HISTORY_AGREE_TABLE),
+    ], className="card")
 
 
 def _controls(options, value):
@@ -124,6 +194,7 @@ def layout(**kwargs):
                       config=graph_config("history-hottest")),
         ], className="card"),
         _backtest_card(),
+        _agreement_card(),
         html.Section([
             html.Div([html.H3("Bundles over time"), html.Div(id=ids.HISTORY_BUNDLE_NOTE, className="muted small")],
                      className="card-head"),

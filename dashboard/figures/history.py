@@ -11,7 +11,7 @@ from plotly.subplots import make_subplots
 from .theme import FONT, LINE, STATUS, base_layout, empty_figure, short_names
 
 __all__ = ["aggregates_figure", "hottest_figure", "backtest_figure", "sweep_heatmap", "bundle_figure",
-           "MAX_EVENT_POINTS"]
+           "agreement_figure", "MAX_EVENT_POINTS"]
 
 MAX_EVENT_POINTS = 4000
 _TRIGGER_COLORS = {"high": STATUS["over"][0], "low": STATUS["pending"][0], "threshold": STATUS["over"][0],
@@ -165,4 +165,58 @@ def bundle_figure(res: dict | None) -> go.Figure:
     fig.update_layout(**base_layout(340), meta={"rev": "history-bundles"})
     fig.update_yaxes(title_text="msg/s per bundle", secondary_y=False)
     fig.update_yaxes(title_text="topics", secondary_y=True, showgrid=False)
+    return fig
+
+
+_AGREE_COLORS = {"both": STATUS["ok"][0], "predicted only": STATUS["pending"][0], "observed only": STATUS["over"][0]}
+
+
+def agreement_figure(ag) -> go.Figure:
+    """Predicted vs actual (:class:`engine.agreement.Agreement`): unloads per hour side by side (bars),
+    and which brokers shed each hour — a dot per (hour, broker), green when both the cluster and the
+    engine shed it, amber when only the engine predicted it, red when only the cluster did it. The
+    title carries the agreement figure; disagreements stay on the figure, never filtered out."""
+    if ag is None or ag.hours is None or len(ag.hours) == 0:
+        return _empty("Nothing predicted and nothing observed in this range")
+    m = ag.metrics
+    h = ag.hours
+
+    def pct(x):
+        return "n/a" if x is None else f"{100 * x:.0f} %"
+
+    title = (f"agreement {pct(m['agreement'])} ({m['basis']}) · shedding brokers precision "
+             f"{pct(m['broker_precision'])}, recall {pct(m['broker_recall'])}")
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.45, 0.55], vertical_spacing=0.1,
+                        subplot_titles=("unloads per hour (UTC)", "brokers that shed, per hour"))
+    fig.add_trace(go.Bar(x=h["hour"], y=h["observed"], name="the cluster did", marker_color="#1b365d",
+                         hovertemplate="%{x|%Y-%m-%d %H:00}: %{y:g} unloads observed<extra></extra>"), row=1, col=1)
+    fig.add_trace(go.Bar(x=h["hour"], y=h["predicted"], name=f"the engine predicts ({ag.strategy})",
+                         marker_color=LINE["threshold"],
+                         hovertemplate="%{x|%Y-%m-%d %H:00}: %{y:g} unloads predicted<extra></extra>"), row=1, col=1)
+    known = h["observed_brokers"].notna().all() if len(h) else False
+    pts = {"both": ([], []), "predicted only": ([], []), "observed only": ([], [])}
+    for r in h.itertuples():
+        p = set(r.predicted_brokers)
+        o = set(r.observed_brokers) if known else set()
+        for b in sorted(p | o):
+            st = "both" if b in p and b in o else ("predicted only" if b in p else "observed only")
+            pts[st][0].append(r.hour)
+            pts[st][1].append(b)
+    for st, (x, y) in pts.items():
+        if not x:
+            continue
+        name = st if known or st != "predicted only" else "predicted (the counters do not say who shed)"
+        fig.add_trace(go.Scatter(x=x, y=y, mode="markers", name=name,
+                                 marker=dict(size=10, color=_AGREE_COLORS[st], symbol="circle" if st == "both"
+                                             else ("x" if st == "predicted only" else "diamond")),
+                                 hovertemplate="%{x|%Y-%m-%d %H:00} %{y}<extra>" + st + "</extra>"), row=2, col=1)
+    lay = base_layout(520)
+    lay["margin"] = dict(l=140, r=24, t=96, b=48)
+    fig.update_layout(**lay, barmode="group",
+                      title=dict(text=title, x=0, xanchor="left", font=dict(size=13)),
+                      meta={"rev": "history-agreement", "agreement": m["agreement"], "basis": m["basis"]})
+    fig.update_yaxes(title_text="unloads", row=1, col=1)
+    fig.update_yaxes(type="category", row=2, col=1)
+    for a in fig.layout.annotations:
+        a.font = dict(size=12, color="#57606a", family=FONT)
     return fig

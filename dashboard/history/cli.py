@@ -14,6 +14,8 @@
                                        [--bundles auto|real|synthetic] [--synthetic-bundles 8]
     python -m dashboard.history sweep DATASET --strategy AvgShedder --x KEY=V1,V2,... --y KEY=V1,V2,... [--set ...]
     python -m dashboard.history bundles DATASET [--top 20]
+    python -m dashboard.history agreement DATASET --conf broker.conf [--start T] [--end T] [--json]
+                                       [--html REPORT.html]
     python -m dashboard.history list
 
 Common options of the jobs: ``--engine spark|pandas|auto`` (default ``spark``: this command is for
@@ -113,6 +115,15 @@ def _parser() -> argparse.ArgumentParser:
         if name == "sweep":
             j.add_argument("--x", type=_grid, required=True, metavar="KEY=V1,V2,...")
             j.add_argument("--y", type=_grid, required=True, metavar="KEY=V1,V2,...")
+    a = sub.add_parser("agreement", help="predicted vs actual: the load manager's counters (and bundle moves) "
+                                         "against the engine run with the cluster's broker.conf")
+    a.add_argument("dataset")
+    a.add_argument("--conf", metavar="broker.conf", help="the cluster's broker.conf (default: Pulsar's defaults)")
+    a.add_argument("--set", type=_kv, action="append", default=[], metavar="KEY=VALUE")
+    a.add_argument("--start")
+    a.add_argument("--end")
+    a.add_argument("--json", action="store_true")
+    a.add_argument("--html", metavar="FILE", help="also write the self-contained HTML report")
     sub.add_parser("list", help="list the datasets under the datasets directory").add_argument("--json", action="store_true")
     return ap
 
@@ -176,6 +187,8 @@ def main(argv=None) -> int:
                 f"{d['name']:<24} {d['rows']:>13,} rows  {d['start']} .. {d['end']}  {d['path']}" for d in ds)
                 or "no datasets")
             return 0
+        if a.cmd == "agreement":
+            return _agreement(a)
         if a.cmd == "ingest":
             from .ingest import ingest
 
@@ -219,6 +232,28 @@ def main(argv=None) -> int:
 
         print(f"error: {describe_error(exc)}", file=sys.stderr)
         return 3 if isinstance(exc, SparkUnavailable) else 1
+
+
+def _agreement(a) -> int:
+    from pathlib import Path
+
+    from engine.agreement import agreement_text
+    from engine.io import read_input_text
+
+    from .dataset import resolve_dataset
+    from .predicted import history_agreement
+
+    ds = resolve_dataset(a.dataset)
+    text = read_input_text(a.conf) if a.conf else ""
+    text += "".join(f"\n{k}={v}" for k, v in a.set)
+    ag = history_agreement(ds, a.start, a.end, conf_text=text, conf_source=a.conf or "--set")
+    if a.html:
+        from dashboard.export import build_agreement_report
+        from dashboard.figures.history import agreement_figure
+
+        Path(a.html).write_text(build_agreement_report(ag, agreement_figure(ag), conf=text))
+    print(json.dumps(ag.to_json(), indent=1, default=str) if a.json else agreement_text(ag))
+    return 0
 
 
 def _text(out: dict) -> str:

@@ -1,0 +1,212 @@
+"""Predicted vs actual over a History range (the dataset side of :mod:`engine.agreement`).
+
+What the cluster did, per UTC hour:
+
+* **unloads** — the load manager's own counters written by ingest (``DATASET/_actions``,
+  :func:`.dataset.actual_actions`): the increase of ``unload_bundle`` (``pulsar_lb_unload_bundle_count``
+  / ``pulsar_lb_unload_bundle_total``); when a range has only the ELM's breakdown, the increase of
+  ``unload_broker_breakdown`` with ``result="Success"`` (a transfer is an unload decision there).
+  Without counters, the bundle ownership changes below are counted instead (said in the notes).
+* **which brokers shed** — only when the dataset has bundle metrics (``pulsar_bundle_*``): a bundle's
+  series is exported by its owner, so a bundle whose ``broker`` changes between two minutes moved
+  off that broker (:func:`ownership_moves`; a bundle reported by two brokers in one minute is in a
+  hand-over and skipped that minute; a move off a broker absent in the later minute is a broker
+  that left, not an unload). Counters alone do not say who shed: the ELM's ``broker`` label is the
+  *leader* that decided, not the broker that shed.
+
+What the engine predicts: the History backtest's replay (:func:`.replay.replay`, the engine's own
+strategy minute by minute, state carried over) with the cluster's ``broker.conf``; one event per
+broker and shedding minute, ``n_bundles`` unloads each.
+
+Departures: the replay supports the modular strategies (AvgShedder, ThresholdShedder,
+UniformLoadShedder); a ``broker.conf`` naming another (OverloadShedder, TransferShedder) is refused
+with the reason — compare those on a timeline (``python -m engine replay TIMELINE --observed``). The
+first sample of a counter is its baseline, so the first hour of a range may count fewer unloads.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from engine.agreement import HOUR_MS, Agreement, compare
+from engine.config import LoadBalancerConfig, parse_broker_conf
+from engine.errors import InputError, UsageError
+
+from .dataset import actual_actions, read_long, read_meta, wide_brokers, wide_bundles
+from .replay import STRATEGIES, replay
+
+__all__ = ["history_agreement", "ownership_moves", "observed_unloads", "timeline_from_bytes", "page_agreement"]
+
+MAX_CONF_CHARS = 512 * 1024
+
+
+def _ms(col) -> np.ndarray:
+    return pd.to_datetime(col).to_numpy().astype("datetime64[ms]").astype(np.int64)
+
+
+def ownership_moves(bundle_wide: pd.DataFrame, broker_wide: pd.DataFrame, notes: list | None = None) -> pd.DataFrame:
+    """Bundle owner changes between consecutive minutes of a bundle: ``time`` (epoch ms of the earlier
+    minute), ``bundle``, ``broker`` (old owner), ``destination``."""
+    notes = notes if notes is not None else []
+    cols = ["time", "bundle", "broker", "destination"]
+    if bundle_wide is None or bundle_wide.empty:
+        return pd.DataFrame(columns=cols)
+    k = pd.DataFrame({"t": _ms(bundle_wide["timestamp"]), "bundle": bundle_wide["bundle"].astype(str),
+                      "broker": bundle_wide["broker"].astype(str)})
+    n = k.groupby(["t", "bundle"])["broker"].transform("size")
+    if (n > 1).any():
+        notes.append(f"{int((n > 1).sum())} bundle-minute(s) reported by two brokers (hand-over): skipped")
+    k = k[n == 1].sort_values(["bundle", "t"], kind="stable").reset_index(drop=True)
+    same = k["bundle"].to_numpy()[1:] == k["bundle"].to_numpy()[:-1]
+    changed = same & (k["broker"].to_numpy()[1:] != k["broker"].to_numpy()[:-1])
+    idx = np.flatnonzero(changed)
+    mv = pd.DataFrame({"time": k["t"].to_numpy()[idx], "bundle": k["bundle"].to_numpy()[idx],
+                       "broker": k["broker"].to_numpy()[idx], "destination": k["broker"].to_numpy()[idx + 1],
+                       "later": k["t"].to_numpy()[idx + 1]})
+    if mv.empty:
+        return pd.DataFrame(columns=cols)
+    present = set(zip(_ms(broker_wide["timestamp"]), broker_wide["broker"].astype(str)))
+    stays = np.array([(t, b) in present for t, b in zip(mv["later"], mv["broker"])], dtype=bool)
+    if (~stays).any():
+        notes.append(f"{int((~stays).sum())} bundle(s) changed owner because their broker left: re-assignments, "
+                     "not counted as unloads")
+    return mv[stays][cols].reset_index(drop=True)
+
+
+def observed_unloads(actions: pd.DataFrame) -> tuple[pd.DataFrame, str | None]:
+    """``(hour epoch ms, unloads)`` per hour from the counters, and the counter used (None: no counter)."""
+    if actions is None or actions.empty:
+        return pd.DataFrame(columns=["hour", "unloads"]), None
+    a = actions[actions["counter"] == "unload_bundle"]
+    used = "unload_bundle"
+    if a.empty:
+        a = actions[(actions["counter"] == "unload_broker_breakdown") & (actions["result"] == "Success")]
+        used = "unload_broker_breakdown{result=Success}"
+    if a.empty:
+        return pd.DataFrame(columns=["hour", "unloads"]), None
+    h = pd.DataFrame({"hour": _ms(a["hour"]), "unloads": a["increase"].astype(float).to_numpy()})
+    return h.groupby("hour", as_index=False)["unloads"].sum(), used
+
+
+def _config(conf_text: str | None, config: LoadBalancerConfig | None, source: str) -> LoadBalancerConfig:
+    if conf_text is not None:
+        if len(conf_text) > MAX_CONF_CHARS:
+            raise InputError(f"broker.conf larger than {MAX_CONF_CHARS // 1024} KiB", source=source)
+        return parse_broker_conf(conf_text, source=source).config
+    return config or LoadBalancerConfig()
+
+
+def history_agreement(dataset, start=None, end=None, *, conf_text: str | None = None,
+                      config: LoadBalancerConfig | None = None, conf_source: str = "broker.conf",
+                      synthetic_bundles: int = 8) -> Agreement:
+    """Predicted vs actual for ``[start, end]`` of a dataset, the engine run with ``conf_text`` (the
+    cluster's ``broker.conf``) or ``config``."""
+    from engine.strategies import shedding_name
+
+    cfg = _config(conf_text, config, conf_source)
+    name = shedding_name(cfg.loadBalancerLoadSheddingStrategy)
+    if name not in STRATEGIES:
+        raise UsageError(f"{conf_source}: loadBalancerLoadSheddingStrategy is {name}; the History replay runs "
+                         f"{', '.join(STRATEGIES)} — compare {name} on a timeline of snapshots "
+                         "(python -m engine replay TIMELINE --observed)")
+    meta = read_meta(dataset)
+    notes: list = []
+    actions = actual_actions(dataset, start, end)
+    long = read_long(dataset, start, end)
+    bw = wide_brokers(long)
+    kw = wide_bundles(long)
+    del long
+    if bw.empty:
+        raise InputError("no broker metrics in the chosen range", source=str(dataset))
+    moves = ownership_moves(kw, bw, notes) if len(kw) else None
+    obs_hours, used = observed_unloads(actions)
+    if used is None:
+        if moves is None:
+            raise InputError("the range has neither the load manager's counters (pulsar_lb_unload_*; ingest them "
+                             "from Prometheus) nor bundle metrics: nothing observed to compare with",
+                             source=str(dataset))
+        notes.append("no unload counters in the range: observed unloads are the bundle ownership changes")
+        obs_hours = pd.DataFrame({"hour": (moves["time"].astype("int64") // HOUR_MS) * HOUR_MS, "unloads": 1.0})
+    else:
+        notes.append(f"observed unloads per hour: the increase of the {used} counter")
+    obs_brokers = None
+    if moves is not None:
+        obs_brokers = pd.DataFrame({"hour": (moves["time"].astype("int64") // HOUR_MS) * HOUR_MS,
+                                    "broker": moves["broker"]}).drop_duplicates()
+    else:
+        notes.append("predicted bundles are synthetic (no bundle metrics): only counts and brokers compare")
+    ev = replay(bw, kw if len(kw) else None, name, cfg, synthetic_bundles=synthetic_bundles, state_limit=0)
+    t = _ms(ev["timestamp"]) if len(ev) else np.zeros(0, dtype=np.int64)
+    ph = (t // HOUR_MS) * HOUR_MS
+    pred_hours = pd.DataFrame({"hour": ph, "unloads": ev["n_bundles"].astype(float).to_numpy()})
+    pred_brokers = pd.DataFrame({"hour": ph, "broker": ev["broker"].to_numpy()}).drop_duplicates()
+    # hours of the range with neither side still count (both 0): they are agreement too
+    t0, t1 = int(_ms(bw["timestamp"]).min()), int(_ms(bw["timestamp"]).max())
+    span = np.arange((t0 // HOUR_MS) * HOUR_MS, t1 + 1, HOUR_MS, dtype=np.int64)
+    pred_hours = pd.concat([pred_hours, pd.DataFrame({"hour": span, "unloads": 0.0})], ignore_index=True)
+    label = f"{meta.get('name') or dataset} {str(start or meta.get('start'))[:16]} … {str(end or meta.get('end'))[:16]}"
+    return compare(pred_hours, obs_hours, pred_brokers=pred_brokers, obs_brokers=obs_brokers, source=label,
+                   strategy=name, notes=notes)
+
+
+def timeline_from_bytes(raw: bytes, source: str) -> list:
+    """A timeline upload: a JSON list of LoadData snapshots, ``{"snapshots": [...]}`` or JSON lines (one
+    snapshot per line) — the file layouts :func:`engine.io.load_timeline` reads."""
+    import json
+
+    from engine.io import MAX_INPUT_BYTES, load_data_from_json, read_json_bytes
+
+    if len(raw) > MAX_INPUT_BYTES:
+        raise InputError("the timeline is larger than the input size limit", source=source)
+    try:
+        obj = read_json_bytes(raw, source)
+    except InputError:
+        snaps = []
+        for i, line in enumerate(raw.decode("utf-8", "replace").splitlines(), 1):
+            if line.strip():
+                try:
+                    snaps.append(load_data_from_json(json.loads(line), f"{source}:{i}"))
+                except ValueError as exc:
+                    raise InputError(f"line {i} is not JSON ({exc})", source=source) from None
+        if not snaps:
+            raise
+        return snaps
+    if isinstance(obj, dict) and "snapshots" in obj:
+        obj = obj["snapshots"]
+    if not isinstance(obj, list):
+        raise InputError("a timeline is a JSON list of LoadData snapshots (or JSON lines, one per line)",
+                         source=source)
+    return [load_data_from_json(x, f"{source}[{i}]") for i, x in enumerate(obj)]
+
+
+def page_agreement(dataset, start, end, conf_contents=None, conf_name=None, timeline_contents=None,
+                   timeline_name=None) -> tuple[Agreement, str]:
+    """The History page's comparison: ``(agreement, broker.conf text)``. With a timeline upload, the
+    timeline is compared (:func:`engine.agreement.compare_timeline`, the engine's ``replay``); else the
+    dataset's range with its counters (:func:`history_agreement`)."""
+    from dashboard.uploads import decode_data_url
+
+    conf_text = ""
+    conf_label = str(conf_name or "broker.conf")
+    if conf_contents:
+        raw = decode_data_url(conf_contents, conf_label, MAX_CONF_CHARS)
+        try:
+            conf_text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise InputError("not UTF-8 text", source=conf_label) from None
+    if timeline_contents:
+        from engine.agreement import compare_timeline
+        from engine.cli.replay import replay_timeline
+        from engine.io import MAX_INPUT_BYTES
+
+        label = str(timeline_name or "timeline")
+        snaps = timeline_from_bytes(decode_data_url(timeline_contents, label, MAX_INPUT_BYTES), label)
+        if len(snaps) > 5000:
+            raise InputError("more than 5000 snapshots: replay it with python -m engine replay --observed",
+                             source=label)
+        cfg = _config(conf_text, None, conf_label)
+        lm, cycles, _ = replay_timeline(snaps, cfg, 0)
+        return compare_timeline(snaps, cycles, source=label, strategy=lm.shedding.name), conf_text
+    if not dataset:
+        raise InputError("choose a dataset or upload a timeline")
+    return history_agreement(dataset, start, end, conf_text=conf_text, conf_source=conf_label), conf_text
