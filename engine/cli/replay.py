@@ -3,6 +3,11 @@
 "What would AvgShedder with these thresholds have done during last night's incident?"
 
 JSON: the ``shed`` shape, one entry of ``cycles`` per snapshot (each with ``"snapshot": SOURCE``).
+
+``--observed``: predicted vs actual — the bundles whose owner changed between consecutive snapshots
+(what the cluster did) against the unloads of the replay (what the engine, with ``--conf`` the
+cluster's own ``broker.conf``, predicts), per hour, with the agreement figure of
+:mod:`engine.agreement`. JSON: :meth:`engine.agreement.Agreement.to_json` under ``"agreement"``.
 """
 from __future__ import annotations
 
@@ -13,21 +18,24 @@ from .common import add_config_args, build_config
 from .format import cycle_text
 from .shed import make_manager
 
+__all__ = ["register", "run", "replay_timeline"]
+
 
 def register(sub):
     p = sub.add_parser("replay", help="replay a timeline of snapshots",
                        description="Run one shedding cycle per snapshot of a timeline, strategy state carried over.")
     p.add_argument("timeline", help="directory of snapshots (name order), or a JSON list / JSON lines file")
+    p.add_argument("--observed", action="store_true",
+                   help="compare with what the cluster did: ownership changes between consecutive snapshots")
     add_config_args(p)
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
-    cfg = build_config(args)
-    snaps = load_timeline(args.timeline)
-    lm = make_manager(snaps[0], cfg, args.seed)
-    cycles = []
-    warnings = []
+def replay_timeline(snaps, cfg, seed: int = 0):
+    """``(manager, cycles, warnings)``: one ``doLoadShedding`` cycle per snapshot, the manager (and its
+    strategy state) carried from one snapshot to the next."""
+    lm = make_manager(snaps[0], cfg, seed)
+    cycles, warnings = [], []
     for i, ld in enumerate(snaps):
         if i:
             lm.update(ld)
@@ -35,10 +43,29 @@ def run(args) -> int:
         c = lm.do_load_shedding(ld.now)
         c.source = ld.source
         cycles.append(c)
+    return lm, cycles, warnings
+
+
+def run(args) -> int:
+    cfg = build_config(args)
+    snaps = load_timeline(args.timeline)
+    lm, cycles, warnings = replay_timeline(snaps, cfg, args.seed)
+    ag = None
+    if getattr(args, "observed", False):
+        from ..agreement import agreement_text, compare_timeline
+
+        ag = compare_timeline(snaps, cycles, source=str(args.timeline), strategy=lm.shedding.name)
     if args.json:
-        print_json({"strategy": lm.shedding.name, "placement": lm.placement.name,
-                    "config_changes": {k: v[1] for k, v in changed_keys(cfg).items()},
-                    "warnings": warnings, "cycles": [c.to_json() for c in cycles]})
+        out = {"strategy": lm.shedding.name, "placement": lm.placement.name,
+               "config_changes": {k: v[1] for k, v in changed_keys(cfg).items()},
+               "warnings": warnings, "cycles": [c.to_json() for c in cycles]}
+        if ag is not None:
+            out["agreement"] = ag.to_json()
+        print_json(out)
+    elif ag is not None:
+        for w in warnings:
+            print(f"warning: {w}")
+        print(agreement_text(ag))
     else:
         for w in warnings:
             print(f"warning: {w}")
