@@ -179,6 +179,10 @@ def load_data_from_json(obj, source: str = "<json>", broker: str | None = None) 
         if not isinstance(st, dict):
             raise InputError("expected strategy name -> state", source=source, field="shedlabStrategyState")
         ld.strategy_state = st
+    if obj.get("shedlabPolicies") is not None:  # isolation / anti-affinity / failure domains (engine.policies)
+        from .policies import attach, read_policies_json
+
+        attach(ld, read_policies_json(obj["shedlabPolicies"], f"{source}: shedlabPolicies", "bundle"))
     _finish(ld)
     return ld
 
@@ -255,6 +259,9 @@ def _zk_from_files(files: dict[str, bytes], source: str) -> LoadData:
     for bid, t in tavg.items():
         if bid in ld.brokers:
             ld.brokers[bid].time_average = t
+    from .policies import attach, policies_from_files  # admin/clusters/..., admin/local-policies/... nodes
+
+    attach(ld, policies_from_files(files, source))
     _finish(ld)
     return ld
 
@@ -320,12 +327,19 @@ def load_snapshot_bytes(raw: bytes, source: str, broker: str | None = None) -> L
                     raise InputError("the archive expands beyond the size limit", source=source) from None
                 where = f"{source}:{info.filename}"
                 obj = read_json_bytes(zf.read(info), where)
+                from .policies import is_policy_member
+
+                if is_policy_member(info.filename, obj):
+                    continue  # a policy file beside the reports: read below
                 stem = PurePosixPath(info.filename).stem
                 rep = LocalBrokerData.from_json(obj, broker_id=(obj.get("brokerId") if isinstance(obj, dict) else None)
                                                 or stem, source=where, warnings=ld.warnings)
                 ld.brokers[rep.broker_id] = BrokerData(rep)
             if not ld.brokers:
                 raise InputError("the archive holds neither a /loadbalance dump nor load reports", source=source) from None
+            from .policies import attach, policies_from_zip
+
+            attach(ld, policies_from_zip(raw, source))
             _finish(ld)
             return ld
     return load_data_from_json(read_json_bytes(raw, source), source, broker)

@@ -12,7 +12,10 @@ plus every key the chosen strategies read.
 Deliberate choices:
 
 * Namespace isolation and anti-affinity policies are a hook (:class:`NamespacePolicies`); the default
-  is "no policies", where every broker supporting the topic type is a candidate.
+  is "no policies", where every broker supporting the topic type is a candidate. A snapshot carrying
+  the cluster's policies (``engine.policies``: isolation, anti-affinity groups, failure domains) gets
+  :class:`engine.policies.ModularPolicies`, which applies them as ``LoadManagerShared`` does, each
+  removal with its reason in the placement's filter steps.
 * A broker whose report has no ``loadManagerClassName`` passes the load-manager-class filter.
 * The unloads of one cycle are issued per broker in the key order of the strategy's Guava
   ``ArrayListMultimap`` (a ``HashMap``: table of 32 for up to 24 brokers), then in selection order —
@@ -100,7 +103,14 @@ class ModularLoadManager:
                  placement=None, policies: NamespacePolicies | None = None, view: LoadView | None = None):
         self.config = config or LoadBalancerConfig()
         self.rng = as_rng(seed)
-        self.policies = policies or NamespacePolicies()
+        if policies is None:  # the snapshot's own isolation / anti-affinity / failure-domain policies
+            from .policies import ModularPolicies, policies_of
+
+            cp = policies_of(data)
+            policies = ModularPolicies(cp) if cp is not None else NamespacePolicies()
+        self.policies = policies
+        if hasattr(policies, "bind"):
+            policies.bind(self)
         self.recently_unloaded: dict[str, int] = {}
         self.preallocated: dict[str, dict[str, BundleData]] = {}
         self.preallocated_to_broker: dict[str, str] = {}
@@ -269,10 +279,15 @@ class ModularLoadManager:
             return dec
         steps, base, c = self._prefix(bundle, non_persistent, ctx)
         steps = list(steps)
-        c2 = self.policies.anti_affinity_filter(bundle, c, v)
-        if len(c2) != len(c):
-            steps.append(FilterStep("anti-affinity", c2, c, names=names))
-            c = c2
+        explain = getattr(self.policies, "explain_anti_affinity", None)
+        if explain is not None:
+            c, more = explain(bundle, c, v)
+            steps += [FilterStep(n, a, b, names=names, reasons=r) for n, a, b, r in more]
+        else:
+            c2 = self.policies.anti_affinity_filter(bundle, c, v)
+            if len(c2) != len(c):
+                steps.append(FilterStep("anti-affinity", c2, c, names=names))
+                c = c2
         if (cfg.loadBalancerDistributeBundlesEvenlyEnabled or ns == "pulsar/system") and len(c):
             counts = self._ns_counts(ns)[c]
             m = int(counts.min())
@@ -323,9 +338,14 @@ class ModularLoadManager:
             return pc["value"]
         v, cfg, names = self.view, self.config, self.view.brokers
         steps = []
-        base = self._apply_policies(bundle, non_persistent)
-        steps.append(FilterStep("available brokers (namespace policies, topic type)", base, self._avail,
-                                names=names))
+        explain = getattr(self.policies, "explain_candidates", None)
+        if explain is not None:
+            base, name, reasons = explain(bundle, self._avail, self.view, non_persistent)
+            steps.append(FilterStep(name, base, self._avail, names=names, reasons=reasons))
+        else:
+            base = self._apply_policies(bundle, non_persistent)
+            steps.append(FilterStep("available brokers (namespace policies, topic type)", base, self._avail,
+                                    names=names))
         c = base
         mx = cfg.loadBalancerBrokerMaxTopics
         totals = v.num_topics + ctx.pre_topics

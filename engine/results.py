@@ -149,11 +149,13 @@ class _Names:
 class FilterStep(_Names):
     """One step of ``selectBroker``'s candidate pipeline: the candidates after it, and who it removed."""
 
-    def __init__(self, name: str, after, before=None, note: str = "", names=None):
+    def __init__(self, name: str, after, before=None, note: str = "", names=None, reasons=None):
         self.name, self.note = name, note
         self._names = names
         self._after = after
         self._before = before
+        #: broker -> why this step removed it (namespace policies; see engine.policies)
+        self.reasons = dict(reasons or {})
 
     @property
     def candidates(self) -> list:
@@ -167,7 +169,10 @@ class FilterStep(_Names):
         return [b for b in self._ls(self._before) if b not in after]
 
     def to_json(self) -> dict:
-        return {"name": self.name, "candidates": self.candidates, "removed": self.removed, "note": self.note}
+        d = {"name": self.name, "candidates": self.candidates, "removed": self.removed, "note": self.note}
+        if self.reasons:
+            d["reasons"] = dict(self.reasons)
+        return d
 
 
 class PlacementDecision(_Names):

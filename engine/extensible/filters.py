@@ -84,6 +84,8 @@ class FilterContext:
                  policies: ExtensiblePolicies | None = None):
         self.data, self.conf = data, extensible_config(conf)
         self.policies = policies or ExtensiblePolicies()
+        if hasattr(self.policies, "bind_conf"):
+            self.policies.bind_conf(self.conf)  # failureDomainsEnabled
         self._base: dict = {}
         self.available = data.available_brokers  # HashMap order of the broker registry
 
@@ -135,12 +137,23 @@ class FilterContext:
         c = base.candidates
         steps = list(base.steps)
         p = self.policies
-        c2 = p.anti_affinity_filter(list(c), bundle, self.data)
-        if len(c2) != len(c):
-            steps.append(FilterStep("AntiAffinityGroupPolicyFilter", c2, c))
-        c3 = p.isolation_filter(list(c2), bundle, self.data)
-        if len(c3) != len(c2):
-            steps.append(FilterStep("BrokerIsolationPoliciesFilter", c3, c2))
+        explain = getattr(p, "explain_anti_affinity", None)
+        if explain is not None:  # engine.policies: one step per rule, each removal with its reason
+            c2, more = explain(list(c), bundle, self.data)
+            steps += [FilterStep(f"AntiAffinityGroupPolicyFilter: {n}", a, b, reasons=r) for n, a, b, r in more]
+        else:
+            c2 = p.anti_affinity_filter(list(c), bundle, self.data)
+            if len(c2) != len(c):
+                steps.append(FilterStep("AntiAffinityGroupPolicyFilter", c2, c))
+        explain = getattr(p, "explain_isolation", None)
+        if explain is not None:
+            c3, name, reasons = explain(list(c2), bundle, self.data)
+            if len(c3) != len(c2) or p.cp.policy_for(bundle_namespace(bundle)) is not None:
+                steps.append(FilterStep(f"BrokerIsolationPoliciesFilter: {name}", c3, c2, reasons=reasons))
+        else:
+            c3 = p.isolation_filter(list(c2), bundle, self.data)
+            if len(c3) != len(c2):
+                steps.append(FilterStep("BrokerIsolationPoliciesFilter", c3, c2))
         return FilterResult(list(c3), steps, base.error)
 
 
