@@ -33,8 +33,8 @@ from pathlib import PurePosixPath
 
 from engine.config import parse_broker_conf
 from engine.errors import InputError
-from engine.extensible.snapshot import is_extensible_json
-from engine.io import load_data_from_json, load_snapshot_bytes, read_json_bytes
+from engine.extensible.readers import display_load_data, elm_from_bytes, elm_from_files, is_elm_bytes
+from engine.io import load_data_from_json, load_snapshot_bytes, read_json_bytes, report_broker_id
 from engine.model import LoadData
 from engine.samples import SAMPLES, load_sample
 from engine.view import LoadView
@@ -245,7 +245,7 @@ def sample_state(source_id: str) -> dict | None:
     if kind == "history":
         return _history_state(source_id)
     if kind != "sample":
-        return None
+        return _elm_state(source_id)
     cfg = SAMPLES[name].config
     return {"values": {k: fmt_conf_value(v) for k, v in cfg.items()}}
 
@@ -269,6 +269,26 @@ def _history_state(source_id: str) -> dict | None:
         except Exception:  # noqa: BLE001 - an unknown name: coerce_state reports the strategy key
             values.setdefault("loadBalancerLoadSheddingStrategy", str(shed))
     return {"values": values}
+
+
+def _elm_state(source_id: str) -> dict | None:
+    """An Extensible Load Manager snapshot (``info["elm"]``) runs TransferShedder with the placement Pulsar
+    pairs with it (:func:`dashboard.keys.default_placement`: the extensible LeastResourceUsageWithWeight)
+    under ``ExtensibleLoadManagerImpl``; None for any other upload."""
+    try:
+        if not source_info(source_id).get("elm"):
+            return None
+    except InputError:
+        return None
+    from engine import strategies as registry
+    from engine.extensible.snapshot import EXTENSIBLE_LOAD_MANAGER
+
+    from .keys import default_placement
+
+    shed = "TransferShedder"
+    return {"values": {"loadManagerClassName": EXTENSIBLE_LOAD_MANAGER,
+                       "loadBalancerLoadSheddingStrategy": registry.fqn(shed),
+                       "loadBalancerLoadPlacementStrategy": registry.fqn(default_placement(shed))}}
 
 
 def open_history(sid, key) -> dict:
@@ -331,6 +351,8 @@ def source_options(sid) -> list[dict]:
             opts.append({"label": f"{x['label']} ({x['brokers']} brokers)", "value": x["id"]})
             continue
         what = "Live" if x["kind"] == "live" else ("Timeline" if x.get("steps", 1) > 1 else "Upload")
+        if x.get("elm"):
+            what += " · Extensible LM"
         opts.append({"label": f"{what} · {x['label']} ({x['brokers']} brokers)", "value": x["id"]})
     return opts
 
@@ -343,7 +365,19 @@ def _hash(*parts: bytes) -> str:
     return h.hexdigest()[:20]
 
 
+def _page_lds(lds: list) -> tuple[list, dict | None]:
+    """The pages draw modular-shaped snapshots: an Extensible Load Manager snapshot becomes its
+    :func:`~engine.extensible.readers.display_load_data` (the ELM data kept as ``ld.elm``; every decision
+    runs on it, see :func:`dashboard.analysis.build_manager`). Returns the list and the ``elm`` info flag."""
+    if not any(getattr(x, "extensible", False) for x in lds):
+        return lds, None
+    return [display_load_data(x) if getattr(x, "extensible", False) else x for x in lds], {"elm": True}
+
+
 def _store(sid, kind: str, digest: str, label: str, lds: list, extra=None) -> dict:
+    lds, elm = _page_lds(lds)
+    if elm:
+        extra = {**(extra or {}), **elm}
     source_id = f"{kind}:{digest}"
     info = _info(source_id, kind, label, lds, extra)
     get_cache().set(f"snap:{digest}", {"lds": lds, "info": info}, expire=_TTL)
@@ -445,22 +479,18 @@ def _snapshots_from_json(obj, name: str) -> tuple[str, list]:
         if all(_looks_like_report(x) for x in obj):
             return "snapshot", [_combine_reports([(x, f"{name}[{i}]") for i, x in enumerate(obj)], name)]
         return "timeline", [load_data_from_json(x, f"{name}[{i}]") for i, x in enumerate(obj)]
-    if is_extensible_json(obj):
-        raise InputError("an Extensible Load Manager snapshot (brokerLoadData / topBundlesLoadData): the pages read "
-                         "modular LoadData snapshots and derive TransferShedder's view from them; run this file with "
-                         "`python -m engine shed FILE --strategy TransferShedder`", source=name, field="brokerLoadData")
+    # a modular snapshot or report, or an Extensible Load Manager value / container (told apart by their fields)
     return "snapshot", [load_data_from_json(obj, name)]
 
 
 def _combine_reports(reports: list, label: str) -> LoadData:
-    """Several ``broker-stats load-report`` objects → one snapshot (broker id from ``brokerId``)."""
+    """Several ``broker-stats load-report`` objects → one snapshot; each broker id by the engine's one
+    rule (:func:`engine.io.report_broker_id`: the report's own, the file name only when it names none)."""
     brokers = {}
     for obj, where in reports:
         if not _looks_like_report(obj):
             raise InputError("not a broker load report (no brokerId / lastStats)", source=where)
-        bid = obj.get("brokerId") if isinstance(obj.get("brokerId"), str) and obj.get("brokerId") else None
-        if bid is None:
-            bid = PurePosixPath(display_name(where)).stem or f"broker-{len(brokers) + 1}"
+        bid = report_broker_id(obj, PurePosixPath(display_name(where)).stem or f"broker-{len(brokers) + 1}")
         if bid in brokers:
             raise InputError(f"broker {bid} appears twice", source=where, field="brokerId")
         brokers[bid] = obj
@@ -536,6 +566,10 @@ def _one_file(sid, raw: bytes, name: str, out: Ingested) -> None:
             lds = [load_snapshot_bytes(raw, name)]
         out.sources.append(_store(sid, "upload", _hash(raw), name, lds))
         return
+    ext = elm_from_bytes(raw, name)  # pulsar-client consume output / {key, value} lines of the ELM's topics
+    if ext is not None:
+        out.sources.append(_store(sid, "upload", _hash(raw), name, [ext]))
+        return
     text = _text(raw, name)
     kind = _classify_text(text, name)
     if kind == "conf":
@@ -587,6 +621,15 @@ def ingest_files(sid, contents, names) -> Ingested:
             files.append((decode_upload(c, label), label))
         except InputError as exc:
             out.errors.append(str(exc))
+    if len(files) > 1 and all(is_elm_bytes(raw, label) for raw, label in files):
+        # e.g. both topics' consume output, or one BrokerLoadData per broker: one ELM snapshot
+        try:
+            label = f"{len(files)} Extensible Load Manager files"
+            ext = elm_from_files([(raw, n) for raw, n in files], label)
+            out.sources.append(_store(sid, "upload", _hash(*[r for r, _ in files]), label, [ext]))
+        except InputError as exc:
+            out.errors.append(str(exc))
+        return out
     if len(files) > 1:
         parsed = []
         for raw, label in files:

@@ -6,17 +6,20 @@ Formats (``design.md``):
 * **LoadData JSON** — ``{"brokers": {id: LocalBrokerData}, "bundleData": {bundle: BundleData},
   "timeAverageData": {id: TimeAverageBrokerData}, "preallocatedBundleData": {id: {bundle:
   BundleData}}, "recentlyUnloadedBundles": {bundle: ms}, "bundleTopics": {bundle: [topic]},
-  "now": ms}``; all but ``brokers`` optional. A single load report (an object with ``brokerId`` or
+  "now": ms, "resourceQuotas": {bundle: ResourceQuota}, "defaultResourceQuota": ResourceQuota}``; all but
+  ``brokers`` optional. A single load report (an object with ``brokerId`` or
   ``cpu``) is read as a one-broker snapshot. Shedlab extension: ``"shedlabStrategyState"`` —
   ``{strategy name: state}`` seeds a strategy's memory (e.g. ThresholdShedder history) to replay a
   leader exactly.
 * **Extensible snapshot** — ``{"brokerLoadData": {id: BrokerLoadData}, "topBundlesLoadData": ...}``
   (layout in :mod:`engine.extensible.snapshot`): read as an ``ExtensibleLoadData``.
-* **Load-report directory** — one ``pulsar-admin broker-stats load-report`` JSON per broker (``*.json``);
-  the broker id is ``brokerId`` or the file name.
+* **Load-report directory** — one ``pulsar-admin broker-stats load-report`` JSON per broker (``*.json``).
+  Every way a report arrives (one file, a directory, a zip, several uploads) names its broker by one
+  rule, :func:`report_broker_id`: the report's own id first, the file name only when it has none.
 * **ZooKeeper dump** — a directory (or ``.zip``) holding ``brokers/<id>``,
-  ``bundle-data/<tenant>/<ns>/<range>``, ``broker-time-average/<id>`` files with the node contents
-  (optionally under ``loadbalance/``).
+  ``bundle-data/<tenant>/<ns>/<range>`` (and the legacy ``bundle-data/<prop>/<cluster>/<ns>/<range>``
+  of v1 namespaces), ``broker-time-average/<id>`` and ``resource-quota/...`` files with the node
+  contents (optionally under ``loadbalance/``); see :func:`load_zk_dump`.
 * **Timeline** — a directory of snapshots in name order (each a LoadData JSON file, or a
   sub-directory of load reports / a ZK dump), or one JSON file holding a list of snapshots (or
   ``{"snapshots": [...]}``), or JSON lines.
@@ -29,11 +32,12 @@ import os
 import zipfile
 from pathlib import Path, PurePosixPath
 from typing import Iterable
+from urllib.parse import urlsplit
 
 from .errors import InputError
 from .model import BrokerData, BundleData, LoadData, LocalBrokerData, TimeAverageBrokerData
 
-__all__ = ["MAX_INPUT_BYTES", "read_input_bytes", "read_input_text", "load_snapshot", "load_snapshot_bytes", "load_data_from_json", "load_timeline",
+__all__ = ["MAX_INPUT_BYTES", "report_broker_id", "resource_quota_from_json", "read_input_bytes", "read_input_text", "load_snapshot", "load_snapshot_bytes", "load_data_from_json", "load_timeline",
            "load_report_dir", "load_zk_dump", "load_zk_zip", "save_snapshot", "read_json_bytes"]
 
 #: largest single input file read (override with SHEDLAB_MAX_INPUT_MB)
@@ -94,6 +98,53 @@ def read_input_text(path) -> str:
 _read_file = read_input_bytes
 
 
+def report_broker_id(obj, fallback: str | None = None) -> str | None:
+    """The broker id of a ``LocalBrokerData`` load report, by one rule for every way a report arrives.
+
+    Parameters
+    ----------
+    obj : the parsed report (``pulsar-admin broker-stats load-report`` / ``/loadbalance/brokers/<id>``).
+    fallback : the id to use when the report names none (the file name's stem), or ``None``.
+
+    Returns
+    -------
+    ``brokerId`` when the report carries it; else ``host:port`` of ``webServiceUrl``, else of
+    ``webServiceUrlTls``; else ``fallback``.
+
+    Notes
+    -----
+    Pulsar names a broker by its lookup address, ``advertisedAddress + ":" + webServicePort`` (the
+    TLS web port when the plain one is off) — ``PulsarService.getBrokerId()``, the
+    ``lookupServiceAddress`` of ``ModularLoadManagerImpl`` and of the extensible load manager — and
+    ``LocalBrokerData.webServiceUrl`` is ``http://`` + that host and port, so the URL's
+    ``host:port`` is the id. ``pulsarServiceUrl`` carries the binary protocol port (6650), not the
+    web port, so it cannot give the id and is not used. In a ZooKeeper dump the ``brokers/<id>``
+    node name is the id itself and wins over the content.
+
+    >>> report_broker_id({"webServiceUrl": "http://10.0.0.1:8080", "pulsarServiceUrl": "pulsar://10.0.0.1:6650"},
+    ...                  "broker-1")
+    '10.0.0.1:8080'
+    >>> report_broker_id({"webServiceUrlTls": "https://b2.example:8443/"}, "b2")
+    'b2.example:8443'
+    >>> report_broker_id({"cpu": {"usage": 1, "limit": 100}}, "broker-3")
+    'broker-3'
+    """
+    if isinstance(obj, dict):
+        bid = obj.get("brokerId")
+        if isinstance(bid, str) and bid.strip():
+            return bid.strip()
+        for key in ("webServiceUrl", "webServiceUrlTls"):
+            url = obj.get(key)
+            if isinstance(url, str) and url.strip():
+                try:
+                    netloc = urlsplit(url.strip()).netloc.rsplit("@", 1)[-1]
+                except ValueError:  # not a URL
+                    netloc = ""
+                if netloc:
+                    return netloc
+    return fallback
+
+
 def _is_report(obj) -> bool:
     return isinstance(obj, dict) and ("brokerId" in obj or "cpu" in obj or "lastStats" in obj) and "brokers" not in obj
 
@@ -115,7 +166,8 @@ def load_data_from_json(obj, source: str = "<json>", broker: str | None = None) 
             return ext
     warnings: list[str] = []
     if _is_report(obj):
-        rep = LocalBrokerData.from_json(obj, path="", source=source, warnings=warnings)
+        rep = LocalBrokerData.from_json(obj, broker_id=report_broker_id(obj), path="", source=source,
+                                        warnings=warnings)
         ld = LoadData(brokers={rep.broker_id: BrokerData(rep)}, warnings=warnings, source=source)
         _finish(ld)
         return ld
@@ -174,6 +226,14 @@ def load_data_from_json(obj, source: str = "<json>", broker: str | None = None) 
         if isinstance(now, bool) or not isinstance(now, (int, float)) or now != now or now < 0:
             raise InputError(f"expected epoch milliseconds, got {now!r}", source=source, field="now")
         ld.now_ms = int(now)
+    rq = obj.get("resourceQuotas") or {}
+    if not isinstance(rq, dict):
+        raise InputError("expected bundle -> ResourceQuota", source=source, field="resourceQuotas")
+    for b, q in rq.items():
+        ld.resource_quotas[b] = resource_quota_from_json(q, f"{source}: resourceQuotas[{b!r}]")
+    if obj.get("defaultResourceQuota") is not None:
+        ld.default_resource_quota = resource_quota_from_json(obj["defaultResourceQuota"],
+                                                             f"{source}: defaultResourceQuota")
     st = obj.get("shedlabStrategyState")
     if st is not None:
         if not isinstance(st, dict):
@@ -202,7 +262,8 @@ def _finish(ld: LoadData) -> None:
 
 
 def load_report_dir(path: Path, files: Iterable[Path] | None = None) -> LoadData:
-    """A directory of ``broker-stats load-report`` JSON files (one per broker)."""
+    """A directory of ``broker-stats load-report`` JSON files (one per broker); each broker's id
+    by :func:`report_broker_id` (the report's own, the file name only when it names none)."""
     path = Path(path)
     files = sorted(files if files is not None else [p for p in path.iterdir() if p.suffix == ".json"])
     if not files:
@@ -210,8 +271,8 @@ def load_report_dir(path: Path, files: Iterable[Path] | None = None) -> LoadData
     ld = LoadData(source=str(path))
     for f in files:
         obj = read_json_bytes(_read_file(f), str(f))
-        bid = obj.get("brokerId") if isinstance(obj, dict) and isinstance(obj.get("brokerId"), str) else f.stem
-        rep = LocalBrokerData.from_json(obj, broker_id=bid, source=str(f), warnings=ld.warnings)
+        rep = LocalBrokerData.from_json(obj, broker_id=report_broker_id(obj, f.stem), source=str(f),
+                                        warnings=ld.warnings)
         if rep.broker_id in ld.brokers:
             raise InputError(f"broker {rep.broker_id} appears twice", source=str(f), field="brokerId")
         ld.brokers[rep.broker_id] = BrokerData(rep)
@@ -219,8 +280,39 @@ def load_report_dir(path: Path, files: Iterable[Path] | None = None) -> LoadData
     return ld
 
 
+#: ``ResourceQuota`` JSON fields (``org.apache.pulsar.common.policies.data.ResourceQuota``)
+_QUOTA_NUMBERS = ("msgRateIn", "msgRateOut", "bandwidthIn", "bandwidthOut", "memory")
+
+
+def resource_quota_from_json(obj, source: str) -> dict:
+    """A ``ResourceQuota`` node (``msgRateIn``/``msgRateOut`` msg/s, ``bandwidthIn``/``bandwidthOut``
+    bytes/s, ``memory`` MB, ``dynamic``) as a plain dict, each number finite and not negative.
+
+    >>> resource_quota_from_json({"msgRateIn": 40.0, "msgRateOut": 120.0, "bandwidthIn": 100000.0,
+    ...                           "bandwidthOut": 300000.0, "memory": 80.0, "dynamic": True}, "q")["msgRateOut"]
+    120.0
+    """
+    if not isinstance(obj, dict):
+        raise InputError(f"expected a ResourceQuota object, got {type(obj).__name__}", source=source)
+    out = {}
+    for k in _QUOTA_NUMBERS:
+        v = obj.get(k, 0.0)
+        if v is None:
+            v = 0.0
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v in (float("inf"), float("-inf")):
+            raise InputError(f"expected a finite number, got {v!r}", source=source, field=k)
+        if v < 0:
+            raise InputError(f"must not be negative, got {v}", source=source, field=k)
+        out[k] = float(v)
+    dyn = obj.get("dynamic", True)
+    if not isinstance(dyn, bool):
+        raise InputError(f"expected true or false, got {dyn!r}", source=source, field="dynamic")
+    out["dynamic"] = dyn
+    return out
+
+
 def _zk_from_files(files: dict[str, bytes], source: str) -> LoadData:
-    """``files``: posix relative path -> content, of a ``/loadbalance`` dump."""
+    """``files``: posix relative path -> content, of a ``/loadbalance`` dump (see :func:`load_zk_dump`)."""
     # find the root: the prefix before "brokers/"
     roots = set()
     for p in files:
@@ -234,12 +326,15 @@ def _zk_from_files(files: dict[str, bytes], source: str) -> LoadData:
     n = len(root)
     ld = LoadData(source=source)
     bdata, tavg = {}, {}
+    quotas, legacy_quotas, ignored = {}, {}, []
     for p, raw in sorted(files.items()):
         parts = PurePosixPath(p).parts
         if parts[:n] != root or len(parts) <= n + 1:
             continue
         kind, rest = parts[n], parts[n + 1:]
         where = f"{source}:{p}"
+        if kind in ("bundle-data", "resource-quota") and not raw.strip():
+            continue  # a parent node (tenant, namespace) without data
         if kind == "brokers" and len(rest) == 1:
             if not raw.strip():
                 continue  # lock node without data
@@ -247,27 +342,65 @@ def _zk_from_files(files: dict[str, bytes], source: str) -> LoadData:
             rep = LocalBrokerData.from_json(obj, broker_id=rest[0], source=where, warnings=ld.warnings)
             rep.broker_id = rest[0]
             ld.brokers[rest[0]] = BrokerData(rep)
-        elif kind == "bundle-data" and len(rest) == 3:
+        elif kind == "bundle-data" and len(rest) in (3, 4):
+            # tenant/ns/range, or prop/cluster/ns/range of a v1 namespace: Pulsar's node is
+            # BUNDLE_DATA_BASE_PATH + "/" + bundle name, whatever the namespace's form
             bdata["/".join(rest)] = BundleData.from_json(read_json_bytes(raw, where), source=where,
                                                          warnings=ld.warnings)
         elif kind == "broker-time-average" and len(rest) == 1:
             tavg[rest[0]] = TimeAverageBrokerData.from_json(read_json_bytes(raw, where), source=where,
                                                            warnings=ld.warnings)
+        elif kind == "resource-quota" and rest == ("default",):
+            ld.default_resource_quota = resource_quota_from_json(read_json_bytes(raw, where), where)
+        elif kind == "resource-quota" and rest[0] == "namespace" and len(rest) in (4, 5):
+            legacy_quotas["/".join(rest[1:])] = resource_quota_from_json(read_json_bytes(raw, where), where)
+        elif kind == "resource-quota" and len(rest) in (3, 4):
+            quotas["/".join(rest)] = resource_quota_from_json(read_json_bytes(raw, where), where)
+        elif kind in ("bundle-data", "resource-quota"):
+            ignored.append(p)
     if not ld.brokers:
         raise InputError("the dump has no broker load reports under brokers/", source=source)
+    if ignored:
+        shown = ", ".join(ignored[:5]) + (f" and {len(ignored) - 5} more" if len(ignored) > 5 else "")
+        ld.warnings.append(f"{source}: ignored {len(ignored)} node(s) that are not a bundle's "
+                           f"(<tenant>/<ns>/<range> or <prop>/<cluster>/<ns>/<range>): {shown}")
+    both = sorted(set(quotas) & set(legacy_quotas))
+    if both:
+        ld.warnings.append(f"{source}: {len(both)} bundle(s) have a quota at both resource-quota/<bundle> and the "
+                           f"older resource-quota/namespace/<bundle> (e.g. {both[0]}): the first is used, as "
+                           "current Pulsar reads only that one")
+    ld.resource_quotas = {**legacy_quotas, **quotas}
     ld.bundle_data.update(bdata)
     for bid, t in tavg.items():
         if bid in ld.brokers:
             ld.brokers[bid].time_average = t
-    from .policies import attach, policies_from_files  # admin/clusters/..., admin/local-policies/... nodes
-
-    attach(ld, policies_from_files(files, source))
     _finish(ld)
     return ld
 
 
 def load_zk_dump(path: Path) -> LoadData:
-    """A ZooKeeper ``/loadbalance`` dump directory."""
+    """A ZooKeeper ``/loadbalance`` dump directory (one file per znode, holding its data).
+
+    Read: ``brokers/<id>`` (LocalBrokerData; the node name is the broker id),
+    ``bundle-data/<tenant>/<ns>/<range>`` and, for v1 namespaces, the 4-segment
+    ``bundle-data/<prop>/<cluster>/<ns>/<range>`` (BundleData; the bundle is the path after
+    ``bundle-data/``, as ``LoadBalanceResources.BundleDataResources`` stores it),
+    ``broker-time-average/<id>`` (TimeAverageBrokerData), and the ResourceQuota nodes:
+    ``resource-quota/<bundle>`` (``LoadBalanceResources.QuotaResources``, what current Pulsar reads),
+    the older ``resource-quota/namespace/<bundle>`` (``ResourceQuotaCache``, Pulsar 2.x) and
+    ``resource-quota/default``. Any other ``bundle-data`` / ``resource-quota`` node with data is
+    listed in one warning; nodes without data (parents) are skipped.
+
+    Notes
+    -----
+    A bundle's quota is used where Pulsar uses it: ``ModularLoadManagerImpl.getBundleDataOrDefault``
+    starts a bundle that has no ``bundle-data`` node from its quota (both averages at the quota's
+    rates, with full sample counts) instead of 50 msg/s and 50 KB/s — see
+    :meth:`engine.model.LoadData.ensure_bundle_data` and the default BundleData of a bundle placed
+    for the first time (:meth:`engine.view.LoadView.bundle_data`). The default quota is kept on the
+    snapshot (``default_resource_quota``) but changes no decision: the modular load manager does not
+    fall back to it (only the legacy ``SimpleLoadManagerImpl`` did).
+    """
     path = Path(path)
     files = {}
     total = 0
@@ -332,8 +465,10 @@ def load_snapshot_bytes(raw: bytes, source: str, broker: str | None = None) -> L
                 if is_policy_member(info.filename, obj):
                     continue  # a policy file beside the reports: read below
                 stem = PurePosixPath(info.filename).stem
-                rep = LocalBrokerData.from_json(obj, broker_id=(obj.get("brokerId") if isinstance(obj, dict) else None)
-                                                or stem, source=where, warnings=ld.warnings)
+                rep = LocalBrokerData.from_json(obj, broker_id=report_broker_id(obj, stem), source=where,
+                                                warnings=ld.warnings)
+                if rep.broker_id in ld.brokers:
+                    raise InputError(f"broker {rep.broker_id} appears twice", source=where, field="brokerId")
                 ld.brokers[rep.broker_id] = BrokerData(rep)
             if not ld.brokers:
                 raise InputError("the archive holds neither a /loadbalance dump nor load reports", source=source) from None

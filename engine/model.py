@@ -590,6 +590,11 @@ class LoadData:
     source: str | None = None
     #: Shedlab extension: strategy name -> state seed (e.g. ThresholdShedder history) to replay a leader
     strategy_state: dict = field(default_factory=dict)
+    #: bundle -> ResourceQuota dict (``/loadbalance/resource-quota/<bundle>``): the BundleData a bundle
+    #: without bundle-data starts from (§2.4); see :func:`default_bundle_data`
+    resource_quotas: dict = field(default_factory=dict)
+    #: ``/loadbalance/resource-quota/default``, kept for reference: the modular load manager never reads it
+    default_resource_quota: dict | None = None
 
     @property
     def now(self) -> int:
@@ -619,7 +624,7 @@ class LoadData:
         for bd in self.brokers.values():
             for b, st in bd.local.last_stats.items():
                 if b not in self.bundle_data:
-                    d = default_bundle_data()
+                    d = default_bundle_data(self.resource_quotas.get(b))
                     d.update(st)
                     self.bundle_data[b] = d
 
@@ -638,7 +643,7 @@ class LoadData:
                 reported.add(b)
                 d = self.bundle_data.get(b)
                 if d is None:
-                    d = default_bundle_data()
+                    d = default_bundle_data(self.resource_quotas.get(b))
                     self.bundle_data[b] = d
                 d.update(st)
         for bd in self.brokers.values():
@@ -670,4 +675,8 @@ class LoadData:
             out["now"] = self.now_ms
         if self.strategy_state:
             out["shedlabStrategyState"] = self.strategy_state
+        if self.resource_quotas:
+            out["resourceQuotas"] = {b: dict(q) for b, q in self.resource_quotas.items()}
+        if self.default_resource_quota is not None:
+            out["defaultResourceQuota"] = dict(self.default_resource_quota)
         return out

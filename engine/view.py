@@ -93,6 +93,9 @@ class LoadView:
     broker_info: list = field(default_factory=list)
     st_max: int = 10
     lt_max: int = 1000
+    #: bundle -> ResourceQuota of the snapshot (``LoadData.resource_quotas``): the default BundleData
+    #: of a bundle without bundle-data starts from it, as in ``getBundleDataOrDefault``
+    resource_quotas: dict = field(default_factory=dict)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -159,6 +162,7 @@ class LoadView:
             msg_throughput_out=arr["to"], long_term_msg_rate=arr["ltr"], num_topics=ntop, last_update=lup,
             bundles=list(names), st=st, lt=lt, st_samples=st_n, lt_samples=lt_n, topics=topics,
             in_bundle_data=inbd, owned=owned, broker_info=info,
+            resource_quotas=dict(ld.resource_quotas),
         )
 
     @classmethod
@@ -416,7 +420,7 @@ class LoadView:
         """A fresh BundleData object for ``bundle`` (Pulsar's default when unknown)."""
         i = self.bundle_index.get(bundle)
         if i is None or not self.in_bundle_data[i]:
-            return default_bundle_data()
+            return default_bundle_data(self.resource_quotas.get(bundle))
         s, t = self.st[i], self.lt[i]
         return BundleData(
             TimeAverageMessageData(self.st_max, int(self.st_samples[i]), *map(float, s)),
