@@ -35,9 +35,15 @@ def build_manager(snap: Snapshot, cfg: LoadBalancerConfig, seed: int = 0):
     The modular manager reuses the snapshot's cached view (``view=``), so a slider move only
     re-runs the strategy; ``tests/dashboard/test_analysis.py`` checks the decisions equal
     ``ModularLoadManager(load_data, ...)``. A strategy that brings its own manager (the extensible
-    load manager) is built by the command line's factory from the LoadData.
+    load manager) is built by the command line's factory from the LoadData. An Extensible Load Manager
+    upload (``snap.ld.elm``, :func:`engine.extensible.readers.display_load_data`) always runs the ELM on
+    its own data — TransferShedder (a modular shedding strategy falls back to it, as in Pulsar) and the
+    ELM's placement — never on the modular-shaped view the page draws.
     """
     ld = snap.ld
+    elm = getattr(ld, "elm", None)
+    if elm is not None:
+        return make_manager(elm, cfg, seed)
     if uses_own_manager(cfg.shedding_strategy) or cfg.extensible or getattr(ld, "extensible", False):
         return make_manager(ld, cfg, seed)
     return ModularLoadManager(ld, cfg, seed=seed, view=snap.view)

@@ -64,3 +64,57 @@ def test_balanced_cluster_sheds_nothing(name):
     for c in lm.run_cycles(4):
         assert c.unloads == [] and c.reason
         assert c.shedding.label == "Skip"
+
+
+# ------------------------------------------------------------------------------------ namespace isolation
+def _isolated(n_brokers, min_limit):
+    """tenant/ns0 isolated to the first third of the brokers (primary) with the next third secondary;
+    tenant/ns1 to the last broker; tenant/ns2 has no policy (shared brokers only)."""
+    from engine.policies import ClusterPolicies, read_isolation_policies
+
+    third = max(1, n_brokers // 3)
+    prim = "|".join(f"broker-{j}\\.example" for j in range(third))
+    sec = "|".join(f"broker-{j}\\.example" for j in range(third, 2 * third))
+    afp = {"policy_type": "min_available", "parameters": {"min_limit": str(min_limit), "usage_threshold": "80"}}
+    return ClusterPolicies(isolation=read_isolation_policies({
+        "group-a": {"namespaces": ["tenant/ns0"], "primary": [prim], "secondary": [sec], "auto_failover_policy": afp},
+        "group-b": {"namespaces": ["tenant/ns1"], "primary": [f"broker-{n_brokers - 1}\\.example"], "secondary": [],
+                    "auto_failover_policy": afp}}))
+
+
+@pytest.mark.parametrize("name", ["ThresholdShedder", "OverloadShedder", "UniformLoadShedder"])
+@pytest.mark.parametrize("cluster", CLUSTERS[:3], ids=lambda c: f"{c['n_brokers']}x{c['bundles_per_broker']}")
+@pytest.mark.parametrize("min_limit", [1, 50])
+def test_nothing_placed_outside_its_isolation_group(name, cluster, min_limit):
+    """Nothing is placed outside its isolation group unless the failover rule allows it: a bundle of an
+    isolated namespace lands on a primary broker, or on a secondary only when fewer than ``min_limit``
+    primaries are available; a namespace without a policy lands on a shared broker. This holds for the
+    shedding destinations (also after the overload retry) and for new assignments."""
+    from engine.policies import attach
+
+    ld = random_snapshot(**cluster)
+    cp = _isolated(cluster["n_brokers"], min_limit)
+    lm = ModularLoadManager(attach(ld, cp), _cfg(name), seed=cluster["seed"])
+
+    def allowed(ns):
+        hosts = {b: b.rsplit(":", 1)[0] for b in ld.brokers}
+        pol = cp.policy_for(ns)
+        if pol is None:
+            return {b for b, h in hosts.items() if cp.is_shared(h)}
+        prim = {b for b, h in hosts.items() if pol.is_primary(h)}
+        sec = {b for b, h in hosts.items() if not pol.is_primary(h) and pol.is_secondary(h)}
+        return prim | sec if pol.should_failover(len(prim)) else prim
+
+    placed = 0
+    for c in lm.run_cycles(4):
+        for u in c.unloads:
+            ns = u.bundle.rsplit("/", 1)[0]
+            assert u.destination in allowed(ns), f"{u.bundle} placed on {u.destination} outside its group"
+            placed += 1
+    for i in range(3):
+        for j in range(8):
+            b = f"tenant/ns{i}/0x{j:08x}_0x{j + 1:08x}"
+            dec = lm.select_broker_for_assignment(b)
+            assert dec.broker is None or dec.broker in allowed(f"tenant/ns{i}")
+            placed += dec.broker is not None
+    assert placed > 0
