@@ -404,6 +404,17 @@ def _looks_like_report(obj) -> bool:
             and ("brokerId" in obj or "lastStats" in obj or ("cpu" in obj and "bandwidthIn" in obj)))
 
 
+def _is_elm_value(obj) -> bool:
+    """One ELM-shaped JSON object (container, BrokerLoadData, TopBundlesLoadData, {key, value}): a
+    ``BrokerLoadData`` has ``topics``, which alone would look like a scenario key."""
+    from engine.extensible.readers import ELM_SHAPES, json_shape
+
+    try:
+        return isinstance(obj, dict) and json_shape(obj)[0] in ELM_SHAPES
+    except InputError:
+        return False
+
+
 def _is_scenario(obj) -> bool:
     if not isinstance(obj, dict) or "bundleData" in obj or "timeAverageData" in obj:
         return False
@@ -594,7 +605,7 @@ def _one_file(sid, raw: bytes, name: str, out: Ingested) -> None:
         out.scenarios.append(_scenario(sid, raw, text, obj, name))
         return
     obj = _parse_json_loose(raw, name)
-    if _is_scenario(obj):
+    if not _is_elm_value(obj) and _is_scenario(obj):
         out.scenarios.append(_scenario(sid, raw, text, obj, name))
         return
     what, lds = _snapshots_from_json(obj, name)

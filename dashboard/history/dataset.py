@@ -75,7 +75,7 @@ BUNDLE_METRICS = ["bundle_msg_rate_in", "bundle_msg_rate_out", "bundle_msg_throu
 ALL_METRICS = BROKER_METRICS + BUNDLE_METRICS
 META_FILE = "_shedlab.json"
 ACTIONS_FILE = "_actions/actions.parquet"  # the load manager's counters per hour (see dashboard.history.ingest)
-ACTIONS_COLUMNS = ["hour", "cluster", "broker", "counter", "result", "reason", "increase"]
+ACTIONS_COLUMNS = ["hour", "cluster", "broker", "counter", "result", "reason", "event", "increase"]
 RESULTS_DIR = "_results"
 MINUTE_MS = 60_000
 SAMPLE_NAME = "sample"
@@ -431,19 +431,22 @@ def write_actions(df: pd.DataFrame, path) -> None:
     f.parent.mkdir(parents=True, exist_ok=True)
     t = pa.table({"hour": pa.array(df["hour"].astype("int64").to_numpy(), pa.int64()).cast(pa.timestamp("ms", "UTC")),
                   **{c: pa.array(df[c].astype(object).where(df[c].notna(), None).tolist(), pa.string())
-                     for c in ("cluster", "broker", "counter", "result", "reason")},
+                     for c in ("cluster", "broker", "counter", "result", "reason", "event")},
                   "increase": pa.array(df["increase"].astype(float).to_numpy(), pa.float64())})
     pq.write_table(t, f)
 
 
 def actual_actions(dataset, start=None, end=None) -> pd.DataFrame:
     """What the cluster actually did: the load manager's counter increases per hour (columns ``hour``
-    (UTC Timestamp), ``cluster``, ``broker``, ``counter``, ``result``, ``reason``, ``increase``), hours in
+    (UTC Timestamp), ``cluster``, ``broker``, ``counter``, ``result``, ``reason``, ``event``, ``increase``), hours in
     ``[start, end]``; empty when the dataset has no counters."""
     f = Path(dataset) / ACTIONS_FILE
     if not f.is_file():
         return pd.DataFrame(columns=ACTIONS_COLUMNS)
     df = pq.read_table(f).to_pandas()
+    for c in ACTIONS_COLUMNS:
+        if c not in df.columns:  # written before the column existed
+            df[c] = None
     df["hour"] = df["hour"].dt.tz_convert("UTC").dt.tz_localize(None)
     s, e = parse_time(start), parse_time(end, end=True)
     if s is not None:

@@ -40,6 +40,11 @@ Labels Pulsar really emits (apache/pulsar, and what Prometheus adds)
   ``metric="bundlesSplit"``) ``pulsar_lb_bundles_split_total`` / ``..._breakdown_total`` with ``result``,
   ``reason``; assignments (``AssignCounter``, ``metric="assign"``) ``pulsar_lb_assign_broker_breakdown_total``
   with ``result`` only. ``ExtensibleLoadManagerImpl#getMetrics`` puts ``broker`` on all of them.
+  Transfers and unloads as the ELM's service-unit state channel publishes them
+  (``ServiceUnitStateChannelImpl#getMetrics``): ``pulsar_sunit_state_chn_event_publish_ops_total`` with
+  ``metric="sunitStateChn"``, ``broker`` = advertised address, ``event`` (``Assign``, ``Split``,
+  ``Unload`` — a transfer is an ``Unload`` event with a destination —, ``Override``) and ``result``
+  (``Total``, which includes the failures, or ``Failure``).
 
 Broker identity (one broker id per broker, never a phantom)
 -----------------------------------------------------------
@@ -75,9 +80,12 @@ broker     string, null         the id of the broker whose series it is (the ELM
                                 else the scrape's ``instance``: the modular counters carry none)
 counter    string               ``unload_broker``, ``unload_bundle``, ``bundles_split``,
                                 ``unload_broker_breakdown``, ``bundles_split_breakdown``,
-                                ``assign_broker_breakdown`` (:data:`COUNTER_ALIASES`)
-result     string, null         the ELM's ``result`` label (``Success``, ``Skip``, ``Failure``)
+                                ``assign_broker_breakdown``, ``channel_event_publish``
+                                (:data:`COUNTER_ALIASES`)
+result     string, null         the ELM's ``result`` label (``Success``, ``Skip``, ``Failure``;
+                                ``Total``/``Failure`` on ``channel_event_publish``)
 reason     string, null         the ELM's ``reason`` label (``Overloaded``, ``Underloaded``, …)
+event      string, null         the state channel's ``event`` label (``Unload``, ``Assign``, …)
 increase   double               how much the counter grew in that hour (>= 0)
 =========  ===================  =================================================================
 
@@ -177,10 +185,11 @@ COUNTER_ALIASES = {
     "pulsar_lb_unload_broker_breakdown_total": "unload_broker_breakdown",
     "pulsar_lb_bundles_split_breakdown_total": "bundles_split_breakdown",
     "pulsar_lb_assign_broker_breakdown_total": "assign_broker_breakdown",
+    "pulsar_sunit_state_chn_event_publish_ops_total": "channel_event_publish",
 }
 ID_LABELS = ("broker", "pod", "kubernetes_pod_name", "instance")  # auto order: first present wins
 _LBL = {k: f"l_{k}" for k in ID_LABELS}
-_EXTRA = ("cluster", "result", "reason")
+_EXTRA = ("cluster", "result", "reason", "event")
 _RAW_COLUMNS = _COLUMNS + list(_LBL.values()) + ["l_custom", *_EXTRA]
 
 
@@ -479,13 +488,13 @@ def resolve_brokers(raw: pd.DataFrame, *, broker_label: str | None = None, broke
 def counter_increases(rows: pd.DataFrame, report: dict | None = None) -> pd.DataFrame:
     """The load manager's counters → per-hour increases (reset-aware), the ``actions`` table."""
     rep = report if report is not None else {}
-    cols = ["hour", "cluster", "broker", "counter", "result", "reason", "increase"]
+    cols = ["hour", "cluster", "broker", "counter", "result", "reason", "event", "increase"]
     if rows.empty:
         return pd.DataFrame(columns=cols)
     df = pd.DataFrame({"ts": pd.to_numeric(rows["timestamp"], errors="coerce"),
                        "v": pd.to_numeric(rows["value"], errors="coerce"),
                        "counter": rows["metric"].astype(str).str.strip().map(COUNTER_ALIASES)})
-    key = ["cluster", "broker", "result", "reason"]
+    key = ["cluster", "broker", "result", "reason", "event"]
     for k in key:
         df[k] = rows[k].map(_clean_id).fillna("").to_numpy()
     key = ["counter"] + key
@@ -499,7 +508,7 @@ def counter_increases(rows: pd.DataFrame, report: dict | None = None) -> pd.Data
     df = df[df["increase"].notna()]
     df["hour"] = (df["ts"].astype("int64") // 3_600_000) * 3_600_000
     out = df.groupby(["hour"] + key, sort=True, as_index=False)["increase"].sum()
-    for k in ("cluster", "broker", "result", "reason"):
+    for k in ("cluster", "broker", "result", "reason", "event"):
         out[k] = out[k].where(out[k] != "", None)
     return out[cols].reset_index(drop=True)
 

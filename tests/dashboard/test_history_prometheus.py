@@ -114,15 +114,21 @@ def test_hprom004_load_manager_counters_per_hour_reset_aware(tmp_path):
     s.append(({"__name__": "pulsar_lb_unload_broker_breakdown_total", "cluster": "c1", "broker": "10.0.0.2",
                "metric": "bundleUnloading", "result": "Success", "reason": "Overloaded", "job": "broker",
                "instance": "10.0.0.2:8080"}, [(T0, 0), (T0 + 60, 2), (T0 + 3600, 3)]))
+    # ServiceUnitStateChannelImpl#getMetrics: unload/transfer events the channel published
+    s.append(({"__name__": "pulsar_sunit_state_chn_event_publish_ops_total", "cluster": "c1", "broker": "10.0.0.2",
+               "metric": "sunitStateChn", "event": "Unload", "result": "Total", "job": "broker",
+               "instance": "10.0.0.2:8080"}, [(T0, 10), (T0 + 120, 13)]))
     f = _write_qr(tmp_path / "export.json", s)
     m = ingest([f], tmp_path / "ds")
-    assert m["report"]["counter_resets"] == 1 and m["report"]["actions"]["rows"] == 4
+    assert m["report"]["counter_resets"] == 1 and m["report"]["actions"]["rows"] == 5
     a = actual_actions(tmp_path / "ds")
     got = {(r.hour.hour, r.counter, r.broker, r.result, r.reason): r.increase for r in a.itertuples()}
     assert got == {(0, "unload_broker", "10.0.0.1:8080", None, None): 2.0,
                    (1, "unload_broker", "10.0.0.1:8080", None, None): 2.0 + 1 + 3,
                    (0, "unload_broker_breakdown", "10.0.0.2:8080", "Success", "Overloaded"): 2.0,
-                   (1, "unload_broker_breakdown", "10.0.0.2:8080", "Success", "Overloaded"): 1.0}
+                   (1, "unload_broker_breakdown", "10.0.0.2:8080", "Success", "Overloaded"): 1.0,
+                   (0, "channel_event_publish", "10.0.0.2:8080", "Total", None): 3.0}
+    assert a.loc[a["counter"] == "channel_event_publish", "event"].tolist() == ["Unload"]
     assert len(actual_actions(tmp_path / "ds", start="2026-01-05T01:00:00Z")) == 2
     assert "unload_broker" not in set(read_long(tmp_path / "ds")["metric"])  # not a metric
 

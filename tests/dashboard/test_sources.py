@@ -168,16 +168,6 @@ def test_sources013_expired_upload_is_a_clear_error():
         sources.get_scenario("scenario:nope")
 
 
-def test_sources014_extensible_snapshot_is_refused_with_its_reason(sid):
-    from engine.extensible.samples import EXTENSIBLE_SAMPLES, extensible_sample_json
-
-    name = next(iter(EXTENSIBLE_SAMPLES))
-    raw = json.dumps(extensible_sample_json(name)).encode()
-    got = sources.ingest_files(sid, [data_url(raw)], ["ts.json"])
-    assert not got.sources and len(got.errors) == 1
-    assert "ts.json" in got.errors[0] and "brokerLoadData" in got.errors[0] and "TransferShedder" in got.errors[0]
-
-
 def test_sources015_labels_keep_broker_ids_and_drop_markup():
     assert sources.display_name("10.0.0.1:8080.json") == "10.0.0.1:8080.json"
     assert sources.display_name("<script>.json") == "_script_.json"
