@@ -156,6 +156,44 @@ def _homogeneous_avg() -> LoadData:
     return ld
 
 
+#: the isolation-groups sample's policies, in the shapes ``pulsar-admin ns-isolation-policy list`` and
+#: ``namespaces get-anti-affinity-group`` give them (engine.policies)
+ISOLATION_SAMPLE_POLICIES = {
+    "namespaceIsolationPolicies": {
+        "payments": {"namespaces": ["acme/payments.*"], "primary": ["broker-[0-3].*"], "secondary": ["broker-[4-5].*"],
+                     "auto_failover_policy": {"policy_type": "min_available",
+                                              "parameters": {"min_limit": "2", "usage_threshold": "80"}}},
+        "analytics": {"namespaces": ["acme/analytics"], "primary": ["broker-[6-7].*"], "secondary": [],
+                      "auto_failover_policy": {"policy_type": "min_available",
+                                               "parameters": {"min_limit": "1", "usage_threshold": "80"}}}},
+    "antiAffinityGroups": {"acme/payments-a": "payments-ha", "acme/payments-b": "payments-ha"},
+}
+
+
+def _isolation_groups() -> LoadData:
+    """Eight brokers: payments on broker-0..3 (broker-4/5 secondary), analytics on broker-6/7, the rest
+    (acme/web) on the shared broker-4/5; payments-a and payments-b in one anti-affinity group."""
+    from .policies import attach, read_policies_json
+
+    layout = {0: ("acme/payments-a", 86), 1: ("acme/payments-b", 44), 2: ("acme/payments-c", 40),
+              3: ("acme/payments-c", 38), 4: ("acme/web", 35), 5: ("acme/web", 33), 6: ("acme/analytics", 20),
+              7: ("acme/analytics", 8)}
+    names = {ns: bundle_names(ns, 8) for ns in {v[0] for v in layout.values()}}
+    used = {ns: 0 for ns in names}
+    brokers = {}
+    for j, (ns, u) in layout.items():
+        bundles = {}
+        for i in range(4):
+            b = names[ns][used[ns]]
+            used[ns] += 1
+            rate = u * 60 * (1.3 - 0.2 * i)
+            bundles[b] = dict(rate=round(rate, 3), throughput=rate * 2048, topics=6)
+        brokers[f"broker-{j}:8080"] = dict(cpu=u, bandwidth_in=u * 0.6, bandwidth_out=u * 0.7, direct_memory=20.0,
+                                           bundles=bundles)
+    ld = make_snapshot(brokers)
+    return attach(ld, read_policies_json(ISOLATION_SAMPLE_POLICIES, "sample:isolation-groups", "bundle"))
+
+
 def _cluster_100() -> LoadData:
     return random_snapshot(100, 100, seed=100, namespaces=20, skew=0.6, now_ms=NOW)
 
@@ -191,6 +229,15 @@ SAMPLES: dict[str, Sample] = {s.name: s for s in [
            "Field findings §1.4: the hottest (63) and coolest (38.5) differ by 24.5 > 15, so after 8 checks "
            "(8 cycles) they share load: one unload, then stable.",
            _homogeneous_avg, _BIGO_AVG),
+    Sample("isolation-groups", "Isolation groups and an anti-affinity group change the destination (8 brokers)",
+           "Issue 18: broker-0 (86 %) sheds two acme/payments-a bundles. Without the cluster's policies they go to "
+           "the coldest broker, broker-7. With them (shipped beside the snapshot: ns-isolation-policy `payments` "
+           "pins acme/payments.* to broker-[0-3] with broker-[4-5] as failover secondaries, `analytics` pins "
+           "acme/analytics to broker-[6-7], and payments-a / payments-b share the anti-affinity group "
+           "payments-ha) only broker-0..3 may take them, broker-1 is dropped because it already serves "
+           "payments-b, and they go to broker-3. The Tuner lists every broker a policy excluded and why.",
+           _isolation_groups, {"loadBalancerLoadSheddingStrategy": IMPL + "ThresholdShedder",
+                               "loadBalancerLoadPlacementStrategy": IMPL + "LeastLongTermMessageRate"}),
     Sample("cluster-100-brokers", "A 100-broker, 10,000-bundle cluster (generated)",
            "A seeded random cluster with uneven load across 20 namespaces, for exploring at scale.",
            _cluster_100, {}, ship_json=False),
@@ -221,6 +268,12 @@ def sample_config(name: str, base: LoadBalancerConfig | None = None) -> LoadBala
 def sample_json(name: str) -> dict:
     """The JSON written to ``samples/snapshots/<name>.json``."""
     s = SAMPLES[name]
-    d = s.build().to_json()
+    ld = s.build()
+    d = ld.to_json()
+    from .policies import POLICY_KEY, policies_of
+
+    pol = policies_of(ld)
+    if pol is not None:  # the cluster's isolation / anti-affinity / failure-domain policies
+        d[POLICY_KEY] = pol.to_json()
     d["shedlabSample"] = {"title": s.title, "description": s.description, "config": s.config}
     return d

@@ -20,3 +20,22 @@ def test_every_sample_has_a_config_and_builds(name):
     ld = load_sample(name)
     assert ld.brokers and SAMPLES[name].description
     sample_config(name)
+
+
+def test_isolation_sample_differs_from_the_policy_free_answer():
+    """The isolation-groups sample (issue 18): the shipped JSON carries the policies; with them the shed
+    bundles of acme/payments-a stay on the payments primaries and avoid broker-1 (anti-affinity), without
+    them they go to the coldest broker."""
+    ld = load_snapshot(SAMPLES_DIR / "isolation-groups.json")
+    cfg = sample_config("isolation-groups")
+    assert set(ld.cluster_policies.isolation) == {"payments", "analytics"}
+    from engine.load_manager import ModularLoadManager
+
+    with_pol = ModularLoadManager(ld, cfg).do_load_shedding()
+    del ld.cluster_policies
+    without = ModularLoadManager(ld, cfg).do_load_shedding()
+    assert {u.destination for u in without.unloads} == {"broker-7:8080"}
+    assert {u.destination for u in with_pol.unloads} == {"broker-3:8080"}
+    steps = with_pol.unloads[0].placement.filters
+    assert "isolated by policy `payments`" in steps[0].reasons["broker-7:8080"]
+    assert "anti-affinity group `payments-ha`" in steps[1].reasons["broker-1:8080"]
