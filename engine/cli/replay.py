@@ -4,6 +4,9 @@
 
 JSON: the ``shed`` shape, one entry of ``cycles`` per snapshot (each with ``"snapshot": SOURCE``).
 
+``--commands`` (``--rest``): every cycle's unloads as the commands that would carry them out, a dry
+run (:mod:`engine.commands`).
+
 ``--observed``: predicted vs actual — the bundles whose owner changed between consecutive snapshots
 (what the cluster did) against the unloads of the replay (what the engine, with ``--conf`` the
 cluster's own ``broker.conf``, predicts), per hour, with the agreement figure of
@@ -11,12 +14,14 @@ cluster's own ``broker.conf``, predicts), per hour, with the agreement figure of
 """
 from __future__ import annotations
 
+import sys
+
 from ..config import changed_keys
 from ..io import load_timeline
 from . import print_json
 from .common import add_config_args, build_config
 from .format import cycle_text
-from .shed import make_manager
+from .shed import add_commands_args, commands_style, make_manager, print_commands
 
 __all__ = ["register", "run", "replay_timeline"]
 
@@ -28,6 +33,7 @@ def register(sub):
     p.add_argument("--observed", action="store_true",
                    help="compare with what the cluster did: ownership changes between consecutive snapshots")
     add_config_args(p)
+    add_commands_args(p)
     p.set_defaults(func=run)
 
 
@@ -47,9 +53,15 @@ def replay_timeline(snaps, cfg, seed: int = 0):
 
 
 def run(args) -> int:
+    style = commands_style(args)
     cfg = build_config(args)
     snaps = load_timeline(args.timeline)
     lm, cycles, warnings = replay_timeline(snaps, cfg, args.seed)
+    if style:
+        for w in warnings:
+            print(f"warning: {w}", file=sys.stderr)
+        print_commands(cycles, style, lm, str(args.timeline))
+        return 0
     ag = None
     if getattr(args, "observed", False):
         from ..agreement import agreement_text, compare_timeline

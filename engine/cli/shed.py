@@ -15,8 +15,13 @@ JSON contract (``--json``)::
 
 Unloads are in the order Pulsar issues them. Cycles run on unchanged load reports, one shedding
 interval apart, with strategy state carried over and unloaded bundles entering the grace period.
+
+``--commands``: instead, print every cycle's unloads as the ``pulsar-admin namespaces unload`` lines
+that would carry them out (``--rest``: as the admin REST calls), a dry run — see :mod:`engine.commands`.
 """
 from __future__ import annotations
+
+import sys
 
 from ..config import changed_keys
 from ..io import load_snapshot
@@ -36,7 +41,36 @@ def register(sub):
                                                    "(default: the file name without its extension)")
     add_config_args(p)
     p.add_argument("--cycles", type=int, default=1, help="number of shedding cycles (default 1)")
+    add_commands_args(p)
     p.set_defaults(func=run)
+
+
+def add_commands_args(p) -> None:
+    """``--commands`` / ``--rest`` (shared with ``replay``)."""
+    p.add_argument("--commands", action="store_true",
+                   help="print the unloads as pulsar-admin commands (a dry run: nothing is sent to any cluster)")
+    p.add_argument("--rest", action="store_true",
+                   help="with --commands: print the admin REST calls (PUT /admin/v2/namespaces/...) instead")
+
+
+def commands_style(args) -> str | None:
+    """``"pulsar-admin"``, ``"rest"`` or ``None`` (no commands asked for); a usage error for a
+    combination that cannot be printed."""
+    from ..errors import UsageError
+
+    if getattr(args, "rest", False) and not getattr(args, "commands", False):
+        raise UsageError("--rest goes with --commands")
+    if not getattr(args, "commands", False):
+        return None
+    if getattr(args, "json", False):
+        raise UsageError("--commands prints commands, not JSON: use one or the other")
+    return "rest" if args.rest else "pulsar-admin"
+
+
+def print_commands(cycles, style: str, lm, source: str) -> None:
+    from ..commands import commands_text
+
+    print(commands_text(cycles, style, context=[f"{lm.shedding.name} + {lm.placement.name} on {source}"]))
 
 
 def run(args) -> int:
@@ -44,11 +78,16 @@ def run(args) -> int:
 
     if args.cycles < 1:
         raise UsageError("--cycles must be at least 1")
+    style = commands_style(args)
     cfg = build_config(args)
     ld = load_snapshot(args.snapshot, broker=args.broker)
     lm = make_manager(ld, cfg, args.seed)
     cycles = lm.run_cycles(args.cycles)
-    if args.json:
+    if style:
+        for w in ld.warnings:
+            print(f"warning: {w}", file=sys.stderr)
+        print_commands(cycles, style, lm, args.snapshot)
+    elif args.json:
         print_json({"strategy": lm.shedding.name, "placement": lm.placement.name,
                     "config_changes": {k: v[1] for k, v in changed_keys(cfg).items()},
                     "warnings": ld.warnings, "cycles": [c.to_json() for c in cycles]})
