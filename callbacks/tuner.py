@@ -27,6 +27,7 @@ from dashboard.export import build_report, figures_zip, report_filename, tuner_f
 from dashboard.figures.cycles import cycles_figure
 from dashboard.figures.pairs import avg_pairs
 from dashboard.figures.placement import placement_scores
+from engine.policies import broker_groups, policies_of
 from dashboard.figures.plan import before_after
 from dashboard.figures.scores import broker_scores
 from dashboard.figures.theme import MB, empty_figure, plain_figures
@@ -302,7 +303,8 @@ def compute(state: TunerState, shown=None, base_msgs=()) -> dict:
 
     out = {
         "scores": send("scores", lambda: (broker_load(transfer_view(a), a.status, a.result.verdicts, rev=rev) if ts
-                                          else broker_scores(v, a.result, cfg, a.status, rev=rev))),
+                                          else broker_scores(v, a.result, cfg, a.status, rev=rev,
+                                                             groups=broker_groups(policies_of(snap.ld), v.brokers)))),
         "pairs": send("pairs", lambda: avg_pairs(a.result, cfg, a.status, rev=rev)) if is_avg else no_update,
         "pairs_hidden": kept("pairs_hidden", not is_avg, str(not is_avg)),
         "placement": (send("placement", lambda: placement_scores(dec, cfg, rev=revs["placement"]))

@@ -20,6 +20,7 @@ from dashboard.sources import DEFAULT_SOURCE, history_source_id, sample_state, s
 from engine.errors import InputError
 from dashboard.state import TunerState, coerce_state
 from dashboard.transfer import REASONS, transfer_view
+from dashboard.policy_notes import policy_steps, policy_summary
 
 __all__ = ["layout", "default_state", "controls", "fmt_store", "decision_card", "plan_table", "placement_note", "why_panel",
            "cycles_table", "source_line", "key_label", "strategy_options", "transfer_summary", "history_link",
@@ -200,10 +201,30 @@ def decision_card(a, inline: int = 3) -> list:
         out.append(html.Details([html.Summary(f"Show {what}", className="decision-more"),
                                  html.Div("\n".join(lines), className="decision-fold-text")],
                                 className="decision-fold"))
+    out += policy_card(a)
     notes = [n if len(n) <= 200 else n[:200] + " …" for n in (res.notes[:2] if res is not None and tv is None else [])]
     for n in notes + a.notes:
         out.append(html.Div(n, className="decision-note"))
     return out
+
+
+def policy_card(a, limit: int = 12) -> list:
+    """Which of the cluster's policies constrained the first placement (issue 18): each policy step,
+    then every broker it excluded and why (``dashboard.policy_notes``). Empty without policies."""
+    head = policy_summary(a.snap.ld)
+    if head is None:
+        return []
+    steps = policy_steps(a.first_placement)
+    items, n = [], 0
+    for name, lines in steps:
+        items.append(html.Li([html.B(name)] + ([html.Ul([html.Li(ln) for ln in lines[:max(0, limit - n)]])]
+                                              if lines and n < limit else [])))
+        n += len(lines)
+    if n > limit:
+        items.append(html.Li(f"… {n - limit} more exclusions (the report lists everything)"))
+    body = [html.Ul(items, className="policy-steps")] if items else [
+        html.Div("No policy constrained the first placement.", className="muted")]
+    return [html.Div([html.Div(head, className="policy-head")] + body, className="decision-policies")]
 
 
 def _pips(k: int, n: int) -> list:
@@ -471,7 +492,17 @@ def layout(**kwargs):
         _card("AvgShedder pairs", _graph(ids.TUNER_FIG_PAIRS, "avgshedder-pairs", 360), card_id=ids.TUNER_PAIRS_CARD,
               sub="hottest with coolest, second with second-to-last … · gap and hit counts k of n",
               hidden=init.shed != "AvgShedder"),
-        _card("Unload plan", html.Div(id=ids.TUNER_PLAN), sub="in the order the leader issues them"),
+        _card("Unload plan", html.Div([
+            html.Div(id=ids.TUNER_PLAN),
+            html.Div([
+                html.Button("Download commands", id=ids.TUNER_COMMANDS_EXPORT, className="btn btn-ghost",
+                            title="the plan as the pulsar-admin (or REST) unloads that would carry it out — a dry run: "
+                                  "Shedlab never changes a cluster"),
+                dcc.RadioItems(id=ids.TUNER_COMMANDS_STYLE, value="pulsar-admin", inline=True,
+                               options=[{"label": "pulsar-admin", "value": "pulsar-admin"},
+                                        {"label": "REST", "value": "rest"}]),
+            ], className="btn-row"),
+        ]), sub="in the order the leader issues them"),
         _card("Where the bundle goes", html.Div([html.Div(id=ids.TUNER_PLACEMENT_NOTE, className="placement-note"),
                                                  _graph(ids.TUNER_FIG_PLACEMENT, "placement", 320)]),
               sub="the placement strategy's scores of the candidates for the first unloaded bundle",
@@ -521,6 +552,7 @@ def layout(**kwargs):
         dcc.Download(id=ids.TUNER_DOWNLOAD),
         dcc.Download(id=ids.TUNER_REPORT_DOWNLOAD),
         dcc.Download(id=ids.TUNER_CONF_DOWNLOAD),
+        dcc.Download(id=ids.TUNER_COMMANDS_DOWNLOAD),
         header,
         html.Div(id=ids.TUNER_ALERT),
         html.Div([side, main], className="tuner-grid"),

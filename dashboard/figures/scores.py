@@ -68,8 +68,27 @@ def _xaxis(x, **kw) -> dict:
     return d
 
 
-def broker_scores(view, result, cfg, status: dict, *, rev: str = "", height: int = 380) -> go.Figure:
-    """The scores figure of one shedding result (see the module docstring)."""
+def _group_marks(order, x, groups: dict) -> list:
+    """One row of square markers under the bars per isolation group (``engine.policies.broker_groups``:
+    "primary: payments", "shared", with the failure domain when there are domains), one legend entry each."""
+    palette = ["#6f42c1", "#0a7ea4", "#b35900", "#2f7d32", "#a3336d", "#5c6b7a", "#8a6d00", "#1f6feb"]
+    labels = list(dict.fromkeys(groups.get(b, "shared") for b in order))
+    out = []
+    for i, lab in enumerate(labels):
+        sel = [k for k, b in enumerate(order) if groups.get(b, "shared") == lab]
+        out.append(dict(type="scatter", x=[x[k] for k in sel], y=[0] * len(sel), mode="markers", name=lab,
+                        legendgroup="groups", legendgrouptitle=dict(text="isolation group") if i == 0 else None,
+                        marker=dict(symbol="square", size=9, color=palette[i % len(palette)],
+                                    line=dict(width=0.6, color="white")),
+                        cliponaxis=False, customdata=[order[k] for k in sel],
+                        hovertemplate="<b>%{customdata}</b><br>" + lab + "<extra></extra>"))
+    return out
+
+
+def broker_scores(view, result, cfg, status: dict, *, rev: str = "", height: int = 380,
+                  groups: dict | None = None) -> go.Figure:
+    """The scores figure of one shedding result (see the module docstring). ``groups`` (broker → its
+    isolation group label) marks each broker's group under its bar."""
     if result is None or not result.scores:
         return empty_figure("No scores: the load balancer or shedding is disabled, or there is at most one broker",
                             rev=rev)
@@ -122,6 +141,8 @@ def broker_scores(view, result, cfg, status: dict, *, rev: str = "", height: int
                 marker=dict(symbol="line-ew", size=8 if many else 16, color="#1f2328", line=dict(width=2.4, color="#1f2328")),
                 hovertemplate="weighted usage now: %{y:.1f} %<extra></extra>",
             ))
+    if groups:
+        data += _group_marks(order, x, groups)
     shapes, anns, drag = [], [], {}
     lines = {k: float(v) for k, v in result.lines.items() if not any(s in k for s in _SKIP)}
     if "overload" not in lines and result.score_unit == "%":

@@ -1,0 +1,45 @@
+"""The Tuner's view of the cluster's policies (issue 18): the decision card lists what each policy
+step excluded and why; the scores figure marks each broker's isolation group."""
+from dashboard.analysis import analyze
+from dashboard.figures.scores import broker_scores
+from dashboard.policy_notes import policy_lines, policy_steps, policy_summary
+from dashboard.sources import get_snapshot
+from engine.policies import broker_groups, policies_of
+from engine.samples import sample_config
+from layouts.tuner import policy_card
+
+
+def _text(c) -> str:
+    if isinstance(c, str):
+        return c
+    kids = getattr(c, "children", None)
+    if kids is None:
+        return ""
+    return " ".join(_text(k) for k in (kids if isinstance(kids, list) else [kids]))
+
+
+def test_decision_card_names_the_policies_and_exclusions():
+    snap = get_snapshot("sample:isolation-groups")
+    a = analyze(snap, sample_config("isolation-groups"), 0)
+    assert a.first_placement.broker == "broker-3:8080"
+    steps = policy_steps(a.first_placement)
+    assert [n.split(":")[0] for n, _ in steps][:2] == ["namespace isolation `payments`", "anti-affinity group `payments-ha` (filterAntiAffinityGroupOwnedBrokers)"]
+    lines = policy_lines(a.first_placement)
+    assert any(ln.startswith("broker-7:8080 excluded: namespace acme/payments-a is isolated by policy `payments` "
+                             "to primary brokers `broker-[0-3].*`") for ln in lines)
+    text = " ".join(_text(c) for c in policy_card(a))
+    assert "Cluster policies: 2 isolation policies" in text and "broker-1:8080 excluded" in text
+    # a snapshot without policies shows nothing
+    plain = analyze(get_snapshot("sample:yahoo-japan-3-brokers"), sample_config("yahoo-japan-3-brokers"), 0)
+    assert policy_card(plain) == [] and policy_summary(plain.snap.ld) is None
+
+
+def test_scores_mark_each_brokers_group():
+    snap = get_snapshot("sample:isolation-groups")
+    a = analyze(snap, sample_config("isolation-groups"), 0)
+    groups = broker_groups(policies_of(snap.ld), snap.view.brokers)
+    assert groups["broker-0:8080"] == "primary: payments" and groups["broker-4:8080"] == "shared"
+    fig = broker_scores(snap.view, a.result, a.config, a.status, groups=groups)
+    marks = {t.name: list(t.customdata) for t in fig.data if t.legendgroup == "groups"}
+    assert set(marks) == {"primary: payments", "primary: analytics", "shared"}
+    assert sorted(marks["primary: analytics"]) == ["broker-6:8080", "broker-7:8080"]
