@@ -15,7 +15,7 @@
     python -m dashboard.history sweep DATASET --strategy AvgShedder --x KEY=V1,V2,... --y KEY=V1,V2,... [--set ...]
     python -m dashboard.history bundles DATASET [--top 20]
     python -m dashboard.history agreement DATASET --conf broker.conf [--start T] [--end T] [--json]
-                                       [--html REPORT.html]
+                                       [--html REPORT.html] [--engine auto|spark|pandas] [--no-cache]
     python -m dashboard.history list
 
 Common options of the jobs: ``--engine spark|pandas|auto`` (default ``spark``: this command is for
@@ -124,6 +124,9 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--end")
     a.add_argument("--json", action="store_true")
     a.add_argument("--html", metavar="FILE", help="also write the self-contained HTML report")
+    a.add_argument("--engine", default="auto", choices=["spark", "pandas", "auto"],
+                   help="the backtest that predicts: auto = pandas for small ranges, Spark for big ones")
+    a.add_argument("--no-cache", action="store_true")
     sub.add_parser("list", help="list the datasets under the datasets directory").add_argument("--json", action="store_true")
     return ap
 
@@ -246,7 +249,8 @@ def _agreement(a) -> int:
     ds = resolve_dataset(a.dataset)
     text = read_input_text(a.conf) if a.conf else ""
     text += "".join(f"\n{k}={v}" for k, v in a.set)
-    ag = history_agreement(ds, a.start, a.end, conf_text=text, conf_source=a.conf or "--set")
+    ag = history_agreement(ds, a.start, a.end, conf_text=text, conf_source=a.conf or "--set", engine=a.engine,
+                           use_cache=not a.no_cache)
     if a.html:
         from dashboard.export import build_agreement_report
         from dashboard.figures.history import agreement_figure

@@ -56,7 +56,9 @@ value is looked up as written, cleaned, and by its host), replaced by the mapped
 of one cluster carry several shapes, they must *line up*: every id of one shape matches exactly one id
 of the other by host, or else by the first DNS label (``broker=10.0.0.1`` ↔ ``instance=10.0.0.1:8080``;
 ``pod=pulsar-broker-0`` ↔ ``broker=pulsar-broker-0.pulsar-broker.ns.svc``); the merged id is the one
-carrying a port (Pulsar's ``host:port`` broker id), else the ``broker`` label's. Otherwise ingest
+carrying a port (Pulsar's ``host:port`` broker id), else the ``broker`` label's. The counters' ids
+(``broker`` on the ELM's, the scrape's ``instance`` on the modular leader's) take the brokers' ids the
+same way when they line up, and stay as they are otherwise (a counter never creates a broker). Otherwise ingest
 refuses with an :class:`~engine.errors.InputError` naming both shapes and ``--broker-map`` /
 ``--broker-label`` (exit 2): Shedlab never invents a broker.
 
@@ -457,10 +459,19 @@ def resolve_brokers(raw: pd.DataFrame, *, broker_label: str | None = None, broke
         in_c = (df["cluster"].astype(object).where(df["cluster"].notna(), "<none>") == c) & shape.notna()
         sets = {s: set(value[in_c & ~is_counter & (shape == s)]) for s in
                 shape[in_c & ~is_counter].dropna().unique()}
-        if len(sets) <= 1:
+        if not sets:
             continue
         with_port = [s for s in sets if all(":" in v for v in sets[s])]
         target = with_port[0] if with_port else ("broker" if "broker" in sets else next(iter(sets)))
+        # counters of another shape (the ELM's broker=<host> beside brokers known by instance) take the
+        # brokers' ids when they line up; they are never refused: a counter does not make a broker
+        for s in shape[in_c & is_counter].dropna().unique():
+            sel = in_c & is_counter & (shape == s)
+            if s in sets or set(value[sel]) <= sets[target]:
+                continue
+            m = _line_up(sets[target], set(value[sel]))
+            if m:
+                merged[sel] = value[sel].map(lambda x, m=m: m.get(x, x))
         for s, ids in sets.items():
             if s == target or ids == sets[target]:
                 continue

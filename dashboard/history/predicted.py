@@ -14,9 +14,11 @@ What the cluster did, per UTC hour:
   that left, not an unload). Counters alone do not say who shed: the ELM's ``broker`` label is the
   *leader* that decided, not the broker that shed.
 
-What the engine predicts: the History backtest's replay (:func:`.replay.replay`, the engine's own
-strategy minute by minute, state carried over) with the cluster's ``broker.conf``; one event per
-broker and shedding minute, ``n_bundles`` unloads each.
+What the engine predicts: the History backtest (:func:`.jobs.run_job` ``"backtest"`` — the engine's own
+strategy minute by minute, state carried over, :func:`.replay.replay`; cached, pandas or Spark) with
+the cluster's ``broker.conf``; one event per broker and shedding minute, ``n_bundles`` unloads each.
+A broker counts as present in a minute when it reports at least one bundle there (for telling a
+broker that left from a shed).
 
 Departures: the replay supports the modular strategies (AvgShedder, ThresholdShedder,
 UniformLoadShedder); a ``broker.conf`` naming another (OverloadShedder, TransferShedder) is refused
@@ -32,12 +34,13 @@ from engine.agreement import HOUR_MS, Agreement, compare
 from engine.config import LoadBalancerConfig, parse_broker_conf
 from engine.errors import InputError, UsageError
 
-from .dataset import actual_actions, read_long, read_meta, wide_brokers, wide_bundles
-from .replay import STRATEGIES, replay
+from .dataset import actual_actions, read_long, read_meta, wide_bundles
+from .replay import STRATEGIES
 
 __all__ = ["history_agreement", "ownership_moves", "observed_unloads", "timeline_from_bytes", "page_agreement"]
 
 MAX_CONF_CHARS = 512 * 1024
+PAGE_MAX_DAYS = 7  # the page compares synchronously (pandas); longer ranges: the command line (Spark)
 
 
 def _ms(col) -> np.ndarray:
@@ -98,11 +101,18 @@ def _config(conf_text: str | None, config: LoadBalancerConfig | None, source: st
 
 def history_agreement(dataset, start=None, end=None, *, conf_text: str | None = None,
                       config: LoadBalancerConfig | None = None, conf_source: str = "broker.conf",
-                      synthetic_bundles: int = 8) -> Agreement:
+                      engine: str = "auto", max_days: float | None = None, use_cache: bool = True) -> Agreement:
     """Predicted vs actual for ``[start, end]`` of a dataset, the engine run with ``conf_text`` (the
-    cluster's ``broker.conf``) or ``config``."""
+    cluster's ``broker.conf``) or ``config``. The prediction is the History backtest job
+    (:func:`.jobs.run_job`, cached; ``engine`` ``auto`` = pandas for small ranges, Spark for big
+    ones). ``max_days`` bounds the range (the page's synchronous comparison)."""
+    from engine.config import to_broker_conf
     from engine.strategies import shedding_name
 
+    from .dataset import parse_time, resolve_dataset
+    from .jobs import run_job
+
+    dataset = resolve_dataset(dataset)
     cfg = _config(conf_text, config, conf_source)
     name = shedding_name(cfg.loadBalancerLoadSheddingStrategy)
     if name not in STRATEGIES:
@@ -110,16 +120,20 @@ def history_agreement(dataset, start=None, end=None, *, conf_text: str | None = 
                          f"{', '.join(STRATEGIES)} — compare {name} on a timeline of snapshots "
                          "(python -m engine replay TIMELINE --observed)")
     meta = read_meta(dataset)
+    t0 = parse_time(start) or parse_time(meta.get("start"))
+    t1 = parse_time(end, end=True) or parse_time(meta.get("end"))
+    if max_days is not None and t0 is not None and t1 is not None and (t1 - t0) > pd.Timedelta(days=max_days):
+        raise UsageError(f"the range spans {(t1 - t0).total_seconds() / 86400:.1f} days; the page compares up to "
+                         f"{max_days:g} — narrow the range, or run python -m dashboard.history agreement")
     notes: list = []
-    actions = actual_actions(dataset, start, end)
-    long = read_long(dataset, start, end)
-    bw = wide_brokers(long)
-    kw = wide_bundles(long)
-    del long
-    if bw.empty:
-        raise InputError("no broker metrics in the chosen range", source=str(dataset))
-    moves = ownership_moves(kw, bw, notes) if len(kw) else None
-    obs_hours, used = observed_unloads(actions)
+    obs_hours, used = observed_unloads(actual_actions(dataset, start, end))
+    moves = None
+    if meta.get("has_bundles"):
+        kw = wide_bundles(read_long(dataset, start, end, bundles=True))
+        if len(kw):
+            alive = kw[["timestamp", "broker"]].drop_duplicates()  # a broker reporting bundles is present
+            moves = ownership_moves(kw, alive, notes)
+        del kw
     if used is None:
         if moves is None:
             raise InputError("the range has neither the load manager's counters (pulsar_lb_unload_*; ingest them "
@@ -134,20 +148,18 @@ def history_agreement(dataset, start=None, end=None, *, conf_text: str | None = 
         obs_brokers = pd.DataFrame({"hour": (moves["time"].astype("int64") // HOUR_MS) * HOUR_MS,
                                     "broker": moves["broker"]}).drop_duplicates()
     else:
-        notes.append("predicted bundles are synthetic (no bundle metrics): only counts and brokers compare")
-    ev = replay(bw, kw if len(kw) else None, name, cfg, synthetic_bundles=synthetic_bundles, state_limit=0)
+        notes.append("predicted bundles are synthetic (no bundle metrics): only counts compare")
+    values = dict(line.split("=", 1) for line in to_broker_conf(cfg).splitlines() if "=" in line)
+    res = run_job("backtest", dataset, {"start": start, "end": end, "strategy": name, "set": values,
+                                        "bundles": "auto"}, engine=engine, use_cache=use_cache)
+    ev = res["events"]
     t = _ms(ev["timestamp"]) if len(ev) else np.zeros(0, dtype=np.int64)
     ph = (t // HOUR_MS) * HOUR_MS
     pred_hours = pd.DataFrame({"hour": ph, "unloads": ev["n_bundles"].astype(float).to_numpy()})
-    pred_brokers = pd.DataFrame({"hour": ph, "broker": ev["broker"].to_numpy()}).drop_duplicates()
-    # hours of the range with neither side still count (both 0): they are agreement too
-    t0, t1 = int(_ms(bw["timestamp"]).min()), int(_ms(bw["timestamp"]).max())
-    span = np.arange((t0 // HOUR_MS) * HOUR_MS, t1 + 1, HOUR_MS, dtype=np.int64)
-    pred_hours = pd.concat([pred_hours, pd.DataFrame({"hour": span, "unloads": 0.0})], ignore_index=True)
+    pred_brokers = pd.DataFrame({"hour": ph, "broker": ev["broker"].astype(str).to_numpy()}).drop_duplicates()
     label = f"{meta.get('name') or dataset} {str(start or meta.get('start'))[:16]} … {str(end or meta.get('end'))[:16]}"
     return compare(pred_hours, obs_hours, pred_brokers=pred_brokers, obs_brokers=obs_brokers, source=label,
                    strategy=name, notes=notes)
-
 
 def timeline_from_bytes(raw: bytes, source: str) -> list:
     """A timeline upload: a JSON list of LoadData snapshots, ``{"snapshots": [...]}`` or JSON lines (one
@@ -209,4 +221,5 @@ def page_agreement(dataset, start, end, conf_contents=None, conf_name=None, time
         return compare_timeline(snaps, cycles, source=label, strategy=lm.shedding.name), conf_text
     if not dataset:
         raise InputError("choose a dataset or upload a timeline")
-    return history_agreement(dataset, start, end, conf_text=conf_text, conf_source=conf_label), conf_text
+    return history_agreement(dataset, start, end, conf_text=conf_text, conf_source=conf_label, engine="pandas",
+                             max_days=PAGE_MAX_DAYS), conf_text

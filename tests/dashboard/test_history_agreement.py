@@ -100,6 +100,8 @@ def test_hagree002_a_conf_that_would_not_shed_disagrees_visibly(dataset, tmp_pat
     with pytest.raises(UsageError, match="engine replay TIMELINE --observed"):
         history_agreement(dataset, conf_text="loadBalancerLoadSheddingStrategy="
                                              "org.apache.pulsar.broker.loadbalance.impl.OverloadShedder\n")
+    with pytest.raises(UsageError, match="compares up to 7"):  # the page's synchronous comparison is bounded
+        history_agreement(dataset, "2026-01-01", "2026-01-20", conf_text=CONF, max_days=7)
     conf.write_text("loadBalancerSheddingIntervalMinutes=soon\n")
     assert main(["agreement", str(dataset), "--conf", str(conf)]) == 2
     assert "broker.conf" in capsys.readouterr().err

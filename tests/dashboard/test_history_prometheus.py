@@ -182,3 +182,15 @@ def test_hprom005_every_reader_gives_the_same_dataset_and_counts(tmp_path):
     bad.write_text('{__name__="pulsar_lb_cpu_usage"} 1\n')
     with pytest.raises(InputError, match="line 1"):
         ingest([bad], tmp_path / "ds-bad")
+
+
+def test_hprom006_elm_counters_take_the_brokers_ids_and_never_make_a_broker(tmp_path):
+    # only the scrape's instance on the rates; UnloadCounter#toMetrics puts broker=<advertised host> on the counter
+    s = [x for x in _series(minutes=2) if x[0]["__name__"] == "pulsar_broker_rate_in"]
+    s.append(({"__name__": "pulsar_lb_unload_bundle_total", "cluster": "c1", "broker": "10.0.0.2",
+               "metric": "bundleUnloading", "job": "broker", "instance": "10.0.0.2:8080"}, [(T0, 4), (T0 + 60, 6)]))
+    f = _write_qr(tmp_path / "export.json", s)
+    ingest([f], tmp_path / "ds")
+    assert sorted(read_long(tmp_path / "ds")["broker"].unique()) == ["10.0.0.1:8080", "10.0.0.2:8080", "10.0.0.3:8080"]
+    a = actual_actions(tmp_path / "ds")
+    assert a[["counter", "broker", "increase"]].values.tolist() == [["unload_bundle", "10.0.0.2:8080", 2.0]]
