@@ -42,7 +42,7 @@ from ..errors import InputError
 from .snapshot import ExtensibleLoadData, extensible_from_json
 
 __all__ = ["BROKER_LOAD_DATA_TOPIC", "TOP_BUNDLES_TOPIC", "MESSAGE_BOUNDARY", "BROKER_LOAD_DATA_FIELDS",
-           "MODULAR_REPORT_FIELDS", "json_shape", "elm_from_json", "elm_from_bytes", "elm_from_files",
+           "MODULAR_REPORT_FIELDS", "ELM_SHAPES", "json_shape", "elm_from_json", "elm_from_bytes", "elm_from_files",
            "is_elm_bytes", "parse_consume_text", "parse_json_lines", "display_load_data"]
 
 BROKER_LOAD_DATA_TOPIC = "non-persistent://pulsar/system/loadbalancer-broker-load-data"
@@ -65,6 +65,8 @@ _MAX_MESSAGES = 200_000
 # ------------------------------------------------------------------------------------------ shapes
 MODULAR_LOADDATA, MODULAR_REPORT = "modular LoadData", "modular load report"
 CONTAINER, BROKER_LOAD, TOP_BUNDLES, RECORD = "ELM container", "BrokerLoadData", "TopBundlesLoadData", "{key, value}"
+#: the shapes :func:`json_shape` names that are the Extensible Load Manager's
+ELM_SHAPES = (CONTAINER, BROKER_LOAD, TOP_BUNDLES, RECORD)
 
 
 def json_shape(obj, source: str | None = None) -> tuple[str, str]:
@@ -284,7 +286,7 @@ def is_elm_bytes(raw: bytes, source: str = "") -> bool:
         shape = json_shape(json.loads(text), source)[0]
     except (ValueError, RecursionError, InputError):
         return False
-    return shape in (CONTAINER, BROKER_LOAD, TOP_BUNDLES, RECORD)
+    return shape in ELM_SHAPES
 
 
 def _fold_file(msgs: _Messages, raw: bytes, name: str, broker: str | None) -> bool:
