@@ -20,6 +20,7 @@ from dash import Dash, dcc, html
 import layouts
 from dashboard import ids
 from dashboard.cache import background_manager
+from dashboard.collect.web import OFF_MESSAGE as COLLECT_OFF_MESSAGE, collect_enabled
 from dashboard.sources import MAX_UPLOAD_BYTES, source_options
 
 app = Dash(
@@ -59,16 +60,19 @@ def _drawer() -> html.Details:
         html.Div(f"Max {mb:.0f} MB per file (checked again on the server). Files are read in memory and kept in "
                  "this server's cache for your session.", className="upload-limit"),
     ], className="drawer-col")
+    off = not collect_enabled()  # the form is off unless the operator sets SHEDLAB_COLLECT=1 (docs/security.md)
     live = html.Div([
         html.H4("Live cluster"),
         html.P("Asks the admin REST API for the active brokers, each broker's load report and its topics per bundle.",
                className="muted small"),
+        html.P(COLLECT_OFF_MESSAGE, className="muted small collect-off") if off else None,
         dcc.Input(id=ids.COLLECT_URL, type="url", placeholder="admin URL, e.g. http://broker-1:8080",
-                  className="text-input", debounce=False),
-        html.Div([dcc.Input(id=ids.COLLECT_CLUSTER, placeholder="cluster (if several)", className="text-input"),
+                  className="text-input", debounce=False, disabled=off),
+        html.Div([dcc.Input(id=ids.COLLECT_CLUSTER, placeholder="cluster (if several)", className="text-input",
+                            disabled=off),
                   dcc.Input(id=ids.COLLECT_TOKEN, type="password", placeholder="token (not stored)",
-                            className="text-input", autoComplete="off")], className="input-pair"),
-        html.Button("Take snapshot", id=ids.COLLECT_BUTTON, className="btn btn-primary"),
+                            className="text-input", autoComplete="off", disabled=off)], className="input-pair"),
+        html.Button("Take snapshot", id=ids.COLLECT_BUTTON, className="btn btn-primary", disabled=off),
         html.Div(id=ids.COLLECT_STATUS, className="collect-status muted small"),
         html.Div(["For an incident timeline: ",
                   html.Code("python -m dashboard.collect --admin-url URL --every 60s --count 30 --out incident/"),

@@ -7,13 +7,13 @@ alert naming the file and what is wrong, and the previous source stays selected.
 from __future__ import annotations
 
 import logging
-import os
 import uuid
 
 from dash import ALL, Input, Output, State, callback, clientside_callback, ClientsideFunction, ctx, html, no_update
 
 from dashboard import ids, permalink, sources
-from dashboard.collect import CollectError, Collector
+from dashboard.collect import CollectError, collect_enabled, form_collector, redact
+from dashboard.collect.web import OFF_MESSAGE
 from engine.errors import InputError, ShedlabError
 
 log = logging.getLogger(__name__)
@@ -198,28 +198,39 @@ def on_upload(contents, names, sid):
     running=[(Output(ids.COLLECT_BUTTON, "disabled"), True, False)],
 )
 def on_collect(n, url, token, cluster, sid):
-    """The live-cluster form: one snapshot through the admin REST API, stored as a new source."""
+    """The live-cluster form: one snapshot through the admin REST API, stored as a new source.
+
+    Off unless the operator sets ``SHEDLAB_COLLECT=1``; then only towards ``SHEDLAB_COLLECT_ALLOW``
+    (:mod:`dashboard.collect.web`). Errors say "not allowed" / "no answer" / an HTTP status, nothing more."""
     if not n:
         return (no_update,) * 5
-    if os.getenv("SHEDLAB_DISABLE_COLLECT", "").lower() in ("1", "true", "yes"):
-        return no_update, no_update, [alert("error", "live collection is disabled on this server "
-                                                     "(SHEDLAB_DISABLE_COLLECT)")], "", no_update
+    if not collect_enabled():
+        return no_update, no_update, [alert("error", OFF_MESSAGE)], "", no_update
     if not url:
         return no_update, no_update, [alert("error", "live cluster: enter the admin URL (http://host:8080)")], "", no_update
+    if len(str(url)) > 2048 or len(str(token or "")) > 16384 or len(str(cluster or "")) > 256:
+        return no_update, no_update, [alert("error", "live cluster: input too long")], "", no_update
     try:
-        col = Collector(url, token, timeout=8.0)
-        snap = col.snapshot(cluster or None)
-        name = col.base.split("://", 1)[-1]
+        with form_collector(url, token) as col:
+            snap = col.snapshot(cluster or None)
+            name = col.base.split("://", 1)[-1]
+            requests = col.requests
         info = sources.store_load_data(sid, snap, label=f"{name} · {snap['shedlabCollected']['cluster']} · "
                                                         f"{snap['shedlabCollected']['at'][11:16]} UTC", kind="live")
     except (CollectError, InputError) as exc:
-        return no_update, no_update, [alert("error", f"live cluster: {exc}")], f"failed: {exc}", no_update
+        msg = redact(exc)[:600]
+        return no_update, no_update, [alert("error", f"live cluster: {msg}")], f"failed: {msg}", no_update
     except Exception as exc:  # noqa: BLE001
-        log.exception("collector failed")
-        return no_update, no_update, [alert("error", f"live cluster: {type(exc).__name__}: {exc}")], "failed", no_update
-    status = f"{info['brokers']} brokers, {info['bundles']} bundles in {col.requests} requests"
-    return (info["id"], sources.source_options(sid), [alert("success", f"Live snapshot {info['label']}: {status}")],
-            status, False)
+        log.error("collector failed (%s)", type(exc).__name__)
+        return no_update, no_update, [alert("error", f"live cluster: failed ({type(exc).__name__})")], "failed", no_update
+    status = f"{info['brokers']} brokers, {info['bundles']} bundles in {requests} requests"
+    missing = snap.get("shedlabMissingBrokers") or {}
+    alerts = [alert("success", f"Live snapshot {info['label']}: {status}")]
+    if missing:
+        status += f"; {len(missing)} missing: {', '.join(missing)}"
+        alerts.append(alert("warning", f"live cluster: {len(missing)} broker(s) did not answer and are missing from "
+                                       f"the snapshot: {', '.join(missing)}"))
+    return info["id"], sources.source_options(sid), alerts, status, False
 
 
 # pages see the shell's stores through their own mirrors (a callback mixing shell and page Inputs

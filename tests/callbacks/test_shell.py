@@ -58,11 +58,22 @@ def test_shell005_good_upload_selects_it(sid):
     assert "Loaded snap.json" in _text(alerts)
 
 
-def test_shell006_live_cluster_form(sid):
+def test_shell006_live_cluster_form(sid, monkeypatch):
+    monkeypatch.delenv("SHEDLAB_COLLECT", raising=False)
+    monkeypatch.delenv("SHEDLAB_DISABLE_COLLECT", raising=False)
     with PulsarReplay(token="tok") as p:
+        # off unless the operator turns it on: nothing is asked of anybody
+        pick, opts, alerts, status, drawer = cs.on_collect(1, p.admin_url, "tok", "", sid)
+        assert pick is no_update and "off on this server" in _text(alerts) and not p.requests
+        monkeypatch.setenv("SHEDLAB_COLLECT", "1")
+        monkeypatch.setenv("SHEDLAB_COLLECT_ALLOW", "127.0.0.1/32")
         pick, opts, alerts, status, drawer = cs.on_collect(1, p.admin_url, "tok", "", sid)
         assert pick.startswith("live:") and "3 brokers" in status and drawer is False
         pick, opts, alerts, status, drawer = cs.on_collect(1, p.admin_url, None, "", sid)
         assert pick is no_update and "401" in _text(alerts) and status.startswith("failed")
+        monkeypatch.setenv("SHEDLAB_COLLECT_ALLOW", "pulsar.example.com")  # loopback not listed: refused
+        n = len(p.requests)
+        pick, opts, alerts, status, drawer = cs.on_collect(1, p.admin_url, "tok", "", sid)
+        assert pick is no_update and "/admin/v2/clusters: not allowed'" in _text(alerts) and len(p.requests) == n
     out = cs.on_collect(1, None, None, None, sid)
     assert "admin URL" in _text(out[2])

@@ -42,20 +42,31 @@ def test_collect002_missing_token_is_a_clear_error():
     assert "HTTP 401" in msg and "/admin/v2/clusters" in msg and "Authentication required" in msg and "--token" in msg
 
 
-def test_collect003_broker_failure_names_the_broker():
-    with PulsarReplay(fail={(2, "/admin/v2/broker-stats/load-report"): 500}) as p:
-        with pytest.raises(CollectError) as e:
-            collect_snapshot(p.admin_url)
-    assert p.addr[2] in str(e.value) and "HTTP 500" in str(e.value)
+def test_collect003_failing_broker_is_listed_missing_snapshot_still_written(tmp_path, capsys):
+    fail = {(2, "/admin/v2/broker-stats/load-report"): 500}
+    with PulsarReplay(fail=fail) as p:
+        snap = collect_snapshot(p.admin_url, retries=1, backoff=0.01)
+        # retried once (2 attempts) on the 500, then left out; the two others are in
+        assert sum(1 for i, path, _ in p.requests if (i, path) == (2, "/admin/v2/broker-stats/load-report")) == 2
+        assert sorted(snap["brokers"]) == sorted(p.addr[:2])
+        assert list(snap["shedlabMissingBrokers"]) == [p.addr[2]]
+        assert "HTTP 500" in snap["shedlabMissingBrokers"][p.addr[2]] and snap["shedlabCollected"]["missing"] == 1
+        ld = load_data_from_json(json.loads(json.dumps(snap)), "partial")
+        assert len(ld.brokers) == 2
+        # the command line writes it and says which broker is missing
+        rc = collect.main(["--admin-url", p.admin_url, "--retries", "0", "--out", str(tmp_path / "s.json")])
+    assert rc == 0 and (tmp_path / "s.json").exists()
+    err = capsys.readouterr().err
+    assert "1 of 3 brokers missing" in err and p.addr[2] in err
 
 
 def test_collect004_not_json_and_unreachable():
     with PulsarReplay(garbage={(1, "/admin/v2/broker-stats/topics")}) as p:
-        with pytest.raises(CollectError, match="not JSON"):
-            collect_snapshot(p.admin_url)
+        snap = collect_snapshot(p.admin_url)  # broker 2 answers HTML: left out, named, the others kept
+        assert "not JSON" in snap["shedlabMissingBrokers"][p.addr[1]] and len(snap["brokers"]) == 2
         url = p.admin_url
     with pytest.raises(CollectError, match="cannot connect"):
-        collect_snapshot(url, timeout=2)  # the servers are gone
+        collect_snapshot(url, timeout=2, retries=1, backoff=0.01)  # the servers are gone
     with pytest.raises(CollectError, match="http"):
         Collector("ftp://x")
 
