@@ -159,6 +159,11 @@ def _info(source_id: str, kind: str, label: str, lds: list, extra: dict | None =
     warnings = [w for x in lds for w in x.warnings][:5]
     info = {"id": source_id, "kind": kind, "label": label, "brokers": len(ld.brokers), "bundles": n_bundles,
             "steps": len(lds), "warnings": warnings}
+    from engine.policies import policies_of
+
+    pol = policies_of(ld)
+    if pol is not None:  # the cluster's isolation / anti-affinity / failure-domain policies
+        info["policies"] = pol.summary()
     if extra:
         info.update(extra)
     return info
@@ -569,13 +574,14 @@ def _scenario(sid, raw: bytes, text: str, obj, name: str) -> dict:
     return info
 
 
-def _one_file(sid, raw: bytes, name: str, out: Ingested) -> None:
+def _one_file(sid, raw: bytes, name: str, out: Ingested, policies=None, policy_raws=()) -> None:
+    """One uploaded file; ``policies`` (policy files uploaded beside it) go with its snapshots."""
     if raw[:2] == b"PK":
         if _zip_kind(raw, name) == "timeline":
             lds = _zip_timeline(raw, name)
         else:
             lds = [load_snapshot_bytes(raw, name)]
-        out.sources.append(_store(sid, "upload", _hash(raw), name, lds))
+        out.sources.append(_store(sid, "upload", _hash(raw, *policy_raws), name, _with_policies(lds, policies)))
         return
     ext = elm_from_bytes(raw, name)  # pulsar-client consume output / {key, value} lines of the ELM's topics
     if ext is not None:
@@ -609,7 +615,45 @@ def _one_file(sid, raw: bytes, name: str, out: Ingested) -> None:
         out.scenarios.append(_scenario(sid, raw, text, obj, name))
         return
     what, lds = _snapshots_from_json(obj, name)
-    out.sources.append(_store(sid, "upload", _hash(raw), name, lds))
+    out.sources.append(_store(sid, "upload", _hash(raw, *policy_raws), name, _with_policies(lds, policies)))
+
+
+def _with_policies(lds: list, policies) -> list:
+    """Attach uploaded policy files to every snapshot of a source (``engine.policies``)."""
+    if policies is not None:
+        from engine.policies import attach
+
+        for ld in lds:
+            attach(ld, policies)
+    return lds
+
+
+def _policy_files(files: list, out: Ingested):
+    """Split the namespace-isolation / anti-affinity / failure-domain JSON files (``engine.policies``)
+    off the uploads: (other files, merged policies or None, their raw bytes)."""
+    from engine.policies import classify_policy_json, read_policies_json
+
+    rest, pol, raws = [], None, []
+    for raw, label in files:
+        kind = None
+        if raw[:2] != b"PK" and raw.lstrip()[:1] in (b"{", b"\xef"):
+            try:
+                obj = read_json_bytes(raw, label)
+                kind = classify_policy_json(obj)
+            except InputError:
+                kind = None
+        if kind is None:
+            rest.append((raw, label))
+            continue
+        try:
+            got = read_policies_json(obj, label, kind)
+        except InputError as exc:
+            out.errors.append(str(exc))
+            continue
+        pol = got if pol is None else pol.merge(got)
+        raws.append(raw)
+        out.notes.append(f"{label}: {got.summary()} (applied to the snapshot uploaded with it)")
+    return rest, pol, raws
 
 
 def ingest_files(sid, contents, names) -> Ingested:
@@ -641,6 +685,11 @@ def ingest_files(sid, contents, names) -> Ingested:
         except InputError as exc:
             out.errors.append(str(exc))
         return out
+    files, policies, policy_raws = _policy_files(files, out)
+    if policies is not None and not files:
+        out.errors.append("policy files need a snapshot: upload them together with the LoadData JSON, load "
+                          "reports or ZooKeeper dump (or put them in its zip)")
+        return out
     if len(files) > 1:
         parsed = []
         for raw, label in files:
@@ -653,13 +702,14 @@ def ingest_files(sid, contents, names) -> Ingested:
             try:
                 label = f"{len(files)} load reports"
                 ld = _combine_reports([(o, n) for o, (_, n) in zip(parsed, files)], label)
-                out.sources.append(_store(sid, "upload", _hash(*[r for r, _ in files]), label, [ld]))
+                out.sources.append(_store(sid, "upload", _hash(*[r for r, _ in files], *policy_raws), label,
+                                          _with_policies([ld], policies)))
             except InputError as exc:
                 out.errors.append(str(exc))
             return out
     for raw, label in files:
         try:
-            _one_file(sid, raw, label, out)
+            _one_file(sid, raw, label, out, policies, policy_raws)
         except InputError as exc:
             out.errors.append(str(exc))
         except (RecursionError, MemoryError, zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError) as exc:
