@@ -19,6 +19,7 @@ from dash import (ALL, MATCH, ClientsideFunction, Input, Output, Patch, State, c
                   dcc, no_update)
 from dash.exceptions import PreventUpdate
 
+from engine.commands import STYLES, commands_text
 from engine.config import BIGO_AVGSHEDDER, PULSAR_5_DEFAULTS, parse_broker_conf, to_broker_conf
 from engine.errors import InputError, ShedlabError
 from dashboard import figpatch, ids, permalink, sources, whynot
@@ -44,6 +45,7 @@ log = logging.getLogger(__name__)
 
 __all__ = ["control_values", "overlay", "resolve_controls", "sync_controls", "compute", "update_tuner",
            "run_cycles_cb", "why_not", "why_options", "export_figures", "export_report", "export_conf",
+           "export_commands", "commands_download",
            "step_row"]
 
 
@@ -582,6 +584,36 @@ def export_conf(n, config):
     cfg, _ = build_config(TunerState.from_json(config))
     text = "# load-balancer keys changed from Pulsar 4.x defaults (Shedlab)\n" + to_broker_conf(cfg, comments=True)
     return {"content": text, "filename": "broker.conf", "type": "text/plain"}
+
+
+def commands_download(a, style: str = "pulsar-admin") -> dict:
+    """The plan of analysis ``a`` as a dry-run commands file (:func:`engine.commands.commands_text`)."""
+    style = style if style in STYLES else "pulsar-admin"
+    snap = a.snap
+    context = [f"{a.shedding} + {a.placement} on {snap.label} (step {snap.step + 1} of {snap.steps})",
+               "The Tuner's plan: the next shedding cycle on this snapshot with the page's settings."]
+    text = commands_text([a.cycle], style, context=context)
+    ext = "sh" if style == "pulsar-admin" else "txt"
+    return {"content": text, "filename": f"shedlab-unloads-{a.shedding}-{a.rev}.{ext}", "type": "text/plain"}
+
+
+@callback(
+    Output(ids.TUNER_COMMANDS_DOWNLOAD, "data"),
+    Output(ids.TUNER_ALERT, "children", allow_duplicate=True),
+    Input(ids.TUNER_COMMANDS_EXPORT, "n_clicks"),
+    State(ids.TUNER_COMMANDS_STYLE, "value"),
+    State(ids.TUNER_STATE, "data"),
+    prevent_initial_call=True,
+)
+def export_commands(n, style, config):
+    """"Download commands": the unload plan as the pulsar-admin lines (or REST calls) that would carry it out."""
+    if not n or not isinstance(config, dict):
+        raise PreventUpdate
+    try:
+        _, a, _ = _analysis_for(config)
+        return commands_download(a, style), no_update
+    except ShedlabError as exc:
+        return no_update, [alert("error", f"commands: {exc}")]
 
 
 # ------------------------------------------------------------------------------------------ clientside

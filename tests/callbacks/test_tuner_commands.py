@@ -1,0 +1,35 @@
+"""The Tuner's "Download commands" (issue 13 item 6): the callback body as a plain function."""
+import shlex
+
+import pytest
+from dash import no_update
+from dash.exceptions import PreventUpdate
+
+import callbacks.tuner as ct
+from dashboard.state import TunerState
+
+
+def test_tuner_commands001_download_matches_the_plan():
+    state = TunerState(src="sample:avgshedder-pairing-6-brokers", shed="ThresholdShedder", place="LeastLongTermMessageRate").to_json()
+    got, alert = ct.export_commands(1, "pulsar-admin", state)
+    assert alert is no_update and got["filename"].endswith(".sh") and got["type"] == "text/plain"
+    text = got["content"]
+    assert text.startswith("#!/bin/sh\n# DRY RUN") and "Shedlab never changes a cluster" in text
+    _, a, _ = ct._analysis_for(state)  # the plan the page shows
+    plan = [(u.bundle, u.destination) for u in a.cycle.unloads]
+    assert plan  # the sample sheds
+    lines = [shlex.split(ln) for ln in text.splitlines() if ln.startswith("pulsar-admin")]
+    assert [(f"{w[3]}/{w[5]}", w[7]) for w in lines] == plan  # same bundles, destinations and order
+    assert all(w[:3] == ["pulsar-admin", "namespaces", "unload"] and w[4] == "--bundle"
+               and w[6] == "--destinationBroker" for w in lines)
+    rest, _ = ct.export_commands(1, "rest", state)
+    puts = [ln for ln in rest["content"].splitlines() if ln.startswith("PUT ")]
+    assert rest["filename"].endswith(".txt") and len(puts) == len(plan)
+    assert puts[0] == (f"PUT /admin/v2/namespaces/{plan[0][0]}/unload?destinationBroker={plan[0][1]}")
+
+
+def test_tuner_commands002_no_click_no_state():
+    with pytest.raises(PreventUpdate):
+        ct.export_commands(None, "pulsar-admin", {"src": "x"})
+    with pytest.raises(PreventUpdate):
+        ct.export_commands(1, "pulsar-admin", None)
