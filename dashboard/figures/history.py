@@ -168,7 +168,8 @@ def bundle_figure(res: dict | None) -> go.Figure:
     return fig
 
 
-_AGREE_COLORS = {"both": STATUS["ok"][0], "predicted only": STATUS["pending"][0], "observed only": STATUS["over"][0]}
+_AGREE_COLORS = {"both": STATUS["destination"][0], "predicted only": STATUS["pending"][0],
+                 "observed only": STATUS["over"][0]}
 
 
 def agreement_figure(ag) -> go.Figure:
@@ -210,10 +211,11 @@ def agreement_figure(ag) -> go.Figure:
                                  marker=dict(size=10, color=_AGREE_COLORS[st], symbol="circle" if st == "both"
                                              else ("x" if st == "predicted only" else "diamond")),
                                  hovertemplate="%{x|%Y-%m-%d %H:00} %{y}<extra>" + st + "</extra>"), row=2, col=1)
-    lay = base_layout(520)
-    lay["margin"] = dict(l=140, r=24, t=96, b=48)
+    lay = base_layout(560)
+    lay["margin"] = dict(l=140, r=24, t=64, b=96)
+    lay["legend"] = dict(lay["legend"], yanchor="top", y=-0.1)
     fig.update_layout(**lay, barmode="group",
-                      title=dict(text=title, x=0, xanchor="left", font=dict(size=13)),
+                      title=dict(text=title, x=0, xanchor="left", y=0.98, yanchor="top", font=dict(size=13)),
                       meta={"rev": "history-agreement", "agreement": m["agreement"], "basis": m["basis"]})
     fig.update_yaxes(title_text="unloads", row=1, col=1)
     fig.update_yaxes(type="category", row=2, col=1)
