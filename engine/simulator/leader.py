@@ -149,6 +149,8 @@ class ModularLeader:
         self.factory = manager_factory or ModularLoadManager
         self.manager = None
         self._pending_config = None
+        #: the scenario's cluster policies (``engine.policies.ClusterPolicies``), set by the simulation
+        self.policies = None
 
     @property
     def name(self) -> str:
@@ -161,7 +163,12 @@ class ModularLeader:
         m = self.manager
         if m is None or self._pending_config is not None:
             old = m
-            self.manager = self.factory(view, self.config, seed=self.rng)
+            if self.policies is not None and self.factory is ModularLoadManager:
+                from ..policies import ModularPolicies
+
+                self.manager = self.factory(view, self.config, seed=self.rng, policies=ModularPolicies(self.policies))
+            else:
+                self.manager = self.factory(view, self.config, seed=self.rng)
             self._pending_config = None
             if old is not None:
                 self.manager.recently_unloaded.update(old.recently_unloaded)

@@ -190,7 +190,14 @@ class Simulation:
         else:
             self._leader_factory = None  # a Leader instance: kept across leader elections
         self.leader = self._leader_factory(config, seed=self._leader_rng) if self._leader_factory else leader
+        self._give_policies()
         self._build()
+
+    def _give_policies(self):
+        """The scenario's isolation / anti-affinity / failure-domain policies go to the leader (modular
+        load manager only: ``ModularLeader.policies``)."""
+        if getattr(self.sc, "policies", None) is not None and hasattr(self.leader, "policies"):
+            self.leader.policies = self.sc.policies
 
     # ------------------------------------------------------------------------------ setup
     def _build(self):
@@ -433,6 +440,7 @@ class Simulation:
             if self._leader_factory is not None:
                 old = self.leader
                 self.leader = self._leader_factory(self.cfg, seed=self._leader_rng)
+                self._give_policies()
                 take_over = getattr(self.leader, "take_over", None)
                 if take_over is not None:
                     take_over(old)  # the brokers' own published data survives the election

@@ -219,6 +219,8 @@ class Scenario:
     metrics: MetricsSpec = field(default_factory=MetricsSpec)
     expect: Any = None  # free-form notes: what the article observed (not used by the simulator)
     source: str | None = None
+    #: the cluster's isolation / anti-affinity / failure-domain policies (engine.policies.ClusterPolicies)
+    policies: Any = None
 
     @property
     def config_values(self) -> dict:
@@ -400,7 +402,7 @@ def _expand(v: _V, items, path):
 
 
 _TOP = {"name", "title", "description", "minutes", "seed", "preset", "config", "leader", "brokers", "namespaces",
-        "workloads", "events", "cost", "noise", "timing", "metrics", "expect", "notes"}
+        "workloads", "events", "cost", "noise", "timing", "metrics", "expect", "notes", "policies"}
 
 
 def parse_scenario(data: Any, source: str | None = None) -> Scenario:
@@ -522,7 +524,29 @@ def parse_scenario(data: Any, source: str | None = None) -> Scenario:
                     workloads=tuple(workloads), events=tuple(events), title=v.string(d, "title", "", "") or "",
                     description=v.string(d, "description", "", "") or "", seed=seed, preset=preset,
                     config=config, leader=leader, cost=cost, noise=noise, timing=timing, metrics=metrics,
-                    expect=d.get("expect"), source=source)
+                    expect=d.get("expect"), source=source, policies=_policies(d, source))
+
+
+def _policies(d, source):
+    """``policies:`` — the bundle shape of :mod:`engine.policies` (``namespaceIsolationPolicies`` as
+    ``ns-isolation-policy list`` prints it, ``antiAffinityGroups`` {namespace: group}, ``failureDomains``
+    as ``clusters list-failure-domains`` prints it); the simulated leader applies them."""
+    if d.get("policies") is None:
+        return None
+    from ..policies import read_policies_json
+
+    obj = d["policies"]
+    if not isinstance(obj, dict):
+        raise InputError("expected namespaceIsolationPolicies / antiAffinityGroups / failureDomains", source=source,
+                         field="policies")
+    unknown = sorted(set(obj) - {"namespaceIsolationPolicies", "antiAffinityGroups", "failureDomains"})
+    if unknown:
+        raise InputError(f"unknown key {unknown[0]!r}; expected namespaceIsolationPolicies, antiAffinityGroups or "
+                         "failureDomains", source=source, field="policies")
+    try:
+        return read_policies_json(obj, source or "<scenario>", "bundle")
+    except InputError as exc:
+        raise InputError(exc.message, source=source, field=f"policies.{exc.field}" if exc.field else "policies") from None
 
 
 def _conf_str(x):

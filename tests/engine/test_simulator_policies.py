@@ -1,0 +1,40 @@
+"""Scenarios with the cluster's policies (issue 18): the simulated leader applies them, so an operator
+sees whether an isolation policy starves (or overloads) a broker group. The ``policies:`` section is
+the bundle shape of engine.policies (``namespaceIsolationPolicies`` as ``ns-isolation-policy list``
+prints NamespaceIsolationDataImpl)."""
+import pytest
+
+from engine.errors import InputError
+from engine.simulator import parse_scenario, simulate
+
+from .test_simulator_core import tiny
+
+PIN = {"namespaceIsolationPolicies": {"pin": {
+    "namespaces": ["t/ns"], "primary": ["b[01]"], "secondary": [],
+    "auto_failover_policy": {"policy_type": "min_available", "parameters": {"min_limit": "1", "usage_threshold": "80"}}}}}
+
+
+def _last(r):
+    b = r.brokers
+    return b[b["minute"] == b["minute"].max()].set_index("broker")["bundles"].to_dict()
+
+
+def test_isolation_policy_pins_the_namespace_and_starves_the_rest():
+    free = simulate(*(lambda sc: (sc, sc.lb_config()))(parse_scenario(tiny(), "t.yaml")))
+    assert sum(1 for n in _last(free).values() if n > 0) == 4
+    sc = parse_scenario(tiny(policies=PIN), "t.yaml")
+    assert sc.policies.summary() == "1 isolation policy"
+    r = simulate(sc, sc.lb_config())
+    last = _last(r)
+    assert last["b2:8080"] == 0 and last["b3:8080"] == 0 and last["b0:8080"] + last["b1:8080"] == 16
+    moved = r.events[r.events["kind"].isin(["unload", "assign"])]
+    assert set(moved["destination"].dropna()) <= {"b0:8080", "b1:8080"}
+
+
+def test_bad_policies_name_the_field():
+    bad = {"namespaceIsolationPolicies": {"pin": dict(PIN["namespaceIsolationPolicies"]["pin"], primary=["b[0"])}}
+    with pytest.raises(InputError) as ei:
+        parse_scenario(tiny(policies=bad), "t.yaml")
+    assert ei.value.field.startswith("policies.pin.primary[0]") and "invalid regex" in ei.value.message
+    with pytest.raises(InputError, match="unknown key"):
+        parse_scenario(tiny(policies={"isolation": {}}), "t.yaml")
