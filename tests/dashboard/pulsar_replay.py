@@ -9,7 +9,8 @@ number of 503 answers before the real one; ``redirect`` maps them to a ``Locatio
 makes every broker behave like an Extensible Load Manager broker (``load-report`` → HTTP 500, as
 ``ExtensibleLoadManagerWrapper.generateLoadReport`` throws; ``loadManagerClassName`` =
 ``ExtensibleLoadManagerImpl`` in ``GET /admin/v2/brokers/configuration/runtime``, a ``Map<String, String>``).
-``tls`` (a server ``ssl.SSLContext``) serves HTTPS.
+``tls`` (a server ``ssl.SSLContext``) serves HTTPS; ``host`` is the name in the broker ids and ``admin_url``;
+``extra_brokers`` adds ids to the cluster's broker list.
 
 Also here: :func:`make_pki` (a test CA, a server certificate for 127.0.0.1/localhost and client certificates,
 made with ``cryptography``), :class:`OAuthServer` (an OAuth 2.0 issuer: ``/.well-known/openid-configuration``
@@ -69,7 +70,7 @@ class _Quiet(BaseHTTPRequestHandler):
 class PulsarReplay:
     def __init__(self, token: str | None = None, fail: dict | None = None, garbage: set | None = None, *,
                  check_auth=None, flaky: dict | None = None, redirect: dict | None = None, elm: bool = False,
-                 tls: ssl.SSLContext | None = None, host: str = "127.0.0.1"):
+                 tls: ssl.SSLContext | None = None, host: str = "127.0.0.1", extra_brokers: list | None = None):
         self.token = token
         self.check_auth = check_auth
         self.fail = fail or {}
@@ -78,6 +79,7 @@ class PulsarReplay:
         self.redirect = redirect or {}
         self.elm = elm
         self.host = host
+        self.extra_brokers = list(extra_brokers or [])  # ids appended to GET /admin/v2/brokers/standalone
         self.scheme = "https" if tls is not None else "http"
         self.requests: list = []  # (broker index, path, authorization header)
         self.servers, self.threads = [], []
@@ -146,7 +148,10 @@ class PulsarReplay:
                 name = files.get(self.path)
                 if name is None:
                     return self._send(404, json.dumps({"reason": "Not Found"}))
-                return self._send(200, replay._rewrite((FIXTURES / name).read_text()))
+                text = replay._rewrite((FIXTURES / name).read_text())
+                if name == "brokers-standalone.json" and replay.extra_brokers:
+                    text = json.dumps(json.loads(text) + replay.extra_brokers)
+                return self._send(200, text)
 
         return Handler
 

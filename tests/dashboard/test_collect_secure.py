@@ -234,3 +234,30 @@ def test_secure011_form_off_by_default():
         form_collector("http://127.0.0.1:1", None, env={})
     with pytest.raises(CollectError, match="SHEDLAB_COLLECT_ALLOW"):
         form_collector("http://127.0.0.1:1", None, env={"SHEDLAB_COLLECT": "1"})
+
+
+def test_secure012_form_checks_every_listed_broker_and_pins_tls(pki):
+    # the cluster lists a broker at the metadata address: refused (no traffic), named missing, the rest kept
+    with PulsarReplay(token="t", extra_brokers=["169.254.169.254:8080"]) as p:
+        env = {"SHEDLAB_COLLECT": "1", "SHEDLAB_COLLECT_ALLOW": "127.0.0.1/32"}
+        with form_collector(p.admin_url, "t", env=env) as col:
+            snap = col.snapshot()
+    assert len(snap["brokers"]) == 3
+    assert snap["shedlabMissingBrokers"] == {"169.254.169.254:8080":
+                                             "http://169.254.169.254:8080/admin/v2/broker-stats/load-report: "
+                                             "not allowed"}
+    # HTTPS under the allow-list: the connection goes to the checked address, the certificate is checked
+    # against the name (SNI localhost), the private CA comes from SHEDLAB_COLLECT_CA
+    ctx = pki["server_context"]()
+    ctx.verify_mode = __import__("ssl").CERT_NONE  # the form has no client certificate
+    with PulsarReplay(token="t", tls=ctx, host="localhost") as p:
+        assert p.admin_url.startswith("https://localhost:")
+        env = {"SHEDLAB_COLLECT": "1", "SHEDLAB_COLLECT_ALLOW": "localhost 127.0.0.0/8",
+               "SHEDLAB_COLLECT_CA": pki["ca"]}
+        with form_collector(p.admin_url, "t", env=env) as col:
+            snap = col.snapshot()
+        assert len(snap["brokers"]) == 3 and all(a == "Bearer t" for _, _, a in p.requests)
+        env.pop("SHEDLAB_COLLECT_CA")  # without the private CA: refused by certificate, said briefly
+        with form_collector(p.admin_url, "t", env=env, retries=0) as col:
+            with pytest.raises(CollectError, match="no answer$"):
+                col.clusters()
