@@ -37,6 +37,8 @@ class Sample:
     build: Callable[[], LoadData]
     config: dict = field(default_factory=dict)  # broker.conf keys reproducing the finding
     ship_json: bool = True
+    #: what the home page's card says beside the strategies, e.g. the policy-free answer it differs from
+    note: str = ""
 
 
 def _seed(hist_after: dict, real: dict, h: float = 0.9) -> dict:
@@ -237,7 +239,8 @@ SAMPLES: dict[str, Sample] = {s.name: s for s in [
            "payments-ha) only broker-0..3 may take them, broker-1 is dropped because it already serves "
            "payments-b, and they go to broker-3. The Tuner lists every broker a policy excluded and why.",
            _isolation_groups, {"loadBalancerLoadSheddingStrategy": IMPL + "ThresholdShedder",
-                               "loadBalancerLoadPlacementStrategy": IMPL + "LeastLongTermMessageRate"}),
+                               "loadBalancerLoadPlacementStrategy": IMPL + "LeastLongTermMessageRate"},
+           note="cluster policies: broker-3 with them, broker-7 without"),
     Sample("cluster-100-brokers", "A 100-broker, 10,000-bundle cluster (generated)",
            "A seeded random cluster with uneven load across 20 namespaces, for exploring at scale.",
            _cluster_100, {}, ship_json=False),

@@ -42,7 +42,8 @@ def layout(**kwargs):
         samples.append(dcc.Link([
             html.Div(s.title, className="sample-title"),
             html.Div(s.description, className="sample-desc"),
-            html.Div([html.Span(shed, className="pill"), html.Span(place, className="pill pill-alt")],
+            html.Div([html.Span(shed, className="pill"), html.Span(place, className="pill pill-alt")]
+                     + ([html.Span(s.note, className="pill pill-policy")] if s.note else []),
                      className="sample-pills"),
         ], href=_sample_link(s.name), className="sample-card"))
     return html.Div([

@@ -43,3 +43,11 @@ def test_scores_mark_each_brokers_group():
     marks = {t.name: list(t.customdata) for t in fig.data if t.legendgroup == "groups"}
     assert set(marks) == {"primary: payments", "primary: analytics", "shared"}
     assert sorted(marks["primary: analytics"]) == ["broker-6:8080", "broker-7:8080"]
+
+
+def test_home_card_explains_the_difference():
+    from layouts.home import layout
+
+    text = str(layout())
+    assert "Isolation groups and an anti-affinity group change the destination" in text
+    assert "broker-3 with them, broker-7 without" in text and "pill-policy" in text
