@@ -86,6 +86,8 @@ def choose_source(trigger, picked, search, current, sid):
         st = sources.sample_state(want)
         if st is not None:
             what = "the backtest's settings of" if info.get("kind") == "history" else "the settings of sample"
+            if info.get("elm"):  # an Extensible Load Manager upload: TransferShedder + the ELM's placement
+                what = "the Extensible Load Manager's strategies for"
             imp = {"values": st["values"], "mode": "replace", "label": f"{what} “{info['label']}”",
                    "nonce": uuid.uuid4().hex}
     for w in info.get("warnings", [])[:2] if why != "keep" else []:

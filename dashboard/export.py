@@ -20,6 +20,7 @@ from datetime import datetime, timezone
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
+from engine.commands import commands_text
 from engine.config import PULSAR_4_DEFAULTS, key_info, to_broker_conf
 
 from .analysis import Analysis
@@ -252,6 +253,10 @@ def build_report(a: Analysis, state: TunerState, *, permalink: str | None = None
                          f"{': ' + _e(r['placement']) if r['placement'] else ''}</td>"
                          f"<td>{_e(r['skipped'] or 'unloaded')}</td></tr>")
         parts.append("</table>")
+        if a.cycle.unloads:  # the plan as the commands that would carry it out (engine.commands)
+            cmds = commands_text([a.cycle], "pulsar-admin", context=[f"{a.shedding} + {a.placement}"])
+            parts.append("<details id='plan-commands'><summary>As pulsar-admin commands (a dry run: Shedlab never "
+                         f"changes a cluster)</summary><pre>{_e(cmds)}</pre></details>")
     ratios = ", ".join(f"{k} {_ratio(b)} → {_ratio(af)}" for k, (b, af) in a.ratios.items())
     parts.append(f"<p class='muted'>max/min across brokers (after = estimate): {_e(ratios)}</p></section>")
     # --- config diff

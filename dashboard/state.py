@@ -78,7 +78,9 @@ def coerce_state(data) -> tuple[TunerState, list[str]]:
     if not shed and isinstance(raw.get(STRATEGY_KEYS[0]), str):
         shed = raw[STRATEGY_KEYS[0]].rsplit(".", 1)[-1]
     if not place and isinstance(raw.get(STRATEGY_KEYS[1]), str):
-        place = raw[STRATEGY_KEYS[1]].rsplit(".", 1)[-1]
+        # the fully qualified name: the extensible LeastResourceUsageWithWeight shares the modular one's
+        # short class name (``registry.placement_name`` tells them apart by package)
+        place = raw[STRATEGY_KEYS[1]].strip()
     try:
         shed = registry.shedding_name(shed) if shed else "ThresholdShedder"
     except ShedlabError:

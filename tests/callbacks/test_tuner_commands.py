@@ -33,3 +33,12 @@ def test_tuner_commands002_no_click_no_state():
         ct.export_commands(None, "pulsar-admin", {"src": "x"})
     with pytest.raises(PreventUpdate):
         ct.export_commands(1, "pulsar-admin", None)
+
+
+def test_tuner_commands003_report_lists_the_commands():
+    state = TunerState(src="sample:avgshedder-pairing-6-brokers", shed="ThresholdShedder",
+                       place="LeastLongTermMessageRate").to_json()
+    rep, _ = ct.export_report(1, state, None, None, None, 10)
+    cmd, _ = ct.export_commands(1, "pulsar-admin", state)
+    first = next(ln for ln in cmd["content"].splitlines() if ln.startswith("pulsar-admin"))
+    assert "<details id='plan-commands'>" in rep["content"] and first in rep["content"]
