@@ -247,7 +247,9 @@ class Http:
                 continue
             if code >= 400:
                 reason = "" if quiet else _pulsar_reason(resp)
-                hint = " (check the credentials: --client-conf, --token-file)" if code in (401, 403) else ""
+                hint = ""
+                if code in (401, 403):
+                    hint = " (check the token)" if quiet else " (check the credentials: --client-conf, --token-file)"
                 err = HttpStatusError(f"{shown}: HTTP {code} {resp.reason_phrase}{': ' + reason if reason else ''}"
                                       f"{hint}")
                 err.status = code

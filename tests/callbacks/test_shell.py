@@ -77,3 +77,26 @@ def test_shell006_live_cluster_form(sid, monkeypatch):
         assert pick is no_update and "/admin/v2/clusters: not allowed'" in _text(alerts) and len(p.requests) == n
     out = cs.on_collect(1, None, None, None, sid)
     assert "admin URL" in _text(out[2])
+
+
+def test_shell_collect_form_disabled_unless_turned_on(monkeypatch):
+    import app  # the drawer is built on every page load from the environment
+    monkeypatch.delenv("SHEDLAB_COLLECT", raising=False)
+
+    def find(node, cid):
+        if getattr(node, "id", None) == cid:
+            return node
+        kids = getattr(node, "children", None)
+        for k in (kids if isinstance(kids, (list, tuple)) else [kids]):
+            if k is not None and not isinstance(k, str):
+                got = find(k, cid)
+                if got is not None:
+                    return got
+        return None
+
+    off = app._drawer()
+    assert find(off, ids.COLLECT_BUTTON).disabled is True and find(off, ids.COLLECT_URL).disabled is True
+    assert "SHEDLAB_COLLECT=1" in _text(off)
+    monkeypatch.setenv("SHEDLAB_COLLECT", "1")
+    on = app._drawer()
+    assert find(on, ids.COLLECT_BUTTON).disabled is False and "SHEDLAB_COLLECT=1" not in _text(on)

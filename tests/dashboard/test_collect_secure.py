@@ -116,12 +116,26 @@ def test_secure003_client_conf_token_formats(tmp_path, monkeypatch):
     assert (conf.cert_file, conf.key_file) == ("/c.pem", "/k.pem")
 
 
-def test_secure004_retries_on_5xx_then_succeeds():
+def test_secure004_retries_on_5xx_and_timeouts_then_succeeds():
     flaky = {(1, "/admin/v2/broker-stats/topics"): 2, "/admin/v2/clusters": 1}
-    with PulsarReplay(flaky=flaky) as p:
-        snap = collect_snapshot(p.admin_url, retries=2, **FAST)
+    slow = {(2, "/admin/v2/broker-stats/load-report"): (1, 1.0)}  # first answer after the 0.3 s timeout
+    with PulsarReplay(flaky=flaky, slow=slow) as p:
+        snap = collect_snapshot(p.admin_url, retries=2, timeout=0.3, backoff=0.01)
     assert len(snap["brokers"]) == 3 and "shedlabMissingBrokers" not in snap
     assert sum(1 for i, path, _ in p.requests if (i, path) == (1, "/admin/v2/broker-stats/topics")) == 3
+    assert sum(1 for i, path, _ in p.requests if (i, path) == (2, "/admin/v2/broker-stats/load-report")) == 2
+    # retries exhausted: that broker is missing, the snapshot still made
+    with PulsarReplay(flaky={(1, "/admin/v2/broker-stats/topics"): 5}) as p:
+        snap = collect_snapshot(p.admin_url, retries=2, **FAST)
+    assert list(snap["shedlabMissingBrokers"]) == [p.addr[1]] and "HTTP 503" in snap["shedlabMissingBrokers"][p.addr[1]]
+
+
+def test_secure004b_module_entry_point(tmp_path):
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-m", "dashboard.collect", "--admin-url", "nope", "--out", str(tmp_path / "x")],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and r.stderr.startswith("error: admin URL must be http(s)://host:port")
 
 
 def test_secure005_elm_cluster_says_how_to_get_the_data(tmp_path, capsys):
