@@ -145,6 +145,16 @@ def report_broker_id(obj, fallback: str | None = None) -> str | None:
     return fallback
 
 
+def _json_file_stem(source) -> str | None:
+    """``"dir/broker-7.json"`` → ``"broker-7"`` (also inside a zip, ``"a.zip:r/broker-7.json"``); ``None``
+    when ``source`` is not a ``.json`` file's name."""
+    s = str(source or "").replace("\\", "/")
+    if ".zip:" in s:
+        s = s.rsplit(".zip:", 1)[1]
+    name = s.rsplit("/", 1)[-1]
+    return (name[:-5] or None) if name.lower().endswith(".json") else None
+
+
 def _is_report(obj) -> bool:
     return isinstance(obj, dict) and ("brokerId" in obj or "cpu" in obj or "lastStats" in obj) and "brokers" not in obj
 
@@ -166,8 +176,9 @@ def load_data_from_json(obj, source: str = "<json>", broker: str | None = None) 
             return ext
     warnings: list[str] = []
     if _is_report(obj):
-        rep = LocalBrokerData.from_json(obj, broker_id=report_broker_id(obj), path="", source=source,
-                                        warnings=warnings)
+        # one report alone: the same rule as a directory (its own id; else --broker / the file name)
+        rep = LocalBrokerData.from_json(obj, broker_id=report_broker_id(obj, broker or _json_file_stem(source)),
+                                        path="", source=source, warnings=warnings)
         ld = LoadData(brokers={rep.broker_id: BrokerData(rep)}, warnings=warnings, source=source)
         _finish(ld)
         return ld

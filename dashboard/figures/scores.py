@@ -77,7 +77,8 @@ def _group_marks(order, x, groups: dict) -> list:
     for i, lab in enumerate(labels):
         sel = [k for k, b in enumerate(order) if groups.get(b, "shared") == lab]
         out.append(dict(type="scatter", x=[x[k] for k in sel], y=[0] * len(sel), mode="markers", name=lab,
-                        legendgroup="groups", legendgrouptitle=dict(text="isolation group") if i == 0 else None,
+                        legendgroup="groups", legendrank=2000 + i,
+                        legendgrouptitle=dict(text="isolation group") if i == 0 else None,
                         marker=dict(symbol="square", size=9, color=palette[i % len(palette)],
                                     line=dict(width=0.6, color="white")),
                         cliponaxis=False, customdata=[order[k] for k in sel],

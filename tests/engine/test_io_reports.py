@@ -95,8 +95,11 @@ def test_reports003_file_name_only_when_the_report_names_none(tmp_path):
     (d / "broker-7.json").write_text(json.dumps(bare))
     (d / "named.json").write_text(json.dumps(report("10.0.0.9", [B2])))
     assert set(load_snapshot(d).brokers) == {"broker-7", "10.0.0.9:8080"}
+    assert set(load_snapshot(d / "broker-7.json").brokers) == {"broker-7"}  # one file: the same rule
+    up = sources.ingest_files("h4-sess", [data_url(json.dumps(bare).encode())], ["broker-7.json"])
+    assert set(sources.get_snapshot(up.sources[0]["id"]).ld.brokers) == {"broker-7"}
     with pytest.raises(InputError, match="brokerId"):
-        load_data_from_json(bare, "alone.json")  # one report with no id and no file name to fall back on
+        load_data_from_json(bare)  # no id, no file name to fall back on
 
 
 def test_reports004_duplicate_in_a_zip_is_refused():
