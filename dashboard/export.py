@@ -37,7 +37,7 @@ from .state import TunerState
 from .transfer import hit_counts, is_transfer, start_hit_count, transfer_view
 
 __all__ = ["tuner_figures", "figure_image", "render_images", "figures_zip", "build_report", "report_filename",
-           "build_agreement_report",
+           "build_agreement_report", "timeline_agreement",
            "browser_path", "EXPORT_FORMATS"]
 
 EXPORT_FORMATS = ("png", "svg")
@@ -187,9 +187,19 @@ def _status_badge(status: str) -> str:
 
 
 def build_report(a: Analysis, state: TunerState, *, permalink: str | None = None, cycles=None, whynot=None,
-                 figures: dict | None = None, warnings=()) -> str:
-    """The self-contained HTML report of one analysis (plotly.js inlined; no network needed)."""
+                 figures: dict | None = None, warnings=(), agreement="auto") -> str:
+    """The self-contained HTML report of one analysis (plotly.js inlined; no network needed).
+
+    ``agreement``: a predicted-vs-actual comparison to include; ``"auto"`` computes it when the source
+    is a timeline (:func:`timeline_agreement`), ``None`` leaves it out."""
     figs = figures if figures is not None else tuner_figures(a, cycles)
+    if isinstance(agreement, str):
+        from engine.errors import ShedlabError
+
+        try:
+            agreement = timeline_agreement(a)
+        except ShedlabError:
+            agreement = None
     info = a.snap.info
     cfg = a.config
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -283,6 +293,11 @@ def build_report(a: Analysis, state: TunerState, *, permalink: str | None = None
             parts.append("<h3>Slider values that change the outcome</h3><ul>"
                          + "".join(f"<li>{_e(f.text)}</li>" for f in whynot.flips) + "</ul>")
         parts.append("<p class='muted'>" + _e("; ".join(whynot.notes)) + "</p></section>")
+    # --- predicted vs actual (a timeline: what the cluster did between snapshots)
+    if agreement is not None:
+        from .figures.history import agreement_figure
+
+        parts += _agreement_section(agreement, agreement_figure(agreement))
     # --- figures
     for name, (title, fig) in figs.items():
         div = pio.to_html(fig, full_html=False, include_plotlyjs=False, div_id=f"fig-{name}",
@@ -308,18 +323,30 @@ def _pct(x) -> str:
     return "n/a" if x is None else f"{100 * x:.0f} %"
 
 
-def build_agreement_report(ag, fig=None, *, conf: str = "", permalink: str | None = None) -> str:
-    """The self-contained HTML report of a predicted-vs-actual comparison
-    (:class:`engine.agreement.Agreement`): the agreement figures and how they are defined, the figure,
-    the hours side by side, every disagreeing unload, the broker.conf used."""
+def timeline_agreement(a: Analysis, max_steps: int = 500):
+    """Predicted vs actual of the analysed source when it is a timeline of modular snapshots (2 to
+    ``max_steps``): observed ownership changes against the engine's replay with the analysis' config
+    (:mod:`engine.agreement`); ``None`` otherwise."""
+    if a.snap.steps < 2 or a.snap.steps > max_steps:
+        return None
+    from engine.agreement import compare_timeline
+    from engine.cli.replay import replay_timeline
+    from engine.model import LoadData
+
+    from .sources import get_snapshot
+
+    lds = [get_snapshot(a.snap.id, k).ld for k in range(a.snap.steps)]
+    if any(not isinstance(x, LoadData) or getattr(x, "elm", None) is not None for x in lds):
+        return None  # ELM timelines: ownership is not in the load data
+    lm, cycles, _ = replay_timeline(lds, a.config, a.seed)
+    return compare_timeline(lds, cycles, source=a.snap.info.get("label", a.snap.id), strategy=lm.shedding.name)
+
+
+def _agreement_section(ag, fig=None) -> list:
+    """HTML parts of the predicted-vs-actual section (the History report and the Tuner report)."""
     m = ag.metrics
-    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    parts = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
-             f"<title>Shedlab predicted vs actual — {_e(ag.source)}</title>", f"<style>{_CSS}</style>",
-             f"<script type='text/javascript'>{get_plotlyjs()}</script>" if fig is not None else "",
-             "</head><body><header class='r'><h1>Shedlab report — predicted vs actual</h1>",
-             f"<div class='sub'>{_e(ag.source)} · {_e(ag.strategy)} · generated {now}</div></header><main>",
-             "<section id='predicted-vs-actual'><h2>Predicted vs actual</h2><div class='kv'>"]
+    parts = ["<section id='predicted-vs-actual'><h2>Predicted vs actual</h2>",
+             f"<div class='muted'>{_e(ag.source)} · {_e(ag.strategy)}</div><div class='kv'>"]
     rows = [("agreement", f"{_pct(m['agreement'])} — Jaccard index of the {m['basis']}: |predicted ∩ observed| / "
                           "|predicted ∪ observed| (100 % = the engine predicted exactly what the cluster did)"),
             ("unloads", f"predicted {m['predicted_unloads']:g}, observed {m['observed_unloads']:g}; count agreement "
@@ -328,8 +355,6 @@ def build_agreement_report(ag, fig=None, *, conf: str = "", permalink: str | Non
                                           f"recall {_pct(m['broker_recall'])} (did shed that were predicted)")]
     if m.get("bundle_precision") is not None or m.get("bundle_recall") is not None:
         rows.append(("bundles", f"precision {_pct(m['bundle_precision'])}, recall {_pct(m['bundle_recall'])}"))
-    if permalink:
-        rows.append(("permalink", permalink))
     for k, v in rows:
         parts.append(f"<div>{_e(k)}</div><div>{_e(v)}</div>")
     parts.append("</div>")
@@ -356,7 +381,24 @@ def build_agreement_report(ag, fig=None, *, conf: str = "", permalink: str | Non
                          f"<td>{_e(r.observed_destination if isinstance(r.observed_destination, str) else '—')}</td>"
                          f"<td><b>{_e(r.status)}</b></td></tr>")
         parts.append("</table>")
-    parts.append("</section><section><h2>broker.conf used</h2>"
+    parts.append("</section>")
+    return parts
+
+
+def build_agreement_report(ag, fig=None, *, conf: str = "", permalink: str | None = None) -> str:
+    """The self-contained HTML report of a predicted-vs-actual comparison
+    (:class:`engine.agreement.Agreement`): the agreement figures and how they are defined, the figure,
+    the hours side by side, every disagreeing unload, the broker.conf used."""
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    parts = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+             f"<title>Shedlab predicted vs actual — {_e(ag.source)}</title>", f"<style>{_CSS}</style>",
+             f"<script type='text/javascript'>{get_plotlyjs()}</script>" if fig is not None else "",
+             "</head><body><header class='r'><h1>Shedlab report — predicted vs actual</h1>",
+             f"<div class='sub'>{_e(ag.source)} · {_e(ag.strategy)} · generated {now}</div></header><main>"]
+    if permalink:
+        parts.append(f"<p class='muted'>permalink: {_e(permalink)}</p>")
+    parts += _agreement_section(ag, fig)
+    parts.append("<section><h2>broker.conf used</h2>"
                  f"<pre>{_e(conf.strip() or '# Pulsar defaults')}</pre></section>")
     parts.append("<p class='muted'>Made with Shedlab: the prediction is the engine's reproduction of Pulsar's load "
                  "manager run on the same data with the cluster's configuration.</p></main></body></html>")

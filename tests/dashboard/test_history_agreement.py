@@ -117,3 +117,33 @@ def test_hagree003_report_of_a_timeline_shows_each_unload_side_by_side(tmp_path)
     ag = compare_timeline(snaps, cycles, source="night.jsonl", strategy="OverloadShedder")
     html = build_agreement_report(ag, agreement_figure(ag), conf=CONF)
     assert "predicted only" in html and "observed only" in html and TS in html and "agreement" in html
+
+
+def test_hagree004_the_tuner_report_of_a_timeline_includes_predicted_vs_actual():
+    """A timeline opened in the Tuner (JSON lines upload): "Export report" carries the comparison."""
+    import base64
+    import uuid
+
+    from dashboard import analysis, export, sources
+    from dashboard.state import build_config, coerce_state
+    from engine.io import save_snapshot
+    from tests.engine.test_agreement import MOVED, START, _snap
+
+    import tempfile
+    from pathlib import Path
+
+    lines = []
+    with tempfile.TemporaryDirectory() as d:
+        for i, s in enumerate([_snap(0, 95, START), _snap(1, 50, MOVED), _snap(2, 50, MOVED)]):
+            save_snapshot(s, Path(d) / "s.json")
+            lines.append(json.dumps(json.loads((Path(d) / "s.json").read_text())))
+    url = "data:application/json;base64," + base64.b64encode("\n".join(lines).encode()).decode()
+    got = sources.ingest_files(uuid.uuid4().hex, [url], ["night.jsonl"])
+    assert not got.errors, got.errors
+    st, _ = coerce_state({"src": got.sources[0]["id"], "shed": "OverloadShedder"})
+    cfg, _ = build_config(st)
+    a = analysis.analyze(sources.get_snapshot(st.src, 0), cfg, 0)
+    html = export.build_report(a, st)
+    assert "id='predicted-vs-actual'" in html and "agreement" in html and "fig-agreement" in html
+    assert "100 %" in html and "<b>both</b>" in html
+    assert "predicted-vs-actual" not in export.build_report(a, st, agreement=None)
