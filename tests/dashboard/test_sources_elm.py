@@ -12,6 +12,7 @@ from pathlib import Path
 
 from dashboard import sources
 from dashboard.analysis import analyze, build_manager
+from dashboard.state import coerce_state
 from engine.config import LoadBalancerConfig
 from engine.extensible import EXTENSIBLE_LRUWW_FQN, ExtensibleLoadManager
 from engine.extensible.samples import EXTENSIBLE_SAMPLES, extensible_sample_json
@@ -44,6 +45,8 @@ def test_consume_zip_upload_runs_transfer_shedder_on_the_elm_data(sid):
     # the pairing rule: TransferShedder + the extensible LeastResourceUsageWithWeight
     cfg = _cfg(info["id"])
     assert cfg.shedding_strategy == "TransferShedder" and cfg.loadBalancerLoadPlacementStrategy == EXTENSIBLE_LRUWW_FQN
+    state, errors = coerce_state({"values": sources.sample_state(info["id"])["values"]})  # what the Tuner opens
+    assert (state.shed, state.place, errors) == ("TransferShedder", "ExtensibleLeastResourceUsageWithWeight", [])
     snap = sources.get_snapshot(info["id"])
     lm = build_manager(snap, cfg)
     assert isinstance(lm, ExtensibleLoadManager)
