@@ -38,7 +38,10 @@ predicted); ``None`` when the denominator is empty. The count agreement ``Σmin/
 hour is given for timelines too (it forgives picking another bundle of the right broker).
 
 Departure from Pulsar, said plainly: Pulsar does not record which cycle issued an unload; the
-alignment by interval (timeline) or by hour (counters) is Shedlab's.
+alignment by interval (timeline) or by hour (counters) is Shedlab's. An unload the leader issued a
+snapshot later than the engine predicts it counts as one miss each way in the agreement (the count
+agreement per hour forgives it). The replayed strategy's memory (recently unloaded bundles, hit
+counters) follows the engine's own decisions, as a leader's does, not the cluster's.
 """
 from __future__ import annotations
 
