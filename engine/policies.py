@@ -77,7 +77,7 @@ from .model import bundle_namespace
 
 __all__ = ["IsolationPolicy", "ClusterPolicies", "ModularPolicies", "ExtensibleClusterPolicies",
            "read_isolation_policies", "read_anti_affinity", "read_failure_domains", "read_policies_json",
-           "classify_policy_json", "policies_from_files", "policies_from_zip", "attach", "policies_of",
+           "classify_policy_json", "policies_from_files", "read_policy_file", "policies_from_zip", "attach", "policies_of",
            "POLICY_KEY", "broker_groups"]
 
 #: key of the policies bundle inside a LoadData JSON (Shedlab extension, ignored by Pulsar readers)
@@ -457,6 +457,13 @@ def _json(raw: bytes, where: str):
     from .io import read_json_bytes
 
     return read_json_bytes(raw, where)
+
+
+def read_policy_file(path) -> ClusterPolicies:
+    """One policy JSON file from disk (size-limited, named in every message)."""
+    from .io import read_input_bytes
+
+    return read_policies_json(_json(read_input_bytes(path), str(path)), str(path))
 
 
 def policies_from_files(files: dict, source: str) -> ClusterPolicies | None:

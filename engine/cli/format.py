@@ -48,6 +48,8 @@ def placement_text(d: PlacementDecision) -> str:
         lines.append(f"  filter {f.name}: {len(f.candidates)} candidate(s)"
                      + (f", removed {', '.join(removed[:8])}{' ...' if len(removed) > 8 else ''}" if removed else "")
                      + (f" — {f.note}" if f.note else ""))
+        for b, why in list(getattr(f, "reasons", {}).items())[:12]:  # namespace policies (engine.policies)
+            lines.append(f"    {b} excluded: {why}")
     sc = d.scores
     if sc:
         ranked = sorted(sc.items(), key=lambda kv: kv[1])[:12]

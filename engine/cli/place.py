@@ -30,6 +30,9 @@ def register(sub):
     p.add_argument("--non-persistent", action="store_true", help="the bundle holds non-persistent topics")
     p.add_argument("--assign", action="store_true",
                    help="as a new assignment (reuse and record a preallocation)")
+    p.add_argument("--policies", metavar="FILE", action="append", default=[],
+                   help="the cluster's policies: `ns-isolation-policy list`, anti-affinity groups "
+                        "({\"tenant/ns\": \"group\"}) or `clusters list-failure-domains` JSON (repeatable)")
     add_config_args(p)
     p.set_defaults(func=run)
 
@@ -54,6 +57,11 @@ def run(args) -> int:
         args.strategy = "AvgShedder" if args.placement == "AvgShedder" else None
     cfg = build_config(args)
     ld = load_snapshot(args.snapshot, broker=args.broker)
+    if args.policies:
+        from ..policies import attach, read_policy_file
+
+        for path in args.policies:
+            attach(ld, read_policy_file(path))
     lm = make_manager(ld, cfg, args.seed)
     cands = [c.strip() for c in args.candidates.split(",") if c.strip()] if args.candidates else None
     if args.assign:

@@ -310,3 +310,29 @@ def test_policy_counts_are_arrays_of_the_view():
     ix = lm.view.broker_index
     c, steps = lm.policies.explain_anti_affinity("t/ns1/0x00000000_0xffffffff", np.array([0, 1]), lm.view)
     assert c.tolist() == [ix["b1:8080"]] and len(steps) == 1
+
+
+# ------------------------------------------------------------------------------------ command line
+def test_place_with_policy_files(tmp_path, capsys):
+    """`python -m engine place SNAPSHOT --policies isolation.json --policies domains.json`; a bad file
+    exits 2 naming it."""
+    from engine.cli import main
+    from engine.io import save_snapshot
+
+    snap = tmp_path / "snap.json"
+    save_snapshot(make_snapshot({f"broker-{i}:8080": dict(cpu=10 + i) for i in range(6)}), snap)
+    iso = tmp_path / "isolation.json"
+    iso.write_text(json.dumps({"p": dict(DEFAULT_POLICY, namespaces=["t/pinned"], primary=["broker-[45]"])}))
+    dom = tmp_path / "domains.json"
+    dom.write_text(json.dumps({"zone-a": {"brokers": ["broker-4:8080"]}}))
+    rc = main(["place", str(snap), "--bundle", "t/pinned/0x00000000_0xffffffff", "--policies", str(iso),
+               "--policies", str(dom), "--json"])
+    d = json.loads(capsys.readouterr().out)
+    assert rc == 0 and d["broker"] in ("broker-4:8080", "broker-5:8080")
+    assert "broker-0:8080" in d["filters"][0]["reasons"]
+    rc = main(["place", str(snap), "--bundle", "t/pinned/0x00000000_0xffffffff", "--policies", str(iso)])
+    assert "broker-0:8080 excluded: namespace t/pinned is isolated by policy `p`" in capsys.readouterr().out
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"p": dict(DEFAULT_POLICY, primary=[])}))
+    rc = main(["place", str(snap), "--bundle", "t/pinned/0x00000000_0xffffffff", "--policies", str(bad)])
+    assert rc == 2 and "bad.json" in capsys.readouterr().err
