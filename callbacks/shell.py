@@ -224,7 +224,8 @@ def on_collect(n, url, token, cluster, sid):
         return no_update, no_update, [alert("error", f"live cluster: {msg}")], f"failed: {msg}", no_update
     except Exception as exc:  # noqa: BLE001
         log.error("collector failed (%s)", type(exc).__name__)
-        return no_update, no_update, [alert("error", f"live cluster: failed ({type(exc).__name__})")], "failed", no_update
+        return (no_update, no_update, [alert("error", f"live cluster: failed ({type(exc).__name__})")], "failed",
+                no_update)
     status = f"{info['brokers']} brokers, {info['bundles']} bundles in {requests} requests"
     missing = snap.get("shedlabMissingBrokers") or {}
     alerts = [alert("success", f"Live snapshot {info['label']}: {status}")]

@@ -233,9 +233,11 @@ class OAuth2ClientCredentials:
                 self._fetch()
             return {"Authorization": f"Bearer {self._token}"}
 
-    def invalidate(self):
+    def invalidate(self) -> bool:
+        """Forget the token (the next request fetches a new one); True: worth repeating the request."""
         with self._lock:
             self._token = None
+        return True
 
 
 @dataclass

@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .net import CollectError, Http, HttpStatusError, NotAllowed, origin_of, redact
+from .net import CollectError, Http, HttpStatusError, origin_of, redact
 
 __all__ = ["Collector", "ElmCluster", "ELM_HELP", "ELM_CLASS", "collect_snapshot", "collect_timeline",
            "parse_every"]
@@ -117,9 +117,10 @@ class Collector:
             return {}
         return self.auth.headers()
 
-    def _unauthorized(self):
-        if self.auth is not None:
-            self.auth.invalidate()
+    def _unauthorized(self) -> bool:
+        if self.auth is None:
+            return False
+        return bool(self.auth.invalidate())
 
     def get_json(self, url: str):
         return self.http.get_json(url, quiet=self.quiet)

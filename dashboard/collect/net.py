@@ -152,7 +152,8 @@ class Http:
     """GET JSON with retries, hand-followed redirects, per-origin credentials and an optional :class:`Policy`.
 
     ``auth_for(origin)`` returns the headers to send to ``origin`` (``{}`` for an origin without credentials);
-    ``on_unauthorized()`` is called once on a 401 from a credentialed origin (an OAuth2 token is fetched again).
+    ``on_unauthorized()`` is called once on a 401 from a credentialed origin and returns True when the request
+    is worth repeating (an OAuth2 token will be fetched again).
     """
 
     def __init__(self, *, verify: ssl.SSLContext | bool = True, timeout: float = 10.0, retries: int = 2,
@@ -239,8 +240,8 @@ class Http:
                 continue
             if code == 401 and headers and self.on_unauthorized and not refreshed:
                 refreshed = True
-                self.on_unauthorized()
-                continue
+                if self.on_unauthorized():  # True when a fresh credential was obtained (OAuth2)
+                    continue
             if code >= 500 and attempt < self.retries:
                 self.sleep(self.backoff * (2 ** attempt))
                 attempt += 1

@@ -5,7 +5,8 @@
 ``Authorization: Bearer <token>`` (else 401 with Pulsar's ``{"reason": ...}`` body); ``check_auth`` (a callable
 on the header) replaces the fixed token, e.g. to accept only unexpired OAuth2 tokens. ``fail`` maps a path (on any
 broker) or ``(broker index, path)`` to an HTTP status to answer with instead; ``flaky`` maps the same keys to a
-number of 503 answers before the real one, ``slow`` to ``(times, seconds)`` pauses before answering; ``redirect`` maps them to a ``Location`` answered with 302; ``elm``
+number of 503 answers before the real one, ``slow`` to ``(times, seconds)`` pauses before answering;
+``redirect`` maps them to a ``Location`` answered with 302; ``elm``
 makes every broker behave like an Extensible Load Manager broker (``load-report`` → HTTP 500, as
 ``ExtensibleLoadManagerWrapper.generateLoadReport`` throws; ``loadManagerClassName`` =
 ``ExtensibleLoadManagerImpl`` in ``GET /admin/v2/brokers/configuration/runtime``, a ``Map<String, String>``).
@@ -69,7 +70,8 @@ class _Quiet(BaseHTTPRequestHandler):
 
 class PulsarReplay:
     def __init__(self, token: str | None = None, fail: dict | None = None, garbage: set | None = None, *,
-                 check_auth=None, flaky: dict | None = None, slow: dict | None = None, redirect: dict | None = None, elm: bool = False,
+                 check_auth=None, flaky: dict | None = None, slow: dict | None = None,
+                 redirect: dict | None = None, elm: bool = False,
                  tls: ssl.SSLContext | None = None, host: str = "127.0.0.1", extra_brokers: list | None = None):
         self.token = token
         self.check_auth = check_auth

@@ -85,11 +85,19 @@ def test_secure002_oauth2_client_credentials_and_refresh(tmp_path, pki):
             n1 = len(p.requests)
             time.sleep(1.1)  # the first token has expired: the admin server would answer 401 to it
             s2 = col.snapshot()
-        assert kw["auth"].fetches == 2 and len(s2["brokers"]) == 3
+            n2 = len(p.requests)
+            assert kw["auth"].fetches == 2 and len(s2["brokers"]) == 3
+            kw["auth"].clock = lambda: 0.0  # the collector believes its token fresh, the server revoked it
+            revoked = set(idp.issued)
+            for t in revoked:
+                idp.issued[t] = 0.0
+            assert col.clusters() == ["standalone"]  # 401 -> a new token -> the same request again
+            assert kw["auth"].fetches == 3 and [r[2] is not None for r in p.requests[n2:]] == [True, True]
+        p.requests[:] = p.requests[:n2]
         t1 = {a for _, _, a in p.requests[:n1]}
         t2 = {a for _, _, a in p.requests[n1:]}
         assert len(t1) == 1 and len(t2) == 1 and t1 != t2  # one token per snapshot, the second one fresh
-        assert len(idp.issued) == 2 and all(a and a.startswith("Bearer ") for _, _, a in p.requests)
+        assert len(idp.issued) == 3 and all(a and a.startswith("Bearer ") for _, _, a in p.requests)
         # a wrong secret: a clear error naming the OAuth2 error code, never the secret
         key.write_text(json.dumps({"client_id": "shedlab-client", "client_secret": "wrong"}))
         kw["auth"].invalidate()
