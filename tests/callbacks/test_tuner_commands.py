@@ -42,3 +42,27 @@ def test_tuner_commands003_report_lists_the_commands():
     cmd, _ = ct.export_commands(1, "pulsar-admin", state)
     first = next(ln for ln in cmd["content"].splitlines() if ln.startswith("pulsar-admin"))
     assert "<details id='plan-commands'>" in rep["content"] and first in rep["content"]
+
+
+@pytest.mark.parametrize("transfer", ["true", "false"])
+def test_tuner_commands004_extensible_upload(sid, transfer):
+    """An ELM snapshot in the Tuner: TransferShedder's transfers carry their destination; with transfers
+    off the unloads carry none and say where the next lookup is predicted to put them."""
+    from dashboard import sources
+    from tests.dashboard.conftest import data_url
+
+    with open("samples/extensible/transfer-shedder-5-brokers.json", "rb") as f:
+        got = sources.ingest_files(sid, [data_url(f.read())], ["ts.json"])
+    src = got.sources[0]["id"]
+    state = TunerState.from_json({"src": src, "shed": "TransferShedder", "place": "LeastResourceUsageWithWeight",
+                                  "values": {**sources.sample_state(src)["values"],
+                                             "loadBalancerTransferEnabled": transfer,
+                                             "loadBalancerSheddingConditionHitCountThreshold": "0"}}).to_json()
+    out, _ = ct.export_commands(1, "pulsar-admin", state)
+    cmds = [ln for ln in out["content"].splitlines() if ln.startswith("pulsar-admin")]
+    assert cmds
+    if transfer == "true":
+        assert all("--destinationBroker" in ln for ln in cmds)
+    else:
+        assert not any("--destinationBroker" in ln for ln in cmds)
+        assert out["content"].count("# no destination: the next lookup places it") == len(cmds)
