@@ -26,71 +26,45 @@ Formats (``design.md``):
 """
 from __future__ import annotations
 
-import io
 import json
-import os
-import zipfile
 from pathlib import Path, PurePosixPath
 from typing import Iterable
 from urllib.parse import urlsplit
 
+from .bounded import check_size, loads_json, read_bytes_bounded, read_zip
 from .errors import InputError
+from .limits import epoch_ms, limit_bytes
 from .model import BrokerData, BundleData, LoadData, LocalBrokerData, TimeAverageBrokerData
 
 __all__ = ["MAX_INPUT_BYTES", "report_broker_id", "resource_quota_from_json", "read_input_bytes", "read_input_text", "load_snapshot", "load_snapshot_bytes", "load_data_from_json", "load_timeline",
            "load_report_dir", "load_zk_dump", "load_zk_zip", "save_snapshot", "read_json_bytes"]
 
-#: largest single input file read (override with SHEDLAB_MAX_INPUT_MB)
-MAX_INPUT_BYTES = int(float(os.getenv("SHEDLAB_MAX_INPUT_MB", "100")) * 1024 * 1024)
-_MAX_ZIP_TOTAL = 4 * MAX_INPUT_BYTES
+#: largest single input file read at import time (the limit itself is ``SHEDLAB_MAX_INPUT_MB``, read each
+#: time it is checked: :mod:`engine.limits`)
+MAX_INPUT_BYTES = limit_bytes("SHEDLAB_MAX_INPUT_MB")
 
 
 def _check_size(n: int, source: str) -> None:
-    if n > MAX_INPUT_BYTES:
-        raise InputError(f"file is {n / 1048576:.1f} MB, larger than the {MAX_INPUT_BYTES / 1048576:.0f} MB limit",
-                         source=source)
+    check_size(n, source)
 
 
 def read_json_bytes(raw: bytes, source: str):
-    """Parse JSON bytes (UTF-8, BOM tolerated) or raise an InputError naming the line."""
-    _check_size(len(raw), source)
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise InputError("not UTF-8 text (is this a binary file?)", source=source) from None
-    if not text.strip():
-        raise InputError("the file is empty", source=source)
-    try:
-        return json.loads(text, parse_constant=_reject_constant)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", source=source) from None
-    except ValueError as exc:
-        raise InputError(str(exc), source=source) from None
-
-
-def _reject_constant(name):
-    raise ValueError(f"not valid JSON: {name} is not a number")
+    """Parse JSON bytes (UTF-8, BOM tolerated) within the size and nesting limits
+    (:func:`engine.bounded.loads_json`), or raise an InputError naming the line."""
+    return loads_json(raw, source)
 
 
 def read_input_bytes(path) -> bytes:
-    """The bytes of an input file, refused (``InputError`` naming it) when unreadable or over
-    :data:`MAX_INPUT_BYTES`."""
-    path = Path(path)
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", source=str(path)) from None
-    _check_size(size, str(path))
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", source=str(path)) from None
+    """The bytes of an input file, device or stream (``-``: stdin), refused (``InputError`` naming it)
+    when unreadable or over ``SHEDLAB_MAX_INPUT_MB`` (at most limit + 1 bytes are read)."""
+    return read_bytes_bounded(path)
 
 
 def read_input_text(path) -> str:
     """:func:`read_input_bytes` decoded as UTF-8 (a BOM tolerated); ``InputError`` when it is not."""
+    raw = read_input_bytes(path)
     try:
-        return read_input_bytes(path).decode("utf-8-sig")
+        return raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise InputError("not UTF-8 text", source=str(path)) from None
 
@@ -222,9 +196,7 @@ def load_data_from_json(obj, source: str = "<json>", broker: str | None = None) 
     if not isinstance(ru, dict):
         raise InputError("expected bundle -> unload time (ms)", source=source, field="recentlyUnloadedBundles")
     for b, t in ru.items():
-        if isinstance(t, bool) or not isinstance(t, (int, float)) or t != t or t < 0:
-            raise InputError(f"expected a time in ms, got {t!r}", source=source, field=f"recentlyUnloadedBundles[{b!r}]")
-        ld.recently_unloaded[b] = int(t)
+        ld.recently_unloaded[b] = epoch_ms(t, source, f"recentlyUnloadedBundles[{b!r}]")
     bt = obj.get("bundleTopics") or {}
     if not isinstance(bt, dict):
         raise InputError("expected bundle -> [topic names]", source=source, field="bundleTopics")
@@ -234,9 +206,7 @@ def load_data_from_json(obj, source: str = "<json>", broker: str | None = None) 
         ld.bundle_topics[b] = list(ts)
     now = obj.get("now")
     if now is not None:
-        if isinstance(now, bool) or not isinstance(now, (int, float)) or now != now or now < 0:
-            raise InputError(f"expected epoch milliseconds, got {now!r}", source=source, field="now")
-        ld.now_ms = int(now)
+        ld.now_ms = epoch_ms(now, source, "now")
     rq = obj.get("resourceQuotas") or {}
     if not isinstance(rq, dict):
         raise InputError("expected bundle -> ResourceQuota", source=source, field="resourceQuotas")
@@ -385,6 +355,9 @@ def _zk_from_files(files: dict[str, bytes], source: str) -> LoadData:
     for bid, t in tavg.items():
         if bid in ld.brokers:
             ld.brokers[bid].time_average = t
+    from .policies import attach, policies_from_files  # admin/clusters/..., admin/local-policies/... nodes
+
+    attach(ld, policies_from_files(files, source))
     _finish(ld)
     return ld
 
@@ -419,30 +392,20 @@ def load_zk_dump(path: Path) -> LoadData:
         if p.is_file():
             raw = _read_file(p)
             total += len(raw)
-            if total > _MAX_ZIP_TOTAL:
-                raise InputError("the dump is too large", source=str(path))
+            if total > limit_bytes("SHEDLAB_MAX_ZIP_MB"):
+                raise InputError("the dump is larger than the SHEDLAB_MAX_ZIP_MB limit", source=str(path))
             files[p.relative_to(path).as_posix()] = raw
     return _zk_from_files(files, str(path))
 
 
+def _zk_member(name: str) -> bool:
+    return "brokers" in PurePosixPath(name).parts
+
+
 def load_zk_zip(raw: bytes, source: str) -> LoadData:
-    """A zipped ZooKeeper dump, read in memory (archive paths are never used on disk)."""
-    _check_size(len(raw), source)
-    try:
-        zf = zipfile.ZipFile(io.BytesIO(raw))
-    except zipfile.BadZipFile:
-        raise InputError("not a valid zip archive", source=source) from None
-    files, total = {}, 0
-    for info in zf.infolist():
-        if info.is_dir():
-            continue
-        total += info.file_size
-        if info.file_size > MAX_INPUT_BYTES or total > _MAX_ZIP_TOTAL:
-            raise InputError("the archive expands beyond the size limit", source=source)
-        name = info.filename.replace("\\", "/")
-        if name.startswith("/") or ".." in PurePosixPath(name).parts or name.startswith("__MACOSX"):
-            continue
-        files[name] = zf.read(info)
+    """A zipped ZooKeeper dump, read in memory (archive paths are never used on disk; the zip limits
+    of :func:`engine.bounded.read_zip` apply)."""
+    files = read_zip(raw, source)
     return _zk_from_files(files, source)
 
 
@@ -456,38 +419,33 @@ def load_snapshot_bytes(raw: bytes, source: str, broker: str | None = None) -> L
     if ext is not None:
         return ext
     if raw[:2] == b"PK":
-        try:
-            return load_zk_zip(raw, source)
-        except InputError as exc:
-            if "no brokers/<id>" not in exc.message:
-                raise
-            # a zip of load reports
-            zf = zipfile.ZipFile(io.BytesIO(raw))
-            ld = LoadData(source=source)
-            for info in zf.infolist():
-                if info.is_dir() or not info.filename.endswith(".json"):
-                    continue
-                if info.file_size > MAX_INPUT_BYTES:
-                    raise InputError("the archive expands beyond the size limit", source=source) from None
-                where = f"{source}:{info.filename}"
-                obj = read_json_bytes(zf.read(info), where)
-                from .policies import is_policy_member
+        files = read_zip(raw, source)
+        if any(_zk_member(n) for n in files):
+            return _zk_from_files(files, source)
+        # a zip of load reports
+        ld = LoadData(source=source)
+        for name, content in files.items():
+            if not name.endswith(".json"):
+                continue
+            where = f"{source}:{name}"
+            obj = read_json_bytes(content, where)
+            from .policies import is_policy_member
 
-                if is_policy_member(info.filename, obj):
-                    continue  # a policy file beside the reports: read below
-                stem = PurePosixPath(info.filename).stem
-                rep = LocalBrokerData.from_json(obj, broker_id=report_broker_id(obj, stem), source=where,
-                                                warnings=ld.warnings)
-                if rep.broker_id in ld.brokers:
-                    raise InputError(f"broker {rep.broker_id} appears twice", source=where, field="brokerId")
-                ld.brokers[rep.broker_id] = BrokerData(rep)
-            if not ld.brokers:
-                raise InputError("the archive holds neither a /loadbalance dump nor load reports", source=source) from None
-            from .policies import attach, policies_from_zip
+            if is_policy_member(name, obj):
+                continue  # a policy file beside the reports: read below
+            stem = PurePosixPath(name).stem
+            rep = LocalBrokerData.from_json(obj, broker_id=report_broker_id(obj, stem), source=where,
+                                            warnings=ld.warnings)
+            if rep.broker_id in ld.brokers:
+                raise InputError(f"broker {rep.broker_id} appears twice", source=where, field="brokerId")
+            ld.brokers[rep.broker_id] = BrokerData(rep)
+        if not ld.brokers:
+            raise InputError("the archive holds neither a /loadbalance dump nor load reports", source=source)
+        from .policies import attach, policies_from_files
 
-            attach(ld, policies_from_zip(raw, source))
-            _finish(ld)
-            return ld
+        attach(ld, policies_from_files(files, source))
+        _finish(ld)
+        return ld
     return load_data_from_json(read_json_bytes(raw, source), source, broker)
 
 
@@ -532,9 +490,10 @@ def load_timeline(path) -> list[LoadData]:
         for i, line in enumerate(raw.decode("utf-8", "replace").splitlines(), 1):
             if line.strip():
                 try:
-                    snaps.append(load_data_from_json(json.loads(line), f"{p}:{i}"))
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"not valid JSON on line {i}: {exc.msg}", source=str(p)) from None
+                    obj = loads_json(line, f"{p}:{i}")
+                except InputError as exc:
+                    raise InputError(f"line {i}: {exc.message}", source=str(p)) from None
+                snaps.append(load_data_from_json(obj, f"{p}:{i}"))
         if not snaps:
             raise
         return snaps

@@ -35,7 +35,7 @@ from .errors import InputError, UsageError
 __all__ = ["Limit", "LIMITS", "limit", "limit_bytes", "check_run_memory", "limits_table", "MAX_EPOCH_MS",
            "MAX_COUNT", "MAX_JAVA_LONG", "MAX_QUANTITY", "MAX_SIMULATION_MINUTES", "CYCLE_BYTES_PER_BROKER",
            "CYCLE_BYTES_PER_BUNDLE", "TOPIC_BYTES_TEXT", "TOPIC_BYTES_JSON", "TOPIC_BYTES_READ",
-           "simulation_bytes", "cycles_bytes"]
+           "simulation_bytes", "cycles_bytes", "epoch_ms"]
 
 #: latest timestamp accepted (9999-12-31T23:59:59.999Z, in epoch milliseconds): dates stay printable
 MAX_EPOCH_MS = 253_402_300_799_999
@@ -146,3 +146,14 @@ def limits_table() -> str:
         unit = f" {lim.unit}" if lim.unit else ""
         rows.append(f"| `{lim.env}` | {lim.default:,g}{unit} | {lim.value():,g}{unit} | {lim.what} |")
     return "\n".join(rows)
+
+
+def epoch_ms(v, source: str | None = None, field: str | None = None) -> int:
+    """A time in epoch milliseconds: a finite, non-negative number no later than year 9999
+    (:data:`MAX_EPOCH_MS`), as an int; ``InputError`` naming the field otherwise."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
+        raise InputError(f"expected epoch milliseconds, got {v!r}", source=source, field=field)
+    if v < 0 or v > MAX_EPOCH_MS:
+        raise InputError(f"expected epoch milliseconds between 0 and {MAX_EPOCH_MS} (year 9999), got {v:g}",
+                         source=source, field=field)
+    return int(v)

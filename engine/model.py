@@ -34,6 +34,7 @@ import numpy as np
 
 from .errors import InputError
 from .javacompat import percent_usage
+from .limits import MAX_COUNT, MAX_EPOCH_MS, MAX_JAVA_LONG, MAX_QUANTITY
 
 __all__ = [
     "ResourceUsage",
@@ -94,7 +95,9 @@ class _Reader:
     def _f(self, key):
         return f"{self.path}.{key}" if self.path else key
 
-    def num(self, key, default=0.0, nonneg=True):
+    def num(self, key, default=0.0, nonneg=True, max_=MAX_QUANTITY):
+        """A finite number within ``[0 or -max_, max_]`` (:data:`engine.limits.MAX_QUANTITY` unless
+        told): a rate of 1e300 would turn every sum and score into inf."""
         v = self.obj.get(key, default)
         if v is None:
             return default
@@ -111,13 +114,20 @@ class _Reader:
             raise InputError(f"expected a finite number, got {v}", self.source, self._f(key))
         if nonneg and v < 0:
             raise InputError(f"must not be negative, got {v}", self.source, self._f(key))
+        if abs(v) > max_:
+            raise InputError(f"out of range: {v:g} is larger than {max_:g}", self.source, self._f(key))
         return v
 
-    def int(self, key, default=0, nonneg=True):
-        v = self.num(key, default, nonneg)
+    def int(self, key, default=0, nonneg=True, max_=MAX_COUNT):
+        """An integer within ``[0, max_]`` (Java's ``Integer.MAX_VALUE`` unless told)."""
+        v = self.num(key, default, nonneg, max_)
         if not float(v).is_integer():
             raise InputError(f"expected an integer, got {v}", self.source, self._f(key))
         return int(v)
+
+    def time(self, key, default=0):
+        """Epoch milliseconds, at most :data:`engine.limits.MAX_EPOCH_MS` (year 9999)."""
+        return self.int(key, default, max_=MAX_EPOCH_MS)
 
     def bool(self, key, default=True):
         v = self.obj.get(key, default)
@@ -211,7 +221,7 @@ class NamespaceBundleStats:
     def from_json(cls, obj, path="", source=None, warnings=None) -> "NamespaceBundleStats":
         r = _Reader(obj, path, source, warnings)
         return cls(r.num("msgRateIn"), r.num("msgThroughputIn"), r.num("msgRateOut"), r.num("msgThroughputOut"),
-                   r.int("consumerCount"), r.int("producerCount"), r.int("topics"), r.int("cacheSize"))
+                   r.int("consumerCount"), r.int("producerCount"), r.int("topics"), r.int("cacheSize", max_=MAX_JAVA_LONG))
 
 
 # ---------------------------------------------------------------------------- LocalBrokerData
@@ -365,7 +375,7 @@ class LocalBrokerData:
             msg_throughput_out=r.num("msgThroughputOut", sums["msgThroughputOut"]),
             msg_rate_in=r.num("msgRateIn", sums["msgRateIn"]),
             msg_rate_out=r.num("msgRateOut", sums["msgRateOut"]),
-            last_update=r.int("lastUpdate"),
+            last_update=r.time("lastUpdate"),
             last_stats=last_stats,
             num_topics=r.int("numTopics", sum(s.topics for s in last_stats.values())),
             num_bundles=r.int("numBundles", len(last_stats)),
@@ -378,7 +388,7 @@ class LocalBrokerData:
             load_manager_class_name=r.str("loadManagerClassName"),
             persistent_topics_enabled=r.bool("persistentTopicsEnabled", True),
             non_persistent_topics_enabled=r.bool("nonPersistentTopicsEnabled", True),
-            start_timestamp=r.int("startTimestamp"),
+            start_timestamp=r.time("startTimestamp"),
             extra=extra,
         )
         return data

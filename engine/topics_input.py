@@ -238,10 +238,9 @@ def read_topics_text(text: str, *, partitions_of: Mapping[str, int] | None = Non
         text = text[1:]
     head = text.lstrip()[:1]
     if head in ("{", "["):
-        try:
-            obj = json.loads(text, parse_constant=_reject_constant)
-        except ValueError as exc:
-            raise InputError(f"not valid JSON: {exc}", source=source) from None
+        from .bounded import loads_json
+
+        obj = loads_json(text, source)  # nesting and size limits (engine.limits)
         if isinstance(obj, list):
             return parse_topics_list(obj, partitions_of=partitions_of, source=source,
                                      fields=[f"[{i}]" for i in range(len(obj))])
@@ -260,15 +259,10 @@ def _reject_constant(name: str):
 
 def read_topics(path: str | os.PathLike, *, partitions_of: Mapping[str, int] | None = None) -> TopicList:
     """Read a topic file in any supported format (see the module docstring)."""
+    from .bounded import read_bytes_bounded
+
     source = str(path)
-    try:
-        size = os.path.getsize(path)
-        if size > MAX_FILE_BYTES:
-            raise InputError(f"file too large ({size:,} bytes > {MAX_FILE_BYTES:,})", source=source)
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", source=source) from None
+    data = read_bytes_bounded(path)  # at most SHEDLAB_MAX_INPUT_MB (+1 byte): devices and streams too
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -525,10 +519,43 @@ def generate_topics(spec: str) -> TopicList:
     return TopicList(tuple(seen), "generated", spec)
 
 
-def load_topics(arg: str, *, partitions_of: Mapping[str, int] | None = None) -> TopicList:
-    """A ``gen:`` spec or a file path (the command line's ``TOPICS`` argument)."""
+def gen_count(spec: str) -> int:
+    """How many topics a ``gen:`` spec names (before generating them; duplicates counted)."""
+    body = spec[4:] if spec.startswith("gen:") else spec
+    n = 0
+    for item in body.split(","):
+        head, sep, tail = item.strip().rpartition(":")
+        if sep and not tail.startswith("//") and tail.isascii() and tail.isdigit():
+            n += int(tail) if len(tail) <= 18 else 10 ** 18
+        else:
+            n += 1
+    return n
+
+
+def check_topic_memory(n: int, bytes_per_topic: float, source: str | None) -> None:
+    """Refuse ``n`` topics whose run would need more than ``SHEDLAB_MAX_RUN_MB``
+    (:func:`engine.limits.check_run_memory`)."""
+    from .limits import check_run_memory
+
+    check_run_memory(float(n) * bytes_per_topic, f"{n:,} topics", source=source)
+
+
+def load_topics(arg: str, *, partitions_of: Mapping[str, int] | None = None,
+                bytes_per_topic: float | None = None) -> TopicList:
+    """A ``gen:`` spec or a file path (the command line's ``TOPICS`` argument).
+
+    ``bytes_per_topic``: memory the caller needs per topic (default: just reading them,
+    :data:`engine.limits.TOPIC_BYTES_READ`); the count is checked against ``SHEDLAB_MAX_RUN_MB``
+    before the names are generated, and again once they are read."""
+    from .limits import TOPIC_BYTES_READ
+
+    per = max(float(bytes_per_topic or 0), TOPIC_BYTES_READ)
     if arg.startswith("gen:"):
         if partitions_of:
             raise InputError("partition counts apply to topic list files; write gen:NAME:K instead", source=arg)
-        return generate_topics(arg)
-    return read_topics(arg, partitions_of=partitions_of)
+        check_topic_memory(gen_count(arg), per, arg)
+        tl = generate_topics(arg)
+    else:
+        tl = read_topics(arg, partitions_of=partitions_of)
+    check_topic_memory(len(tl), per, tl.source)
+    return tl

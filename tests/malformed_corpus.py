@@ -240,7 +240,8 @@ def build_corpus(d: Path) -> list[Case]:
     tp("broker-stats-1e400", json.dumps({"public/default": {"0x00000000_0xffffffff": {"persistent": {
         "persistent://public/default/t": {"msgRateIn": 1.0}}}}}).replace("1.0", "1e400"))
     tp("binary", bytes(range(256)))
-    cases.append(Case("topic list", "gen 10M topics", "engine", ["bundles", "gen:persistent://a/b/t:10000000"]))
+    cases.append(Case("topic list", "gen 10M topics --json", "engine",
+                      ["bundles", "gen:persistent://a/b/t:10000000", "--json"]))
     cases.append(Case("topic list", "gen 1M topics over a lowered limit", "engine",
                       ["bundles", "gen:persistent://a/b/t:1000000"], env={"SHEDLAB_MAX_RUN_MB": "64"}))
     tp("many-lines-over-limit", "\n".join(f"persistent://a/b/t{i}" for i in range(200_000)),

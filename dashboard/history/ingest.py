@@ -124,6 +124,7 @@ unreadable file                  :class:`~engine.errors.InputError` naming the f
 """
 from __future__ import annotations
 
+import io
 import json
 import re
 from pathlib import Path
@@ -132,6 +133,7 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
+from engine.bounded import loads_json
 from engine.errors import InputError
 
 from .dataset import ALL_METRICS, BUNDLE_METRICS, MINUTE_MS, write_actions, write_long
@@ -171,10 +173,10 @@ _COLUMNS = ["timestamp", "broker", "metric", "value", "bundle"]
 
 # ------------------------------------------------------------------------------------ readers
 def _read_bytes(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", source=str(path)) from None
+    """At most ``SHEDLAB_MAX_INPUT_MB`` (+1 byte) of a file, device or stream (engine.bounded)."""
+    from engine.bounded import read_bytes_bounded
+
+    return read_bytes_bounded(path)
 
 
 COUNTER_ALIASES = {
@@ -276,9 +278,9 @@ def read_vm_export(path: Path, metric: str | None = None, broker_label: str | No
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except ValueError as exc:
-            raise InputError(f"line {n} is not JSON ({exc.msg})", source=str(path)) from None
+            obj = loads_json(line, str(path))  # nesting limit (engine.limits)
+        except InputError as exc:
+            raise InputError(f"line {n}: {exc.message}", source=str(path)) from None
         labels = obj.get("metric") if isinstance(obj, dict) else None
         vs, ts = (obj.get("values"), obj.get("timestamps")) if isinstance(obj, dict) else (None, None)
         if not isinstance(labels, dict) or not isinstance(vs, list) or not isinstance(ts, list) or len(vs) != len(ts):
@@ -387,13 +389,10 @@ def _short(v: str) -> str:
 
 def load_broker_map(path) -> dict:
     """A ``--broker-map`` file: a YAML (or JSON) object ``{label value: broker id}``."""
-    import yaml
+    from engine.bounded import loads_yaml
 
     p = Path(path)
-    try:
-        obj = yaml.safe_load(_read_bytes(p).decode("utf-8", "replace"))
-    except yaml.YAMLError as exc:
-        raise InputError(f"not YAML/JSON: {str(exc).splitlines()[0]}", source=str(p)) from None
+    obj = loads_yaml(_read_bytes(p), str(p))  # safe loader, nesting / alias / size limits
     if not isinstance(obj, dict) or not obj:
         raise InputError("expected an object {label value: broker id}", source=str(p))
     return {str(k).strip(): str(v).strip() for k, v in obj.items()}
@@ -540,11 +539,13 @@ def _to_ms(ts: pd.Series) -> pd.Series:
 def read_long_file(path: Path, fmt: str) -> pd.DataFrame:
     """A long CSV or Parquet file → raw rows."""
     src = str(path)
+    # a device or a pipe (/dev/zero, a FIFO) is read with the input limit; regular files stream
+    source = path if Path(path).is_file() else io.BytesIO(_read_bytes(Path(path)))
     try:
         if fmt == "parquet":
-            df = pd.read_parquet(path)
+            df = pd.read_parquet(source)
         else:
-            df = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
+            df = pd.read_csv(source, dtype=str, keep_default_na=False, na_values=[""])
     except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
         kind = "Parquet" if fmt == "parquet" else "CSV"
         raise InputError(f"cannot read as {kind}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",

@@ -256,7 +256,11 @@ def build_report(args, topic_rows: int | None = None) -> tuple[dict, list]:
     if args.trials < 1 or args.trials > 100_000:
         raise UsageError(f"--trials must be in 1..100000, got {args.trials}")
     conf = _config(args)
-    tl = load_topics(args.topics, partitions_of=_parse_partitions_of(args.partitions_of))
+    from ..limits import TOPIC_BYTES_JSON, TOPIC_BYTES_TEXT
+
+    # refused before the run when the topics would need more than SHEDLAB_MAX_RUN_MB
+    tl = load_topics(args.topics, partitions_of=_parse_partitions_of(args.partitions_of),
+                     bytes_per_topic=TOPIC_BYTES_TEXT if topic_rows is not None else TOPIC_BYTES_JSON)
     if len(tl) == 0:
         raise InputError("no topics in the input", source=tl.source)
     groups = tl.by_namespace()

@@ -82,6 +82,7 @@ def run(args) -> int:
     cfg = build_config(args)
     ld = load_snapshot(args.snapshot, broker=args.broker)
     lm = make_manager(ld, cfg, args.seed)
+    check_cycles(args.cycles, len(lm.view.brokers), len(lm.view.bundles))
     cycles = lm.run_cycles(args.cycles)
     if style:
         for w in ld.warnings:
@@ -99,6 +100,14 @@ def run(args) -> int:
         for c in cycles:
             print(cycle_text(c))
     return 0
+
+
+def check_cycles(cycles: int, brokers: int, bundles: int) -> None:
+    """Refuse ``--cycles`` whose report would need more than ``SHEDLAB_MAX_RUN_MB`` (before running)."""
+    from ..limits import check_run_memory, cycles_bytes
+
+    check_run_memory(cycles_bytes(cycles, brokers, bundles),
+                     f"--cycles {cycles:,} on {brokers:,} brokers and {bundles:,} bundles", field="--cycles")
 
 
 def make_manager(ld, cfg, seed):

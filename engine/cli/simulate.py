@@ -76,9 +76,18 @@ def register(sub):
 def run(args) -> int:
     from ..simulator import load_scenario, run_scenario
 
-    if args.minutes is not None and args.minutes < 1:
-        raise UsageError("--minutes must be at least 1")
+    from ..limits import MAX_SIMULATION_MINUTES
+    from ..simulator.scenario import check_scenario_size
+
+    if args.minutes is not None and not 1 <= args.minutes <= MAX_SIMULATION_MINUTES:
+        raise UsageError(f"--minutes must be in 1..{MAX_SIMULATION_MINUTES} (one year), got {args.minutes}")
+    if args.seed is not None and args.seed < 0:
+        raise UsageError(f"--seed must not be negative, got {args.seed}")
+    if args.out:
+        check_out_dir(args.out)
     sc = load_scenario(args.scenario)
+    if args.minutes is not None:  # brokers x minutes of the run, before it starts
+        check_scenario_size(sc, args.minutes, field="--minutes")
     cfg = sc.lb_config(PRESETS[args.preset] if args.preset else None)
     if args.conf:
         cfg = parse_broker_conf(read_input_text(args.conf), base=cfg, source=args.conf).config
@@ -90,7 +99,10 @@ def run(args) -> int:
         values[k.strip()] = v.strip()
     res = run_scenario(sc, config=cfg, set=values or None, strategy=args.strategy, placement=args.placement,
                        minutes=args.minutes, seed=args.seed)
-    files = [str(x) for x in res.write(args.out, args.format)] if args.out else []
+    try:
+        files = [str(x) for x in res.write(args.out, args.format)] if args.out else []
+    except OSError as exc:
+        raise UsageError(f"--out {args.out}: cannot write: {exc.strerror or exc}") from None
     if args.json:
         out = res.to_json(events=args.events)
         if files:
@@ -101,6 +113,20 @@ def run(args) -> int:
     for f in files:
         print(f"wrote {f}")
     return 0
+
+
+def check_out_dir(out: str) -> None:
+    """``--out DIR`` must be (or become) a writable directory: checked before the run."""
+    import os
+    from pathlib import Path
+
+    p = Path(out)
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--out {out}: cannot create the directory: {exc.strerror or exc}") from None
+    if not p.is_dir() or not os.access(p, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {out}: not a writable directory")
 
 
 def _fmt(v, nd=2):

@@ -181,7 +181,7 @@ class BrokerLoadData:
                 msg_rate_in=r.num("msgRateIn"), msg_rate_out=r.num("msgRateOut"),
                 bundle_count=r.int("bundleCount"), topics=r.int("topics"),
                 max_resource_usage=r.num("maxResourceUsage", 1.0), weighted_max_ema=r.num("weightedMaxEMA", 1.0),
-                msg_throughput_ema=r.num("msgThroughputEMA", 0.0), updated_at=r.int("updatedAt"),
-                reported_at=r.int("reportedAt"))
+                msg_throughput_ema=r.num("msgThroughputEMA", 0.0), updated_at=r.time("updatedAt"),
+                reported_at=r.time("reportedAt"))
         return d
 

@@ -349,32 +349,16 @@ def elm_from_json(obj, source: str = "<json>", broker: str | None = None) -> Ext
 
 
 def _zip_members(raw: bytes, source: str, limit: int, first_only: bool = False) -> list[tuple[str, bytes]]:
-    """(name, bytes) of the zip's files in name order (never written to disk; unsafe names skipped)."""
-    try:
-        zf = zipfile.ZipFile(io.BytesIO(raw))
-        infos = zf.infolist()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError):
-        raise InputError("not a valid zip archive", source=source) from None
-    out, total = [], 0
-    for info in sorted(infos, key=lambda i: i.filename):
-        name = info.filename.replace("\\", "/")
-        parts = PurePosixPath(name).parts
-        if (info.is_dir() or name.startswith(("/", "__MACOSX")) or ".." in parts or not parts
-                or parts[-1].startswith(".")):
-            continue
-        total += info.file_size
-        if info.file_size > limit or total > 4 * limit:
-            raise InputError("the archive expands beyond the size limit", source=source)
-        try:
-            data = zf.read(info)
-        except (zipfile.BadZipFile, NotImplementedError, RuntimeError, ValueError, OSError) as exc:
-            raise InputError(f"cannot read {name} in the archive ({type(exc).__name__})", source=source) from None
-        if len(data) > limit:
-            raise InputError("the archive expands beyond the size limit", source=source)
-        out.append((name, data))
-        if first_only:
-            break
-    return out
+    """(name, bytes) of the zip's files in name order (never written to disk; hidden files skipped).
+
+    Read by :func:`engine.bounded.read_zip`: member count, bytes counted while decompressing
+    (``limit`` is ``SHEDLAB_MAX_INPUT_MB`` per member), encrypted members, unsafe names and corrupt
+    data are refused with one ``InputError``."""
+    from ..bounded import read_zip
+
+    files = read_zip(raw, source, want=lambda n: not PurePosixPath(n).name.startswith("."))
+    out = sorted((n, b) for n, b in files.items() if not PurePosixPath(n).name.startswith("."))
+    return out[:1] if first_only else out
 
 
 def elm_from_files(files: list[tuple[bytes, str]], source: str, broker: str | None = None) -> ExtensibleLoadData:

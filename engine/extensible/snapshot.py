@@ -46,6 +46,7 @@ from typing import Mapping
 
 from ..config import LoadBalancerConfig
 from ..errors import InputError
+from ..limits import epoch_ms
 from ..javacompat import java_map_order
 from ..model import LoadData, NamespaceBundleStats, _Reader
 from .broker_load_data import BrokerLoadData
@@ -225,9 +226,7 @@ def _times(obj, key, source) -> dict:
         raise InputError("expected name -> time in ms", source=source, field=key)
     out = {}
     for k, t in m.items():
-        if isinstance(t, bool) or not isinstance(t, (int, float)) or t != t or t < 0:
-            raise InputError(f"expected a time in ms, got {t!r}", source=source, field=f"{key}[{k!r}]")
-        out[k] = int(t)
+        out[k] = epoch_ms(t, source, f"{key}[{k!r}]")
     return out
 
 
@@ -291,9 +290,7 @@ def extensible_from_json(obj, source: str = "<json>") -> ExtensibleLoadData:
     data.recently_unloaded_brokers = _times(obj, "recentlyUnloadedBrokers", source)
     now = obj.get("now")
     if now is not None:
-        if isinstance(now, bool) or not isinstance(now, (int, float)) or now != now or now < 0:
-            raise InputError(f"expected epoch milliseconds, got {now!r}", source=source, field="now")
-        data.now_ms = int(now)
+        data.now_ms = epoch_ms(now, source, "now")
     st = obj.get("shedlabStrategyState")
     if st is not None:
         if not isinstance(st, dict):

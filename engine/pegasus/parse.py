@@ -407,10 +407,9 @@ def _get(obj, key, where, source, kind, default=...):
 def parse_snapshot_json(data, source: str | None = None) -> Snapshot:
     """Build a :class:`Snapshot` from Shedlab's JSON form (a parsed object or JSON text)."""
     if isinstance(data, (str, bytes)):
-        try:
-            data = json.loads(data)
-        except (ValueError, RecursionError) as exc:
-            raise InputError(f"not valid JSON: {str(exc).splitlines()[0]}", source=source) from None
+        from ..bounded import loads_json
+
+        data = loads_json(data, source)  # nesting and size limits (engine.limits)
     if not isinstance(data, dict):
         raise InputError("the JSON must be an object with 'tables'", source=source)
     fmt = data.get("format", "shedlab-pegasus/1")
@@ -609,18 +608,11 @@ def parse_snapshot(data, source: str | None = None) -> Snapshot:
 
 def load_snapshot(path) -> Snapshot:
     """Read a snapshot file (text or JSON); ``InputError`` if it cannot be read."""
-    p = Path(path)
-    try:
-        size = p.stat().st_size
-        if size > MAX_BYTES:
-            raise InputError(f"larger than {MAX_BYTES // (1024 * 1024)} MB", source=str(path))
-        raw = p.read_bytes()
-    except InputError:
-        raise
-    except IsADirectoryError:
-        raise InputError("is a directory, expected a file", source=str(path)) from None
-    except OSError as exc:
-        raise InputError(exc.strerror or "cannot be read", source=str(path)) from None
+    from ..bounded import read_bytes_bounded
+
+    raw = read_bytes_bounded(path)  # at most SHEDLAB_MAX_INPUT_MB (+1 byte), devices and streams too
+    if len(raw) > MAX_BYTES:
+        raise InputError(f"larger than {MAX_BYTES // (1024 * 1024)} MB", source=str(path))
     return parse_snapshot(raw, str(path))
 
 

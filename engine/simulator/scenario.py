@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import string
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +31,7 @@ from typing import Any
 from ..config import PRESETS, LoadBalancerConfig
 from ..errors import InputError
 from ..io import read_input_text
+from ..limits import MAX_QUANTITY, MAX_SIMULATION_MINUTES, check_run_memory, simulation_bytes
 
 __all__ = [
     "Scenario",
@@ -43,6 +46,8 @@ __all__ = [
     "MetricsSpec",
     "load_scenario",
     "parse_scenario",
+    "scenario_memory",
+    "check_scenario_size",
     "parse_scenario_text",
     "expand_events",
     "list_scenarios",
@@ -272,21 +277,10 @@ def load_scenario(path) -> Scenario:
 
 def parse_scenario_text(text: str, source: str | None = None, json_only: bool = False) -> Scenario:
     """Parse YAML (a superset of JSON) or JSON text into a validated :class:`Scenario`."""
-    if json_only:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
-                             source=source) from None
-    else:
-        import yaml
+    from ..bounded import loads_json, loads_yaml
 
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-            raise InputError(f"not valid YAML{where}: {getattr(exc, 'problem', None) or exc}", source=source) from None
+    # within the input limits (engine.limits): nesting, YAML nodes after aliases, size
+    data = loads_json(text, source, "the scenario") if json_only else loads_yaml(text, source)
     return parse_scenario(data, source=source)
 
 
@@ -339,6 +333,8 @@ class _V:
         v = float(v)
         if not math.isfinite(v):
             raise self.err(f, f"expected a finite number, got {v}")
+        if hi is None and abs(v) > MAX_QUANTITY:  # every number has a range (engine.limits)
+            raise self.err(f, f"out of range: {v:g} is larger than {MAX_QUANTITY:g}")
         if integer:
             if not v.is_integer():
                 raise self.err(f, f"expected an integer, got {v:g}")
@@ -392,6 +388,7 @@ def _expand(v: _V, items, path):
                 if k in ("count", "first"):
                     continue
                 if isinstance(x, str) and "{" in x:
+                    _check_template(v, x, _j(p, k))
                     try:
                         x = x.format(i=j)
                     except (KeyError, IndexError, ValueError) as exc:
@@ -399,6 +396,47 @@ def _expand(v: _V, items, path):
                 e[k] = x
             out.append((f"{p}#{j}", e))
     return out
+
+
+_TEMPLATE_SPEC = re.compile(r"[<>^=]?0?\d{0,2}[dxXob]?")
+
+
+def _check_template(v: _V, x: str, path: str) -> None:
+    """Templates name only ``{i}``, with at most a short format (``{i:03d}``): no attribute or index
+    look-ups (``{i.__class__}``), no 1 GB padding (``{i:>999999999}``)."""
+    try:
+        parts = list(string.Formatter().parse(x))
+    except ValueError as exc:
+        raise v.err(path, f"bad template {x[:80]!r}: {exc}") from None
+    for _lit, fname, spec, conv in parts:
+        if fname is None:
+            continue
+        if fname != "i" or conv or not _TEMPLATE_SPEC.fullmatch(spec or ""):
+            raise v.err(path, f"bad template {x[:80]!r}: only {{i}} or {{i:FORMAT}} with a width under 100 "
+                              "are allowed")
+
+
+def scenario_memory(sc: "Scenario", minutes: int | None = None) -> float:
+    """Bytes a run of ``sc`` (for ``minutes``, default its own) is estimated to need
+    (:func:`engine.limits.simulation_bytes`: brokers × minutes, workloads × minutes, bundles, topics)."""
+    from ..config import LoadBalancerConfig
+
+    default_bundles = LoadBalancerConfig().defaultNumberOfNamespaceBundles
+    bundles = sum(n.bundles or default_bundles for n in sc.namespaces)
+    topics = sum((w.partitions or w.topics or 1) for w in sc.workloads)
+    return simulation_bytes(len(sc.brokers), int(minutes or sc.minutes), bundles, topics, len(sc.workloads))
+
+
+def check_scenario_size(sc: "Scenario", minutes: int | None = None, field: str = "minutes") -> None:
+    """Refuse, before it starts, a run longer than a year of minutes or estimated to need more memory
+    than ``SHEDLAB_MAX_RUN_MB`` (the message names the estimate, the limit and the variable)."""
+    m = int(minutes or sc.minutes)
+    if m > MAX_SIMULATION_MINUTES:
+        raise InputError(f"must be at most {MAX_SIMULATION_MINUTES} (one year of minutes), got {m}",
+                         source=sc.source, field=field)
+    check_run_memory(scenario_memory(sc, m),
+                     f"simulating {len(sc.brokers):,} brokers for {m:,} minutes "
+                     f"({len(sc.workloads):,} workloads)", source=sc.source)
 
 
 _TOP = {"name", "title", "description", "minutes", "seed", "preset", "config", "leader", "brokers", "namespaces",
@@ -520,11 +558,13 @@ def parse_scenario(data: Any, source: str | None = None) -> Scenario:
     metrics = _section(v, d, "metrics", MetricsSpec, {"settle_window": (1, None, True), "settle_range": (0, 100),
                                                       "settle_from": (0, None, True),
                                                       "oscillation_threshold": (0, 100)})
-    return Scenario(name=name, minutes=minutes, brokers=tuple(brokers), namespaces=tuple(namespaces),
-                    workloads=tuple(workloads), events=tuple(events), title=v.string(d, "title", "", "") or "",
-                    description=v.string(d, "description", "", "") or "", seed=seed, preset=preset,
-                    config=config, leader=leader, cost=cost, noise=noise, timing=timing, metrics=metrics,
-                    expect=d.get("expect"), source=source, policies=_policies(d, source))
+    sc = Scenario(name=name, minutes=minutes, brokers=tuple(brokers), namespaces=tuple(namespaces),
+                  workloads=tuple(workloads), events=tuple(events), title=v.string(d, "title", "", "") or "",
+                  description=v.string(d, "description", "", "") or "", seed=seed, preset=preset,
+                  config=config, leader=leader, cost=cost, noise=noise, timing=timing, metrics=metrics,
+                  expect=d.get("expect"), source=source, policies=_policies(d, source))
+    check_scenario_size(sc)
+    return sc
 
 
 def _policies(d, source):
