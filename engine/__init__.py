@@ -23,6 +23,7 @@ from .config import (
     to_broker_conf,
 )
 from .errors import InputError, ShedlabError, UsageError
+from .commands import commands_text, unload_commands
 from .io import load_snapshot, load_snapshot_bytes, load_timeline, save_snapshot
 from .load_manager import ModularLoadManager, NamespacePolicies
 from .model import (
@@ -42,6 +43,7 @@ from .simulator import compare, load_scenario, run_scenario
 from .extensible import ExtensibleLoadManager, derive_extensible
 
 __all__ = [
+    "commands_text", "unload_commands",
     "LoadBalancerConfig", "PULSAR_4_DEFAULTS", "PULSAR_5_DEFAULTS", "BIGO_AVGSHEDDER", "PRESETS", "changed_keys",
     "key_info", "parse_broker_conf", "to_broker_conf", "InputError", "ShedlabError", "UsageError", "load_snapshot",
     "load_snapshot_bytes", "load_timeline", "save_snapshot", "ModularLoadManager", "NamespacePolicies", "BrokerData",
