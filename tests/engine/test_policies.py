@@ -290,16 +290,21 @@ def test_extensible_isolation_and_transfer_with_policies():
     assert lm.select_broker(b).broker == "broker5:8080"
 
 
-def test_extensible_anti_affinity_filter_counts_owned_bundles():
-    """AntiAffinityNamespaceGroupExtensionTest (the extensible variant): counts come from the
-    service-unit channel's owned bundles."""
+def test_anti_affinity_group_policy_filter():
+    """AntiAffinityNamespaceGroupExtensionTest.testAntiAffinityGroupPolicyFilter: a namespace without a
+    group keeps every broker; the group's namespace, whose bundle the channel says a:8080 owns, loses
+    a:8080 (counts come from the service-unit channel's owned bundles, per bundle)."""
+    ns = "my-tenant/test/my-ns-filter"
+    enabled = ns + "-antiaffinity-enabled"
+    bundle = "0x00000000_0xffffffff"
     data = cluster({"a:8080": (0.1, 1, None), "b:8080": (0.2, 1, None), "c:8080": (0.3, 1, None)},
-                   ownership={"t/ns0/0x00000000_0xffffffff": "a:8080", "t/ns1/0x00000000_0xffffffff": "b:8080"})
-    cp = _group(3, "g", "t/ns")
-    res = FilterContext(data, XCFG, ExtensibleClusterPolicies(cp)).filter(data.available_brokers,
-                                                                          "t/ns2/0x00000000_0xffffffff")
-    assert res.candidates == ["c:8080"]
-    assert "anti-affinity group `g`" in res.steps[-1].reasons["a:8080"]
+                   ownership={f"{enabled}/{bundle}": "a:8080"})
+    cp = ClusterPolicies(anti_affinity={enabled: "my-antiaffinity-filter"})
+    ctx = FilterContext(data, XCFG, ExtensibleClusterPolicies(cp))
+    assert ctx.filter(data.available_brokers, f"{ns}/{bundle}").candidates == data.available_brokers
+    res = ctx.filter(data.available_brokers, f"{enabled}/{bundle}")
+    assert res.candidates == [b for b in data.available_brokers if b != "a:8080"]
+    assert "anti-affinity group `my-antiaffinity-filter`" in res.steps[-1].reasons["a:8080"]
 
 
 def test_policy_counts_are_arrays_of_the_view():
@@ -336,3 +341,20 @@ def test_place_with_policy_files(tmp_path, capsys):
     bad.write_text(json.dumps({"p": dict(DEFAULT_POLICY, primary=[])}))
     rc = main(["place", str(snap), "--bundle", "t/pinned/0x00000000_0xffffffff", "--policies", str(bad)])
     assert rc == 2 and "bad.json" in capsys.readouterr().err
+
+
+def test_transfer_shedder_leaves_policy_bundles_alone():
+    """TopKBundles and TransferShedder.isTransferable on the isolation-groups sample: broker-0 only holds
+    acme/payments-a bundles (isolated, anti-affinity). With loadBalancerSheddingBundlesWithPoliciesEnabled
+    off they are not even in its top-K report (NoLoadData); on, the min broker broker-7 is outside the
+    payments group, so none is transferable (NoBundles)."""
+    from engine.samples import load_sample
+
+    reasons = {}
+    for on in (False, True):
+        cfg = LoadBalancerConfig().with_values({"loadBalancerSheddingBundlesWithPoliciesEnabled": on,
+                                                "loadBalancerSheddingConditionHitCountThreshold": 0})
+        cyc = ExtensibleLoadManager(load_sample("isolation-groups"), cfg, seed=0).do_load_shedding()
+        assert not cyc.unloads
+        reasons[on] = cyc.reason.split(":")[0]
+    assert reasons == {False: "NoLoadData", True: "NoBundles"}
