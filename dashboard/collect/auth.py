@@ -10,8 +10,10 @@ Keys read (Pulsar's ``conf/client.conf`` names): ``webServiceUrl``, ``authPlugin
   ``data:<jwt>`` or the bare token (as ``AuthenticationToken.configure``). Sent as ``Authorization: Bearer``.
 * ``oauth2.AuthenticationOAuth2`` — ``authParams`` is JSON: ``type`` (only ``client_credentials``),
   ``issuerUrl``, ``privateKey`` (``file:///path/key.json`` or ``data:application/json;base64,...``; the key file
-  holds ``client_id`` and ``client_secret``, class ``KeyFile``), optional ``audience``, ``scope``. As
-  ``ClientCredentialsFlow``: the token endpoint is read from ``<issuerUrl>/.well-known/openid-configuration``
+  holds ``client_id`` and ``client_secret``, class ``KeyFile``), optional ``audience``, ``scope``,
+  ``wellKnownMetadataPath``, and for the identity provider's TLS ``trustCertsFilePath``, ``tlsCertFile``/``tlsKeyFile``
+  (``FlowBase``). As ``ClientCredentialsFlow``: the token endpoint is read from
+  ``<issuerUrl>/.well-known/openid-configuration``
   (``token_endpoint``), then ``POST`` ``grant_type=client_credentials&client_id&client_secret[&audience][&scope]``
   as a form (``TokenClient``); the answer is ``TokenResult`` (``access_token``, ``expires_in``).
   The token is cached and fetched again once it has expired (``AuthenticationOAuth2`` with its default
@@ -133,6 +135,7 @@ class OAuth2ClientCredentials:
     scope: str | None = None
     verify: object = True
     timeout: float = 10.0
+    well_known_path: str = "/.well-known/openid-configuration"
     early_seconds: float = 2.0
     clock: object = time.time
     fetches: int = 0
@@ -158,10 +161,15 @@ class OAuth2ClientCredentials:
         if urlsplit(obj["issuerUrl"]).scheme not in ("http", "https"):
             raise CollectError("authParams issuerUrl must be an http(s) URL")
         ver = verify
-        if isinstance(obj.get("trustCertsFilePath"), str) and obj["trustCertsFilePath"]:
-            ver = ssl_context(obj["trustCertsFilePath"])
+        trust, cert, key = (obj.get(k) if isinstance(obj.get(k), str) and obj.get(k) else None
+                            for k in ("trustCertsFilePath", "tlsCertFile", "tlsKeyFile"))
+        if trust or cert or key:
+            ver = ssl_context(trust, cert, key)
+        path = obj.get("wellKnownMetadataPath") or "/.well-known/openid-configuration"
+        if not isinstance(path, str) or not path.startswith("/") or len(path) > 200:
+            raise CollectError("authParams wellKnownMetadataPath must be a path starting with /")
         return cls(obj["issuerUrl"], obj["privateKey"], obj.get("audience") or None, obj.get("scope") or None,
-                   verify=ver, timeout=timeout)
+                   verify=ver, timeout=timeout, well_known_path=path)
 
     def _key_file(self) -> tuple[str, str]:
         pk = self.private_key
@@ -185,7 +193,7 @@ class OAuth2ClientCredentials:
 
     def _fetch(self):
         client_id, secret = self._key_file()
-        well_known = self.issuer_url.rstrip("/") + "/.well-known/openid-configuration"
+        well_known = self.issuer_url.rstrip("/") + self.well_known_path
         shown = redact(self.issuer_url)
         with httpx.Client(verify=self.verify, timeout=self.timeout, trust_env=False, follow_redirects=False) as c:
             try:

@@ -195,7 +195,8 @@ class OAuthServer:
     ``TokenResult`` JSON (``access_token``, ``expires_in``); ``valid(header)`` accepts only a token it issued
     that has not expired, as an admin server checking OAuth2 tokens would."""
 
-    def __init__(self, client_id: str, client_secret: str, *, expires_in: int = 3600, audience: str | None = None):
+    def __init__(self, client_id: str, client_secret: str, *, expires_in: int = 3600, audience: str | None = None,
+                 tls: ssl.SSLContext | None = None):
         self.client_id, self.client_secret, self.expires_in, self.audience = client_id, client_secret, expires_in, \
             audience
         self.issued: dict = {}  # token -> expiry (monotonic)
@@ -224,8 +225,8 @@ class OAuthServer:
                 return self._send(200, json.dumps({"access_token": tok, "token_type": "Bearer",
                                                    "expires_in": srv.expires_in}))
 
-        self.server, self.thread = _start(Handler)
-        self.issuer_url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.server, self.thread = _start(Handler, tls)
+        self.issuer_url = f"{'https' if tls else 'http'}://127.0.0.1:{self.server.server_address[1]}"
 
     def valid(self, header) -> bool:
         if not header or not header.startswith("Bearer "):
@@ -304,11 +305,12 @@ def make_pki(folder: Path) -> dict:
     out["client_cert"], out["client_key"] = write("client", ck, cc)
     out["rogue_cert"], out["rogue_key"] = write("rogue", rck, rcc)
 
-    def server_context() -> ssl.SSLContext:
+    def server_context(client_cert: bool = True) -> ssl.SSLContext:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(out["server_cert"], out["server_key"])
-        ctx.load_verify_locations(cafile=out["ca"])
-        ctx.verify_mode = ssl.CERT_REQUIRED  # mTLS: a client certificate signed by the test CA is required
+        if client_cert:  # mTLS: a client certificate signed by the test CA is required
+            ctx.load_verify_locations(cafile=out["ca"])
+            ctx.verify_mode = ssl.CERT_REQUIRED
         return ctx
 
     out["server_context"] = server_context

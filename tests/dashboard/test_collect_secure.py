@@ -61,14 +61,16 @@ def test_secure001_mtls_with_test_ca_via_client_conf(tmp_path, pki, capsys):
 
 
 def test_secure002_oauth2_client_credentials_and_refresh(tmp_path, pki):
-    with OAuthServer("shedlab-client", "s3cr3t-value", expires_in=1, audience="urn:pulsar:test") as idp, \
+    with OAuthServer("shedlab-client", "s3cr3t-value", expires_in=1, audience="urn:pulsar:test",
+                     tls=pki["server_context"](client_cert=False)) as idp, \
             PulsarReplay(tls=pki["server_context"](), check_auth=None) as p:
         p.check_auth = idp.valid
         key = tmp_path / "key.json"  # KeyFile
         key.write_text(json.dumps({"type": "client_credentials", "client_id": "shedlab-client",
                                    "client_secret": "s3cr3t-value", "issuer_url": idp.issuer_url}))
         params = json.dumps({"type": "client_credentials", "issuerUrl": idp.issuer_url,
-                             "privateKey": f"file://{key}", "audience": "urn:pulsar:test"})
+                             "privateKey": f"file://{key}", "audience": "urn:pulsar:test",
+                             "trustCertsFilePath": pki["ca"]})  # FlowBase: the identity provider's CA
         conf = _conf(tmp_path / "client.conf", webServiceUrl=p.admin_url,
                      authPlugin="org.apache.pulsar.client.impl.auth.oauth2.AuthenticationOAuth2",
                      authParams=params, tlsTrustCertsFilePath=pki["ca"],
@@ -270,8 +272,7 @@ def test_secure012_form_checks_every_listed_broker_and_pins_tls(pki):
                                              "not allowed"}
     # HTTPS under the allow-list: the connection goes to the checked address, the certificate is checked
     # against the name (SNI localhost), the private CA comes from SHEDLAB_COLLECT_CA
-    ctx = pki["server_context"]()
-    ctx.verify_mode = __import__("ssl").CERT_NONE  # the form has no client certificate
+    ctx = pki["server_context"](client_cert=False)  # the form has no client certificate
     with PulsarReplay(token="t", tls=ctx, host="localhost") as p:
         assert p.admin_url.startswith("https://localhost:")
         env = {"SHEDLAB_COLLECT": "1", "SHEDLAB_COLLECT_ALLOW": "localhost 127.0.0.0/8",
