@@ -144,6 +144,27 @@ def test_primary_and_secondary_brokers_with_min_limit():
     assert _filter(cp, ["broker3:8080"]) == set()
 
 
+def test_namespace_isolation_policies_for_primary_and_secondary_brokers():
+    """ModularLoadManagerImplTest.testNamespaceIsolationPoliciesForPrimaryAndSecondaryBrokers, with the
+    policy JSON exactly as the test formats it (min_limit a JSON number) and real regex matching."""
+    template = ('{"namespaces":["%s/%s/%s.*"],"primary":["%s"],"secondary":["%s"],"auto_failover_policy":'
+                '{"policy_type":"min_available","parameters":{"min_limit":%s,"usage_threshold":80}}}')
+    b1, b2, shared = "localhost0:8080", "localhost1:8080", "broker3:8080"
+    ns = "my-property/use/my-ns"
+
+    def cands(min_limit, available):
+        obj = json.loads(template % ("my-property", "use", "my-ns", "localhost0", "localhost1", min_limit))
+        cp = ClusterPolicies(isolation=read_isolation_policies({"my-ns-isolation-policies": obj}))
+        return set(apply_isolation(cp, ns, available, lambda b: True)[0])
+
+    assert cands(1, [shared, b1, b2]) == {b1}
+    assert cands(1, [shared, b2]) == {b2}
+    assert cands(1, [shared]) == set()
+    assert cands(2, [shared, b1, b2]) == {b1, b2}
+    assert cands(2, [shared, b2]) == {b2}
+    assert cands(2, [shared]) == set()
+
+
 def test_shared_brokers_and_topic_type_without_policy():
     """BrokerIsolationPoliciesFilterTest.testFilterWithPersistentOrNonPersistentDisabled and
     NamespaceIsolationPolicies.isSharedBroker: a namespace without a policy avoids every broker some
