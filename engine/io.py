@@ -12,7 +12,10 @@ Formats (``design.md``):
   ``{strategy name: state}`` seeds a strategy's memory (e.g. ThresholdShedder history) to replay a
   leader exactly.
 * **Extensible snapshot** — ``{"brokerLoadData": {id: BrokerLoadData}, "topBundlesLoadData": ...}``
-  (layout in :mod:`engine.extensible.snapshot`): read as an ``ExtensibleLoadData``.
+  (layout in :mod:`engine.extensible.snapshot`): read as an ``ExtensibleLoadData``; so are the
+  Extensible Load Manager's data as operators get it (:mod:`engine.extensible.readers`):
+  ``pulsar-client consume`` output of its two load-data topics, ``{key, value}`` JSON lines, one
+  ``BrokerLoadData`` / ``TopBundlesLoadData`` value, or a zip of them.
 * **Load-report directory** — one ``pulsar-admin broker-stats load-report`` JSON per broker (``*.json``).
   Every way a report arrives (one file, a directory, a zip, several uploads) names its broker by one
   rule, :func:`report_broker_id`: the report's own id first, the file name only when it has none.
