@@ -6,6 +6,8 @@ Modules, one concept each:
 * :mod:`~engine.extensible.top_bundles` — top-K bundle reports, ``NamespaceBundleStats.compareTo`` (§8.2);
 * :mod:`~engine.extensible.snapshot` — the extensible snapshot (JSON layout) and
   :func:`derive_extensible` from a modular ``LoadData``;
+* :mod:`~engine.extensible.readers` — the ELM's data as operators get it (``pulsar-client consume``
+  output of its load-data topics, ``{key, value}`` lines, single values), and the shape sniffing;
 * :mod:`~engine.extensible.filters` — the broker filter pipeline and ``transferable`` (§8.4);
 * :mod:`~engine.extensible.placement` — the extensible LeastResourceUsageWithWeight and round robin (§8.5);
 * :mod:`~engine.extensible.transfer_shedder` — TransferShedder (§8.3);
