@@ -183,6 +183,12 @@ class _Messages:
         if self.broker and not self.top:
             data.warnings.append(f"{self.source}: no top-bundles load data: TransferShedder can tell whether to "
                                  f"shed but sees no bundle to move (consume {TOP_BUNDLES_TOPIC} too)")
+        total = sum(d.bundle_count for d in data.broker_load_data.values())
+        listed = len(data.owners())
+        if self.top and total > listed:
+            data.warnings.append(f"{self.source}: the brokers report {total} bundles (bundleCount) and their top-K "
+                                 f"lists show {listed}: the others are not drawn (TransferShedder only ever picks "
+                                 "from the top-K lists, loadBalancerMaxNumberOfBundlesInBundleLoadReport)")
         if self.broker or self.top:
             data.warnings.append(f"{self.source}: bundle owners are taken from the brokers' top-K lists and every "
                                  "broker with load data counts as available (the ELM's channel and registry "

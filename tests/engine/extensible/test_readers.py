@@ -61,6 +61,7 @@ def test_zip_of_both_topics_consume_output_equals_json_lines():
     assert [x.bundle_name for x in ext.top_bundles["broker-1:8080"]][0] == "public/default/0x00000000_0x40000000"
     assert ext.owners()["tenant-a/ns1/0x00000000_0x80000000"] == "broker-2:8080"
     assert ext.top_bundles["broker-1:8080"][0].stats.msg_throughput_out == 6.0e6
+    assert not any("top-K lists show" in w for w in ext.warnings)  # bundleCount 3 + 2 + 1: all listed
     lines = load_snapshot(JSONL)
     assert lines.to_json() == ext.to_json()
     assert load_timeline(JSONL)[0].to_json() == ext.to_json()  # one snapshot, not one per line
