@@ -38,3 +38,22 @@ def test_bad_policies_name_the_field():
     assert ei.value.field.startswith("policies.pin.primary[0]") and "invalid regex" in ei.value.message
     with pytest.raises(InputError, match="unknown key"):
         parse_scenario(tiny(policies={"isolation": {}}), "t.yaml")
+
+
+def test_shipped_isolation_starvation_scenario():
+    """samples/scenarios/isolation-starvation.yaml: payments only on its primaries broker-0/1 while both
+    are up; once broker-1 leaves (1 primary < min_limit 2) it fails over to the secondary broker-2; the
+    shared brokers broker-3..5 never get a payments bundle."""
+    from engine.simulator import load_scenario
+
+    sc = load_scenario("isolation-starvation")
+    r = simulate(sc, sc.lb_config())
+    ev = r.events
+    pay = ev[ev["kind"].isin(["unload", "assign"]) & ev["bundle"].fillna("").str.startswith("acme/payments/")]
+    before = set(pay[pay["minute"] < 30]["destination"].dropna())
+    after = set(pay[pay["minute"] > 30]["destination"].dropna())
+    assert before and before <= {"broker-0.example:8080", "broker-1.example:8080"}
+    assert "broker-2.example:8080" in after and after <= {"broker-0.example:8080", "broker-2.example:8080"}
+    b = r.brokers
+    hot = b[(b["minute"] == 29)].set_index("broker")["usage"]
+    assert hot["broker-1.example:8080"] > 3 * hot["broker-4.example:8080"]
