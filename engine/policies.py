@@ -43,7 +43,8 @@ Departures, deliberate
 * Regexes are Python ``re`` patterns matched with ``fullmatch`` (Java ``String.matches``). The syntax of
   everyday patterns (classes, ``.*``, groups, alternation) is the same; Java-only constructs (possessive
   quantifiers before Python 3.11, ``\\p{..}`` classes) are refused with a message naming the field.
-  Each regex is at most 1,000 characters.
+  Each regex is at most 1,000 characters, and one that repeats a repeating group (``(a+)+``) is refused
+  (Python's matcher can take exponential time on it; Java's too, but a broker would hang, not Shedlab).
 * Broker regexes are matched like the newest upstream ``NamespaceIsolationPolicyImpl``: against the
   broker's host (``applyNamespacePolicies`` passes the broker id without ``:port``), then, when the value
   still ends in ``:port``, against its host part. Older Pulsar versions used ``Matcher.find`` (a partial
@@ -86,6 +87,8 @@ MAX_POLICIES = 1000
 MAX_REGEX = 1000
 MAX_LIST = 10_000
 _NS = re.compile(r"^[^/\s]{1,200}(/[^/\s]{1,200}){1,2}$")
+#: a quantified group holding a quantifier, e.g. ``(a+)+`` or ``(x.*)*``: catastrophic backtracking
+_NESTED = re.compile(r"\((?:[^()\\]|\\.)*(?<!\\)[+*}](?:[^()\\]|\\.)*\)[+*{]")
 
 
 def _err(msg, source, fld):
@@ -97,6 +100,9 @@ def _compile(rx, source, fld) -> re.Pattern:
         raise _err(f"expected a regex string, got {type(rx).__name__}", source, fld)
     if len(rx) > MAX_REGEX:
         raise _err(f"regex longer than {MAX_REGEX} characters", source, fld)
+    if _NESTED.search(rx):
+        raise _err(f"regex {rx!r} repeats a group that itself repeats (e.g. (a+)+): refused, it can take "
+                   "exponential time to match", source, fld)
     try:
         return re.compile(rx)
     except re.error as exc:

@@ -82,6 +82,13 @@ def test_bad_policy_names_the_field():
         read_isolation_policies({"p": bad}, "iso.json")
 
 
+def test_exponential_regex_is_refused():
+    bad = json.loads(json.dumps(DEFAULT_POLICY))
+    bad["primary"] = ["(broker-[0-9]+)+x"]
+    with pytest.raises(InputError, match="exponential"):
+        read_isolation_policies({"p": bad}, "iso.json")
+
+
 def test_classify_each_upstream_shape():
     assert classify_policy_json({"p1": DEFAULT_POLICY}) == "isolation"
     assert classify_policy_json({"domain-0": {"brokers": ["b0:8080"]}}) == "failure-domains"
