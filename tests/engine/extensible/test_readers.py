@@ -115,10 +115,17 @@ def test_consume_printed_with_auto_consume_or_without_key_is_refused(tmp_path):
         load_snapshot(f)
 
 
-def test_tombstone_removes_the_broker(tmp_path):
+def test_tombstone_removes_the_broker_and_print_metadata_is_read(tmp_path):
+    # content:null = a tombstone (the broker's entry deleted); a 4.x/5.x client (V5MessageSupport) prints
+    # eventTime:[null] and, with --print-metadata, ", message-id:..., producer-name:..." after the content
     f = tmp_path / "c.txt"
-    f.write_text(BLD.read_text() + "----- got message -----\nkey:[broker-3:8080], properties:[], content:null\n")
-    assert sorted(load_snapshot(f).broker_load_data) == BROKERS[:2]
+    f.write_text(BLD.read_text() + "----- got message -----\nkey:[broker-3:8080], properties:[], content:null\n"
+                 "----- got message -----\npublishTime:[1732510801000], eventTime:[null], key:[broker-4:8080], "
+                 'properties:[], content:{"weightedMaxEMA":0.2,"updatedAt":1732510801000}, message-id:3:1:-1, '
+                 "producer-name:broker-4, sequence-id:7, replicated-from:null, redelivery-count:0\n")
+    ext = load_snapshot(f)
+    assert sorted(ext.broker_load_data) == BROKERS[:2] + ["broker-4:8080"]
+    assert ext.broker_load_data["broker-4:8080"].weighted_max_ema == 0.2
 
 
 def run(capsys, *argv):
