@@ -7,8 +7,9 @@ there is no REST endpoint for them. Accepted, each alone, several together, or i
 * **``pulsar-client consume`` output** of either topic (``CmdConsume`` / ``AbstractCmdConsume``, default
   ``bytes`` schema): a ``----- got message -----`` line, then
   ``[publishTime:[MS], eventTime:[MS], ]key:[BROKER], properties:[...], content:JSON`` (the
-  ``publishTime``/``eventTime`` prefix is printed by Pulsar 3.x clients, not by 2.x ones; client log
-  lines in between are skipped). ``content:null`` is a tombstone (the broker left).
+  ``publishTime``/``eventTime`` prefix is printed by Pulsar 3.x clients, not by 2.x ones; a 4.x/5.x
+  client's ``--print-metadata`` suffix after the JSON and client log lines in between are skipped).
+  ``content:null`` is a tombstone (the broker left).
 * **``{key, value}`` JSON lines** — one message per line, ``value`` the Jackson JSON of the value (or
   that JSON as a string, or ``null``); other members (``topic``, ``publishTime``...) are ignored.
 * **one value**: a ``BrokerLoadData`` (``data/BrokerLoadData.java``) or a ``TopBundlesLoadData``
