@@ -52,8 +52,10 @@ Each broker series gets its id from one label: ``--broker-label LABEL`` when giv
 present of ``broker``, ``pod``, ``kubernetes_pod_name``, ``instance`` (this label is the series'
 *identity shape*). The value is cleaned (``http://``/``https://``/``pulsar://`` scheme and trailing
 ``/`` removed) and, with ``--broker-map FILE`` (a YAML/JSON object ``{label value: broker id}``; a
-value is looked up as written, cleaned, and by its host), replaced by the mapped id. When the series
-of one cluster carry several shapes, they must *line up*: every id of one shape matches exactly one id
+value is looked up as written, cleaned, and by its host), replaced by the mapped id. Rows that name
+their broker in a column (long CSV/Parquet, LoadData timelines) are one more shape, ``broker column``,
+so a CSV beside a Prometheus export cannot add brokers either. When the series of one cluster carry
+several shapes, they must *line up*: every id of one shape matches exactly one id
 of the other by host, or else by the first DNS label (``broker=10.0.0.1`` ↔ ``instance=10.0.0.1:8080``;
 ``pod=pulsar-broker-0`` ↔ ``broker=pulsar-broker-0.pulsar-broker.ns.svc``); the merged id is the one
 carrying a port (Pulsar's ``host:port`` broker id), else the ``broker`` label's. The counters' ids
@@ -192,6 +194,7 @@ COUNTER_ALIASES = {
     "pulsar_sunit_state_chn_event_publish_ops_total": "channel_event_publish",
 }
 ID_LABELS = ("broker", "pod", "kubernetes_pod_name", "instance")  # auto order: first present wins
+DIRECT_SHAPE = "broker column"  # the identity shape of rows naming their broker in a column (CSV, timelines)
 _LBL = {k: f"l_{k}" for k in ID_LABELS}
 _EXTRA = ("cluster", "result", "reason", "event")
 _RAW_COLUMNS = _COLUMNS + list(_LBL.values()) + ["l_custom", *_EXTRA]
@@ -448,14 +451,17 @@ def resolve_brokers(raw: pd.DataFrame, *, broker_label: str | None = None, broke
             v = _clean_col(df[_LBL[lbl]])
             shape = shape.where(v.isna(), lbl)
             value = value.where(v.isna(), v)
+    # rows that name their broker in a column (long CSV/Parquet, LoadData timelines) are one more shape
+    shape[direct] = DIRECT_SHAPE
+    value[direct] = _clean_col(df["broker"])[direct]
     bmap = broker_map or {}
     if bmap:
         value = value.map(lambda x: None if x is None else bmap.get(x, bmap.get(_host(x), x)))
-    shape[direct] = None
     is_counter = df["metric"].astype(str).str.strip().isin(COUNTER_ALIASES.keys())
     merged = value.copy()
-    for c in df["cluster"].astype(object).where(df["cluster"].notna(), "<none>").unique():
-        in_c = (df["cluster"].astype(object).where(df["cluster"].notna(), "<none>") == c) & shape.notna()
+    # after the cluster filter the rows are one cluster (rows without the label count as the chosen one)
+    c = cluster or (clusters[0] if clusters else "(no cluster label)")
+    for in_c in (shape.notna(),):
         sets = {s: set(value[in_c & ~is_counter & (shape == s)]) for s in
                 shape[in_c & ~is_counter].dropna().unique()}
         if not sets:
@@ -490,7 +496,7 @@ def resolve_brokers(raw: pd.DataFrame, *, broker_label: str | None = None, broke
                     "--broker-label LABEL", field=s)
             sel = in_c & (shape == s)
             merged[sel] = value[sel].map(lambda x, m=m: m.get(x, x))
-    df["broker"] = df["broker"].where(direct, merged)
+    df["broker"] = merged.where(merged.notna(), None)
     rep["broker_identity"] = sorted(set(shape.dropna()))
     return df
 

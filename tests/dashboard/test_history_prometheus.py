@@ -194,3 +194,19 @@ def test_hprom006_elm_counters_take_the_brokers_ids_and_never_make_a_broker(tmp_
     assert sorted(read_long(tmp_path / "ds")["broker"].unique()) == ["10.0.0.1:8080", "10.0.0.2:8080", "10.0.0.3:8080"]
     a = actual_actions(tmp_path / "ds")
     assert a[["counter", "broker", "increase"]].values.tolist() == [["unload_bundle", "10.0.0.2:8080", 2.0]]
+
+
+def test_hprom007_a_long_csv_beside_an_export_lines_up_or_is_refused(tmp_path):
+    # the long CSV names brokers in a column; the export's rates carry only instance=<ip:port>
+    s = [x for x in _series(minutes=2) if x[0]["__name__"] == "pulsar_broker_rate_in"]
+    f = _write_qr(tmp_path / "export.json", s)
+    csv = tmp_path / "cpu.csv"
+    csv.write_text("timestamp,broker,metric,value\n" + "".join(
+        f"{T0 + 60 * i},{h},cpu,{CPU[h]}\n" for i in range(2) for h in HOSTS))
+    ingest([f, csv], tmp_path / "ds")
+    brokers, rate_ratio, cpu_ratio = _ratios(tmp_path / "ds")
+    assert brokers == ["10.0.0.1:8080", "10.0.0.2:8080", "10.0.0.3:8080"] and cpu_ratio == [4.0]
+    csv.write_text("timestamp,broker,metric,value\n" + "".join(
+        f"{T0 + 60 * i},bk-{j},cpu,{CPU[h]}\n" for i in range(2) for j, h in enumerate(HOSTS)))
+    with pytest.raises(InputError, match="broker column=<bk-0, bk-1, bk-2>.*--broker-map"):
+        ingest([f, csv], tmp_path / "ds2")
