@@ -496,10 +496,11 @@ def policies_from_files(files: dict, source: str) -> ClusterPolicies | None:
                     out.failure_domains.update(read_failure_domains({rest[3]: _json(raw, where)}, where))
                     clusters.add(rest[1])
                     found = True
-            elif len(rest) == 3 and rest[0] in ("local-policies", "policies"):
+            elif len(rest) in (3, 4) and rest[0] in ("local-policies", "policies"):
+                # tenant/ns, or prop/cluster/ns of a v1 namespace (a 3-segment parent node has no group)
                 if raw.strip():
                     g = _group_from(_json(raw, where), where, "/".join(rest[1:]))
-                    (local if rest[0] == "local-policies" else glob)[f"{rest[1]}/{rest[2]}"] = g
+                    (local if rest[0] == "local-policies" else glob)["/".join(rest[1:])] = g
                     found = True
             continue
         if p.endswith(".json") and len(raw) < 50 * 1024 * 1024:
