@@ -54,7 +54,9 @@ class NamespacePolicies:
     """Hook for namespace isolation and anti-affinity policies (none by default).
 
     Subclass and override to model ``applyNamespacePolicies``, the anti-affinity filter and the two
-    "should unload" checks of ``doLoadShedding`` (§4.4).
+    "should unload" checks of ``doLoadShedding`` (§4.4). :class:`engine.policies.ModularPolicies` does so
+    for the cluster's isolation policies, anti-affinity groups and failure domains; its optional
+    ``explain_candidates`` / ``explain_anti_affinity`` give the placement's filter steps their reasons.
     """
 
     def candidates(self, bundle: str, avail: np.ndarray, view: LoadView, non_persistent: bool) -> np.ndarray:

@@ -37,7 +37,10 @@ class ExtensiblePolicies:
     Subclass and override to model ``AntiAffinityGroupPolicyFilter`` and
     ``BrokerIsolationPoliciesFilter`` and which namespaces carry such policies (their bundles are left
     out of top-K reports and are not transferable unless
-    ``loadBalancerSheddingBundlesWithPoliciesEnabled``).
+    ``loadBalancerSheddingBundlesWithPoliciesEnabled``). The cluster's real policies are
+    :class:`engine.policies.ExtensibleClusterPolicies` (picked by ``ExtensibleLoadManager`` when the snapshot
+    carries them); its ``explain_*`` methods give :class:`FilterContext` one step per rule with a reason per
+    removed broker.
     """
 
     def has_policies(self, namespace: str) -> bool:
