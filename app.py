@@ -12,28 +12,35 @@ from __future__ import annotations
 
 import importlib
 import os
-import uuid
+import secrets
 
 import dash
 from dash import Dash, dcc, html
 
 import layouts
 from dashboard import ids
-from dashboard.cache import background_manager
+from dashboard.cache import UnsafeDirectory, background_manager
 from dashboard.collect.web import OFF_MESSAGE as COLLECT_OFF_MESSAGE, collect_enabled
 from dashboard.sources import MAX_UPLOAD_BYTES, source_options
+from dashboard.web_safety import harden
+
+try:
+    _MANAGER = background_manager()  # creates the cache directory 0700; refuses one others may write
+except UnsafeDirectory as _exc:
+    raise SystemExit(f"shedlab: {_exc}") from None
 
 app = Dash(
     __name__,
     use_pages=True,
     pages_folder="",
-    background_callback_manager=background_manager(),
+    background_callback_manager=_MANAGER,
     title="Shedlab",
     update_title=None,
     suppress_callback_exceptions=False,
     meta_tags=[{"name": "viewport", "content": "width=device-width, initial-scale=1"}],
 )
 server = app.server
+harden(app)  # short 4xx for malformed requests, bounded logs, optional login (dashboard/web_safety.py)
 
 for _order, (_name, _path, _title) in enumerate(layouts.PAGES):
     _mod = importlib.import_module(f"layouts.{_name}")
@@ -87,7 +94,9 @@ def _shell():
     """The app-wide layout around ``dash.page_container`` (called on every page load)."""
     return html.Div([
         dcc.Location(id=ids.URL, refresh="callback-nav"),
-        dcc.Store(id=ids.SESSION, storage_type="session", data=uuid.uuid4().hex),  # stored value wins on reload
+        # a server-made, unguessable id per browser tab (the tab's stored value wins on reload); the server
+        # checks its format (dashboard.sources.session_key) and scopes uploads to it
+        dcc.Store(id=ids.SESSION, storage_type="session", data=secrets.token_hex(16)),
         dcc.Store(id=ids.SOURCE, storage_type="session"),
         dcc.Store(id=ids.CONFIG, storage_type="session"),
         dcc.Store(id=ids.CONF_IMPORT, storage_type="session"),
@@ -116,8 +125,13 @@ def _shell():
 app.layout = _shell
 
 if __name__ == "__main__":
+    _host = os.getenv("HOST", "127.0.0.1")
+    if _host not in ("127.0.0.1", "localhost", "::1") and not (os.getenv("SHEDLAB_BASIC_AUTH_FILE")
+                                                             or os.getenv("SHEDLAB_TRUSTED_USER_HEADER")):
+        print(f"shedlab: serving on {_host} without a login: anyone who reaches it can use it "
+              "(see docs/security.md, 'Running it for a team')")
     app.run(
-        host=os.getenv("HOST", "127.0.0.1"),
+        host=_host,
         port=int(os.getenv("PORT", "8050")),
         debug=os.getenv("DASH_DEBUG", "false").lower() == "true",
     )

@@ -3,14 +3,28 @@
 The directory comes from ``SHEDLAB_CACHE_DIR`` (default ``.shedlab-cache`` in the project); every
 gunicorn worker must point at the same absolute path. Nothing is opened at import time: the cache
 is created lazily per process (diskcache handles are not shared across fork).
+
+The cache stores pickles (diskcache's format, and Dash's background-callback results), so whoever can
+write into the directory can make the app run code. :func:`private_dir` therefore creates every
+directory the app writes (cache, results, the default history root) with mode ``0700``, tightens one
+it owns that others can read, and refuses — :class:`UnsafeDirectory`, a clear start-up error — a
+directory that another user owns or that group/others may write (``docs/security.md``).
+
+Background callbacks run in forked processes (:class:`ReapingDiskcacheManager`): each is joined by a
+small thread of the process that started it, so a finished job never lingers as a zombie.
 """
 from __future__ import annotations
 
+import logging
 import os
+import stat
 import threading
 from pathlib import Path
 
-__all__ = ["cache_dir", "get_cache", "background_manager"]
+__all__ = ["cache_dir", "get_cache", "background_manager", "private_dir", "UnsafeDirectory",
+           "ReapingDiskcacheManager"]
+
+log = logging.getLogger(__name__)
 
 _lock = threading.Lock()
 _cache = None
@@ -18,10 +32,46 @@ _cache_pid = None
 _manager = None
 
 
+class UnsafeDirectory(RuntimeError):
+    """A cache / results directory other users could write (or do own): the app refuses to start."""
+
+
+def private_dir(path) -> Path:
+    """``path`` as a directory only this user can use: created ``0700`` (parents too, when missing),
+    an existing one of ours with group/other read bits tightened to ``0700``; raises
+    :class:`UnsafeDirectory` when it is owned by another user or writable by group/others, or is a symlink."""
+    p = Path(path)
+    if not p.exists():
+        old = os.umask(0o077)
+        try:
+            p.mkdir(parents=True, exist_ok=True, mode=0o700)
+        finally:
+            os.umask(old)
+    try:
+        st = p.lstat()
+    except OSError as exc:
+        raise UnsafeDirectory(f"cannot use {p}: {exc.strerror}") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise UnsafeDirectory(f"{p} is a symbolic link; point SHEDLAB_CACHE_DIR at the real directory")
+    if not stat.S_ISDIR(st.st_mode):
+        raise UnsafeDirectory(f"{p} is not a directory")
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        raise UnsafeDirectory(f"{p} belongs to another user (uid {st.st_uid}); the cache stores pickles, so use a "
+                              "directory of the user running Shedlab (SHEDLAB_CACHE_DIR)")
+    mode = stat.S_IMODE(st.st_mode)
+    if mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise UnsafeDirectory(f"{p} is writable by other users (mode {mode:04o}); the cache stores pickles, so a "
+                              f"writable cache directory lets them run code as this server: chmod 700 {p}")
+    if mode & 0o077:
+        os.chmod(p, 0o700)
+        log.warning("%s was readable by other users (mode %04o): tightened to 0700", p, mode)
+    return p
+
+
 def cache_dir() -> Path:
+    """The app's cache directory (created ``0700``; :class:`UnsafeDirectory` when others may write it)."""
     d = Path(os.getenv("SHEDLAB_CACHE_DIR") or Path(__file__).resolve().parent.parent / ".shedlab-cache")
-    d.mkdir(parents=True, exist_ok=True)
-    return d
+    return private_dir(d)
 
 
 def get_cache():
@@ -31,18 +81,47 @@ def get_cache():
 
     with _lock:
         if _cache is None or _cache_pid != os.getpid():
-            _cache = diskcache.Cache(str(cache_dir() / "data"), size_limit=2 * 1024**3)
+            _cache = diskcache.Cache(str(private_dir(cache_dir() / "data")), size_limit=2 * 1024**3)
             _cache_pid = os.getpid()
         return _cache
 
 
+def _manager_class():
+    from dash import DiskcacheManager
+
+    class _Reaping(DiskcacheManager):
+        """Dash's ``DiskcacheManager``, plus a thread per job that joins (reaps) the job's process.
+
+        Dash starts each job with ``multiprocess.Process(...).start()`` and keeps only its pid; the
+        parent never waits for it unless the same worker later serves the result request, so finished
+        jobs stayed as zombies. Here the process object is kept and joined by a daemon thread of the
+        process that forked it (the only one that can reap it).
+        """
+
+        def call_job_fn(self, key, job_fn, args, context):
+            from multiprocess import Process  # the same class Dash uses (dill pickling, fork on Linux)
+
+            proc = Process(target=job_fn, args=(key, self._make_progress_key(key), args, context))
+            proc.start()
+            threading.Thread(target=proc.join, name=f"reap-job-{proc.pid}", daemon=True).start()
+            return proc.pid
+
+    return _Reaping
+
+
+def __getattr__(name):  # ReapingDiskcacheManager is built lazily (importing dash is not free)
+    if name == "ReapingDiskcacheManager":
+        return _manager_class()
+    raise AttributeError(name)
+
+
 def background_manager():
-    """The ``DiskcacheManager`` for background callbacks (simulations, Spark jobs)."""
+    """The manager of background callbacks (simulations, Spark jobs): a reaping ``DiskcacheManager``."""
     global _manager
     import diskcache
-    from dash import DiskcacheManager
 
     with _lock:
         if _manager is None:
-            _manager = DiskcacheManager(diskcache.Cache(str(cache_dir() / "jobs")), expire=3600)
+            jobs = private_dir(cache_dir() / "jobs")
+            _manager = _manager_class()(diskcache.Cache(str(jobs)), expire=3600)
         return _manager

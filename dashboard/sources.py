@@ -1,8 +1,9 @@
 """Where the data comes from: shipped samples, uploads and the live-cluster collector.
 
 Heavy data never goes to the browser. An upload is parsed and validated once, stored in the app's
-diskcache under its content hash (``snap:<hash>``), and listed in the session's index
-(``sess:<session id>:sources``); the browser keeps only the small source id (``upload:<hash>``).
+diskcache under a random token (``snap:<token>``, :func:`_token`: 80 random bits, not the content hash),
+and listed in the session's index (``sess:<session id>:sources``); the browser keeps only the small source
+id (``upload:<token>``). Another session opens an upload only with its id (a permalink carries it).
 Each process keeps the few snapshots it recently used, parsed and with their columnar view, in
 memory, so a slider move never re-reads or re-parses anything.
 
@@ -26,6 +27,7 @@ import io
 import json
 import os
 import re
+import secrets
 import zipfile
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -94,9 +96,11 @@ def history_source_id(key) -> str:
     return f"history:{m.group(1)}"
 
 
-def session_key(session_id) -> str:
-    """The session id if it looks like one of ours, else ``"anon"`` (never trust the browser)."""
-    return session_id if isinstance(session_id, str) and _SESSION.match(session_id) else "anon"
+def session_key(session_id) -> str | None:
+    """The session id if it looks like one of ours (32 hex digits, made by the server with
+    ``secrets.token_hex``), else ``None``: a malformed id gets no session list at all (it never shares
+    one with other malformed ids), so what it uploads is reachable only through the returned id."""
+    return session_id if isinstance(session_id, str) and _SESSION.match(session_id) else None
 
 
 display_name = uploads.safe_label
@@ -308,13 +312,16 @@ def open_history(sid, key) -> dict:
 
 
 # ------------------------------------------------------------------------------------------ session index
-def _sess_list_key(sid: str, what: str) -> str:
-    return f"sess:{session_key(sid)}:{what}"
+def _sess_list_key(sid: str, what: str) -> str | None:
+    sk = session_key(sid)
+    return f"sess:{sk}:{what}" if sk else None
 
 
 def _remember(sid: str, what: str, info: dict) -> None:
     cache = get_cache()
     key = _sess_list_key(sid, what)
+    if key is None:
+        return
     with cache.transact():
         items = [x for x in (cache.get(key) or []) if x.get("id") != info["id"]]
         items.insert(0, info)
@@ -323,7 +330,8 @@ def _remember(sid: str, what: str, info: dict) -> None:
 
 def list_session_sources(sid) -> list[dict]:
     """This session's uploaded and collected sources, newest first (still on the server)."""
-    items = get_cache().get(_sess_list_key(sid, "sources")) or []
+    key = _sess_list_key(sid, "sources")
+    items = (get_cache().get(key) if key else None) or []
     cache = get_cache()
     return [x for x in items if (HISTORY_PREFIX if x.get("kind") == "history" else "snap:") + x["id"].split(":", 1)[1]
             in cache]
@@ -331,7 +339,8 @@ def list_session_sources(sid) -> list[dict]:
 
 def list_scenarios(sid) -> list[dict]:
     """This session's uploaded scenario files, newest first (for the Simulator page)."""
-    items = get_cache().get(_sess_list_key(sid, "scenarios")) or []
+    key = _sess_list_key(sid, "scenarios")
+    items = (get_cache().get(key) if key else None) or []
     cache = get_cache()
     return [x for x in items if f"scen:{x['id'].split(':', 1)[1]}" in cache]
 
@@ -370,6 +379,24 @@ def _hash(*parts: bytes) -> str:
     return h.hexdigest()[:20]
 
 
+def _token(sid, kind: str, digest: str, stored: str) -> str:
+    """The id of an upload: 20 random hex digits (80 bits from :mod:`secrets`), never the content hash,
+    so nobody opens someone else's upload by hashing a file they guess. The same content uploaded again
+    in the same session gets its earlier id back while that is still stored (``stored`` formats the
+    cache key of an id). Whoever is given the id — a permalink carries it — can open the upload."""
+    cache = get_cache()
+    sk = session_key(sid)
+    own = f"own:{sk}:{kind}:{digest}" if sk else None
+    if own:
+        prev = cache.get(own)
+        if isinstance(prev, str) and stored.format(prev) in cache:
+            return prev
+    tok = secrets.token_hex(10)
+    if own:
+        cache.set(own, tok, expire=_TTL)
+    return tok
+
+
 def _page_lds(lds: list) -> tuple[list, dict | None]:
     """The pages draw modular-shaped snapshots: an Extensible Load Manager snapshot becomes its
     :func:`~engine.extensible.readers.display_load_data` (the ELM data kept as ``ld.elm``; every decision
@@ -383,6 +410,7 @@ def _store(sid, kind: str, digest: str, label: str, lds: list, extra=None) -> di
     lds, elm = _page_lds(lds)
     if elm:
         extra = {**(extra or {}), **elm}
+    digest = _token(sid, kind, digest, "snap:{}")
     source_id = f"{kind}:{digest}"
     info = _info(source_id, kind, label, lds, extra)
     get_cache().set(f"snap:{digest}", {"lds": lds, "info": info}, expire=_TTL)
@@ -566,7 +594,7 @@ def _scenario(sid, raw: bytes, text: str, obj, name: str) -> dict:
         raise InputError("a scenario must be a mapping (a YAML or JSON object) with brokers, namespaces and "
                          "events", source=name)
     facts = _validate_scenario(obj, name)
-    digest = _hash(raw)
+    digest = _token(sid, "scenario", _hash(raw), "scen:{}")
     scen_id = f"scenario:{digest}"
     info = {"id": scen_id, "label": name, "keys": sorted(map(str, obj))[:12], "bytes": len(raw), **facts}
     get_cache().set(f"scen:{digest}", {"text": text, "data": obj, "info": info}, expire=_TTL)

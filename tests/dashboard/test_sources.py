@@ -42,7 +42,7 @@ def test_sources003_loaddata_json(sid):
     assert info["id"].startswith("upload:") and info["brokers"] == 6 and info["label"] == "cluster.json"
     assert sources.get_snapshot(info["id"]).view.nb == 6
     assert info["id"] in {o["value"] for o in sources.source_options(sid)}
-    # content-addressed: the same bytes give the same id; another session sees it through a permalink
+    # the same bytes again in the same session give the same (random, not content-derived) id
     again = sources.ingest_files(sid, [data_url(raw)], ["renamed.json"]).sources[0]
     assert again["id"] == info["id"]
     sources.clear_memory()

@@ -1,0 +1,264 @@
+"""What makes the web app safe to share: request checks, error handlers, bounded logs, optional login.
+
+:func:`harden` is called once by ``app.py`` on the Flask server behind Dash:
+
+* **Malformed requests get a short 4xx, never a 500 or a traceback.** A body to
+  ``/_dash-update-component`` must be a JSON object naming a registered callback output with list-shaped
+  ``inputs``/``state`` (checked before Dash parses it: Dash answers 500 with a ``KeyError`` otherwise);
+  an unknown ``/_dash-component-suites/`` path is 404 (Dash raises ``DependencyException``); any other
+  exception inside a callback request is logged (bounded, below) and answered ``400 the request could
+  not be processed``; an HTTP error keeps its code with a one-line text body. Request bodies are capped
+  (``SHEDLAB_MAX_REQUEST_MB``, Flask's ``MAX_CONTENT_LENGTH`` → 413).
+* **Log lines are bounded** (:func:`bound_log_records`): a record's message and traceback are cut to
+  ``SHEDLAB_LOG_MAX_CHARS`` characters (default 2000), so a 300 KB id sent by a client is not echoed.
+* **Optional login** (off by default, for a server on 127.0.0.1):
+  ``SHEDLAB_BASIC_AUTH_FILE`` — HTTP basic auth through the ``dash-auth`` package, users from a file of
+  ``user:hash`` lines (hashes from ``werkzeug.security.generate_password_hash``);
+  ``SHEDLAB_TRUSTED_USER_HEADER`` — a header (e.g. ``X-Forwarded-User``) that a reverse proxy in front
+  of the app sets after its own login; requests without it get 401. Only safe when the app is reachable
+  through that proxy alone (``docs/security.md``).
+
+Departure from Dash: Dash answers 500 (with the exception text in the log) for these malformed
+requests; here they are client errors.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+import os
+import threading
+from pathlib import Path
+
+__all__ = ["harden", "bound_log_records", "clip", "load_users", "LOG_MAX_CHARS", "MAX_REQUEST_BYTES"]
+
+log = logging.getLogger(__name__)
+
+#: longest log message / traceback text (characters)
+LOG_MAX_CHARS = int(os.getenv("SHEDLAB_LOG_MAX_CHARS", "2000"))
+#: largest request body (uploads travel base64-encoded in one callback POST: several files of
+#: SHEDLAB_MAX_UPLOAD_MB each)
+MAX_REQUEST_BYTES = int(float(os.getenv("SHEDLAB_MAX_REQUEST_MB", "160")) * 1024 * 1024)
+_USER_HEADER_MAX = 256
+
+
+def clip(value, limit: int = 200) -> str:
+    """``str(value)`` cut to ``limit`` characters, saying how long it was (for logs and messages)."""
+    s = value if isinstance(value, str) else repr(value)
+    return s if len(s) <= limit else f"{s[:limit]}… ({len(s):,} chars)"
+
+
+_installed = False
+
+
+def bound_log_records(limit: int | None = None) -> None:
+    """Make every log record's message (and traceback text) at most ``limit`` characters, whatever
+    logger or handler writes it (a log-record factory; installed once per process)."""
+    global _installed
+    lim = limit or LOG_MAX_CHARS
+    if _installed:
+        return
+    base = logging.getLogRecordFactory()
+
+    def factory(*args, **kwargs):
+        rec = base(*args, **kwargs)
+        try:
+            msg = rec.getMessage()
+        except Exception:  # noqa: BLE001 - a bad format string must not lose the record
+            msg = clip(rec.msg, lim)
+        if len(msg) > lim:
+            rec.msg, rec.args = clip(msg, lim), None
+        if rec.exc_info and rec.exc_info[0] is not None:
+            text = logging.Formatter().formatException(rec.exc_info)
+            lines = [clip(line, lim) for line in text.splitlines()]
+            text = "\n".join(lines)
+            rec.exc_text = text if len(text) <= 4 * lim else text[:lim] + "\n…\n" + text[-2 * lim:]
+        return rec
+
+    logging.setLogRecordFactory(factory)
+    _installed = True
+
+
+# ------------------------------------------------------------------------------------------------- requests
+def _callback_body_problem(body, callback_map) -> str | None:
+    """What is wrong with a ``/_dash-update-component`` body (None when its shape is Dash's)."""
+    if not isinstance(body, dict):
+        return "the body must be a JSON object"
+    out = body.get("output")
+    if not isinstance(out, str) or out not in callback_map:
+        return "unknown callback output"
+    if not isinstance(body.get("outputs"), (dict, list)):
+        return "outputs missing"
+    for k in ("inputs", "state", "changedPropIds"):
+        if k in body and not isinstance(body[k], list):
+            return f"{k} must be a list"
+    if not isinstance(body.get("inputs"), list):
+        return "inputs missing"
+
+    def items_ok(items):
+        for x in items:
+            if isinstance(x, list):
+                if not items_ok(x):
+                    return False
+            elif not (isinstance(x, dict) and "id" in x and isinstance(x.get("property"), str)):
+                return False
+        return True
+
+    for k in ("inputs", "state"):
+        if not items_ok(body.get(k) or []):
+            return f"malformed {k}"
+    outs = body["outputs"] if isinstance(body["outputs"], list) else [body["outputs"]]
+    if not items_ok(outs):
+        return "malformed outputs"
+    return None
+
+
+def _short(code: int, text: str):
+    from flask import Response
+
+    return Response(text + "\n", status=code, mimetype="text/plain")
+
+
+def harden(app) -> None:
+    """Install the request checks, error handlers, body cap, bounded logs and (when configured) login."""
+    from flask import request
+    from werkzeug.exceptions import HTTPException
+
+    from dash.exceptions import DependencyException
+
+    server = app.server
+    server.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
+    bound_log_records()
+    prefix = app.config.routes_pathname_prefix or "/"
+    update_path = prefix + "_dash-update-component"
+
+    @server.before_request
+    def _check_callback_body():
+        if request.path != update_path:
+            return None
+        if request.method != "POST":
+            return _short(405, "method not allowed")
+        body = request.get_json(silent=True)
+        problem = _callback_body_problem(body, app.callback_map)
+        if problem:
+            log.info("refused callback request: %s", problem)
+            return _short(400, f"bad request: {problem}")
+        return None
+
+    @server.errorhandler(DependencyException)
+    def _unknown_dependency(_exc):
+        return _short(404, "not found")
+
+    @server.errorhandler(Exception)
+    def _any_error(exc):
+        if isinstance(exc, HTTPException):
+            return _short(exc.code or 400, f"{exc.code} {exc.name}".strip())
+        if request.path == update_path:
+            log.error("callback request failed (%s): %s", type(exc).__name__, clip(str(exc)), exc_info=exc)
+            return _short(400, "bad request: the request could not be processed")
+        log.error("request %s failed (%s)", clip(request.path, 120), type(exc).__name__, exc_info=exc)
+        return _short(500, "internal error")
+
+    _login(app)
+
+
+# ------------------------------------------------------------------------------------------------- login
+def load_users(path) -> dict[str, str]:
+    """``{user: password hash}`` from a file of ``user:hash`` lines (``#`` comments and blank lines skipped).
+
+    Raises ``ValueError`` naming the file and line for anything else, and when the file is readable or
+    writable by other users (it should be ``0600``)."""
+    p = Path(path)
+    st = p.stat()
+    if st.st_mode & 0o022:
+        raise ValueError(f"{p}: writable by other users; chmod 600 it")
+    users = {}
+    for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        user, sep, h = line.partition(":")
+        if not sep or not user or not h or "$" not in h:
+            raise ValueError(f"{p} line {n}: expected user:hash (a werkzeug.security.generate_password_hash "
+                             "value, e.g. scrypt:32768:8:1$...)")
+        users[user] = h
+    if not users:
+        raise ValueError(f"{p}: no users")
+    return users
+
+
+def _login(app) -> None:
+    auth_file = os.getenv("SHEDLAB_BASIC_AUTH_FILE")
+    header = os.getenv("SHEDLAB_TRUSTED_USER_HEADER")
+    if auth_file and header:
+        raise SystemExit("shedlab: set SHEDLAB_BASIC_AUTH_FILE or SHEDLAB_TRUSTED_USER_HEADER, not both")
+    if auth_file:
+        _basic_auth(app, auth_file)
+    elif header:
+        _header_auth(app, header)
+
+
+def _basic_auth(app, path) -> None:
+    import base64
+    import binascii
+
+    import dash_auth
+    import flask
+    from werkzeug.security import check_password_hash
+
+    try:
+        users = load_users(path)
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise SystemExit(f"shedlab: SHEDLAB_BASIC_AUTH_FILE: {exc}") from None
+    ok_cache: dict[bytes, str] = {}  # sha256(header) -> user, so the slow hash runs once per login
+    lock = threading.Lock()
+
+    class _BasicAuth(dash_auth.BasicAuth):
+        """dash-auth's basic auth; a malformed ``Authorization`` header is a failed login (401), not a 500,
+        and passwords are checked against hashes (constant time) instead of plain text."""
+
+        def is_authorized(self):
+            h = flask.request.headers.get("Authorization", "")
+            if not h.startswith("Basic ") or len(h) > 1024:
+                return False
+            digest = hashlib.sha256(h.encode("utf-8", "replace")).digest()
+            with lock:
+                if digest in ok_cache:
+                    return True
+            try:
+                user, _, pw = base64.b64decode(h[6:], validate=True).decode("utf-8").partition(":")
+            except (binascii.Error, ValueError, UnicodeDecodeError):
+                return False
+            want = users.get(user)
+            good = want is not None and check_password_hash(want, pw)
+            if want is None:  # same work for an unknown user
+                hmac.compare_digest(pw, pw)
+            if good:
+                with lock:
+                    if len(ok_cache) > 1000:
+                        ok_cache.clear()
+                    ok_cache[digest] = user
+            return good
+
+    _BasicAuth(app, auth_func=lambda _u, _p: False)
+    log.info("login: HTTP basic auth for %d user(s) from %s", len(users), path)
+
+
+def _header_auth(app, header: str) -> None:
+    from flask import request
+
+    name = header.strip()
+    if not name or len(name) > 100 or not all(c.isalnum() or c == "-" for c in name):
+        raise SystemExit(f"shedlab: SHEDLAB_TRUSTED_USER_HEADER: not a header name: {clip(header, 60)!r}")
+
+    @app.server.before_request
+    def _require_user():
+        user = request.headers.get(name, "").strip()
+        if not user or len(user) > _USER_HEADER_MAX:
+            return _short(401, f"login required (the reverse proxy sets {name})")
+        return None
+
+    # run before Dash's own before_request hooks (the first request's setup)
+    funcs = app.server.before_request_funcs.setdefault(None, [])
+    funcs.insert(0, funcs.pop())
+    log.info("login: trusting the %s header set by the reverse proxy", name)
