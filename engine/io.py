@@ -454,7 +454,10 @@ def load_snapshot_bytes(raw: bytes, source: str, broker: str | None = None) -> L
 
 def load_snapshot(path, broker: str | None = None) -> LoadData:
     """A snapshot from a path: LoadData JSON file, load-report directory, ZK dump directory or zip, or
-    the Extensible Load Manager's data (``broker``: see :func:`load_snapshot_bytes`)."""
+    the Extensible Load Manager's data (``broker``: see :func:`load_snapshot_bytes`). ``"-"`` reads
+    standard input (bounded like a file: ``SHEDLAB_MAX_INPUT_MB``)."""
+    if str(path) == "-":
+        return load_snapshot_bytes(read_input_bytes("-"), "<stdin>", broker)
     p = Path(path)
     if not p.exists():
         raise InputError("no such file or directory", source=str(p))

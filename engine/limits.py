@@ -35,7 +35,7 @@ from .errors import InputError, UsageError
 __all__ = ["Limit", "LIMITS", "limit", "limit_bytes", "check_run_memory", "limits_table", "MAX_EPOCH_MS",
            "MAX_COUNT", "MAX_JAVA_LONG", "MAX_QUANTITY", "MAX_SIMULATION_MINUTES", "CYCLE_BYTES_PER_BROKER",
            "CYCLE_BYTES_PER_BUNDLE", "TOPIC_BYTES_TEXT", "TOPIC_BYTES_JSON", "TOPIC_BYTES_READ",
-           "simulation_bytes", "cycles_bytes", "epoch_ms"]
+           "simulation_bytes", "cycles_bytes", "epoch_ms", "FIXED_RANGES", "fixed_ranges_table"]
 
 #: latest timestamp accepted (9999-12-31T23:59:59.999Z, in epoch milliseconds): dates stay printable
 MAX_EPOCH_MS = 253_402_300_799_999
@@ -139,12 +139,41 @@ def simulation_bytes(brokers: int, minutes: int, bundles: int, topics: int, work
             + float(minutes) * SIM_BYTES_PER_MINUTE)
 
 
-def limits_table() -> str:
-    """The limits as a Markdown table (variable, default, current value, what it bounds)."""
-    rows = ["| variable | default | now | bounds |", "|---|---|---|---|"]
+def _num(v: float) -> str:
+    return f"{int(v):,}" if float(v).is_integer() else f"{v:,}"
+
+
+def limits_table(current: bool = False) -> str:
+    """The limits as a Markdown table (variable, default, what it bounds); ``current=True`` adds the
+    value in force now (from the environment). ``docs/security.md`` holds ``limits_table()``."""
+    head = "| variable | default |" + (" now |" if current else "") + " what it bounds |"
+    rows = [head, "|---|---|" + ("---|" if current else "") + "---|"]
     for lim in LIMITS.values():
         unit = f" {lim.unit}" if lim.unit else ""
-        rows.append(f"| `{lim.env}` | {lim.default:,g}{unit} | {lim.value():,g}{unit} | {lim.what} |")
+        now = f" {_num(lim.value())}{unit} |" if current else ""
+        rows.append(f"| `{lim.env}` | {_num(lim.default)}{unit} |{now} {lim.what} |")
+    return "\n".join(rows)
+
+
+#: ranges fixed in the code (not settable): name, bound, where it applies
+FIXED_RANGES = (
+    ("timestamps (`lastUpdate`, `startTimestamp`, `updatedAt`, `now`, unload times)",
+     f"0 .. {MAX_EPOCH_MS:,} ms (year 9999)", "snapshots, ELM data, timelines, History inputs (rows dropped)"),
+    ("counts (topics, bundles, producers, consumers, samples)", f"0 .. {MAX_COUNT:,} (Java int)",
+     "load reports, bundle data"),
+    ("`cacheSize`", f"0 .. {MAX_JAVA_LONG:,} (Java long)", "bundle stats"),
+    ("rates, throughputs, usages, limits, scenario numbers without their own range", f"finite, at most {MAX_QUANTITY:.0e} in absolute value",
+     "snapshots, scenarios"),
+    ("simulated minutes (`minutes:`, `--minutes`)", f"1 .. {MAX_SIMULATION_MINUTES:,} (one year)",
+     "`engine simulate`, `history generate --simulator`"),
+    ("scenario name templates", "`{i}` or `{i:FORMAT}` with a width under 100", "scenario `count:` entries"),
+)
+
+
+def fixed_ranges_table() -> str:
+    """:data:`FIXED_RANGES` as a Markdown table."""
+    rows = ["| value | range | where |", "|---|---|---|"]
+    rows += [f"| {a} | {b} | {c} |" for a, b, c in FIXED_RANGES]
     return "\n".join(rows)
 
 

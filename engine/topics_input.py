@@ -55,6 +55,7 @@ from .bundles import (
     partition_names,
 )
 from .errors import InputError
+from .limits import MAX_COUNT, MAX_QUANTITY
 
 __all__ = [
     "TopicList",
@@ -279,16 +280,18 @@ def _rate(stats: dict, key: str, source, field) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise InputError(f"must be a number, got {json.dumps(v)[:40]}", source=source, field=f"{field}.{key}")
     v = float(v)
-    if math.isnan(v) or math.isinf(v) or v < 0:
-        raise InputError(f"must be a finite number ≥ 0, got {v}", source=source, field=f"{field}.{key}")
+    if math.isnan(v) or math.isinf(v) or v < 0 or v > MAX_QUANTITY:
+        raise InputError(f"must be a finite number in 0..{MAX_QUANTITY:g}, got {v}", source=source,
+                         field=f"{field}.{key}")
     return v
 
 
 def _sessions(stats: dict, source, field) -> int:
     if "producerCount" in stats:
         pc = stats["producerCount"]
-        if isinstance(pc, bool) or not isinstance(pc, int) or pc < 0:
-            raise InputError(f"must be an integer ≥ 0, got {pc!r}", source=source, field=f"{field}.producerCount")
+        if isinstance(pc, bool) or not isinstance(pc, int) or not 0 <= pc <= MAX_COUNT:
+            raise InputError(f"must be an integer in 0..{MAX_COUNT:,}, got {pc!r}", source=source,
+                             field=f"{field}.producerCount")
     else:
         pubs = stats.get("publishers", [])
         if not isinstance(pubs, list):

@@ -2,10 +2,11 @@
 ``scripts/fuzz_counts.py``.
 
 :func:`build_corpus` writes the files under a directory and returns the :class:`Case` list: which
-command line (``engine`` = ``python -m engine``, ``history`` = ``python -m dashboard.history``),
-its arguments, and the environment the case runs with (a few cases lower a limit so that the input
-that crosses it stays small and fast to build). Every case is bad input: the expected answer is
-exit status 2 with one line on stderr, never a traceback.
+command line (``engine`` = ``python -m engine``, ``history`` = ``python -m dashboard.history``,
+``collect`` = ``python -m dashboard.collect``), its arguments, and the environment the case runs
+with (a few cases lower a limit so that the input that crosses it stays small and fast to build).
+Every case is bad input: the expected answer is exit status 2 with one line on stderr, never a
+traceback — except :data:`HARMLESS`, inputs that are odd but safe to run (exit 0).
 
 Shapes of the well-formed parts (so that each case breaks exactly one thing):
 
@@ -28,7 +29,16 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Case", "build_corpus", "ROOT"]
+__all__ = ["Case", "build_corpus", "ROOT", "HARMLESS"]
+
+#: labels of cases that run (exit 0): the odd part is ignored or within range
+HARMLESS = {
+    "shed --seed 2^70",            # any integer seeds Python's random
+    "pegasus --max-rounds 1e12",   # a safety stop: the plan ends when the cluster is balanced
+    "path-traversal",              # the '../' member is left out (names are never paths)
+    "absolute-name",               # likewise
+    "timestamp-1e23",              # History ingest drops the row and counts it (dropped_bad_timestamp)
+}
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "samples" / "snapshots" / "yahoo-japan-3-brokers.json"
@@ -40,9 +50,44 @@ TOPICS = ROOT / "samples" / "topics" / "topics-list.txt"
 class Case:
     kind: str
     label: str
-    entry: str  # "engine" | "history"
+    entry: str  # "engine" | "history" | "collect"
     argv: list
     env: dict = field(default_factory=dict)
+    #: exit statuses that are right for this case (2: refused; 0 also for generated field mutations
+    #: whose value may be legal, e.g. null meaning "the default")
+    allowed: tuple = (2,)
+
+
+#: values every numeric field is tried with (JSON text)
+BAD_VALUES = ("1e23", "-1", "1e308", "-1e308", "0.5", "\"12\"", "\"x\"", "[]", "{}", "true", "null", "9" * 30)
+
+
+def _numeric_paths(obj, path=(), seen=None, shape=()):
+    """Paths of the numeric leaves of ``obj``, one per *shape* (map keys that are ids collapse), so
+    that each field of each record type is tried once."""
+    seen = set() if seen is None else seen
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            sk = k if k.isidentifier() else "*"
+            yield from _numeric_paths(v, path + (k,), seen, shape + (sk,))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj[:2]):
+            yield from _numeric_paths(v, path + (i,), seen, shape + ("[]",))
+    elif isinstance(obj, (int, float)) and not isinstance(obj, bool):
+        if shape not in seen:
+            seen.add(shape)
+            yield path
+
+
+def _mutate(obj, path, raw_value: str) -> str:
+    """JSON text of ``obj`` with the leaf at ``path`` replaced by the JSON text ``raw_value``."""
+    marker = "__SHEDLAB_MUTATION__"
+    o = json.loads(json.dumps(obj))
+    cur = o
+    for k in path[:-1]:
+        cur = cur[k]
+    cur[path[-1]] = marker
+    return json.dumps(o).replace(f'"{marker}"', raw_value, 1)
 
 
 def _report(bid="10.0.0.1:8080", **over):
@@ -337,4 +382,56 @@ def build_corpus(d: Path) -> list[Case]:
     pr("timestamp-1e23", json.dumps(prom).replace("1767571200", "1e23"), fmt="prometheus")
     pr("value-nan-literal", json.dumps(prom).replace('"12.5"', "NaN"), fmt="prometheus")
     pr("binary", bytes(range(256)) * 8, fmt="prometheus")
+
+    # ---------------------------------------------------------------- history options
+    def hist(label, argv):
+        cases.append(Case("history options", label, "history", argv))
+
+    hist("generate --brokers huge", ["generate", "--out", str(d / "gen-a"), "--brokers", "100000",
+                                     "--bundles-per-broker", "1000"])
+    hist("generate --days 0", ["generate", "--out", str(d / "gen-b"), "--days", "0"])
+    hist("generate --simulator --minutes 1e8", ["generate", "--out", str(d / "gen-c"), "--simulator", str(SCENARIO),
+                                                "--minutes", "100000000"])
+    hist("ingest --max-gap -1", ["ingest", str(TOPICS), "--out", str(d / "ds-gap"), "--max-gap", "-1"])
+    hist("ingest --broker-map deep YAML", ["ingest", w("prom-ok.json", json.dumps(prom)), "--out", str(d / "ds-map"),
+                                           "--broker-map", w("map-deep.yaml", "a: " + _deep(5_000))])
+    hist("ingest --broker-map billion laughs", ["ingest", w("prom-ok2.json", json.dumps(prom)), "--out",
+                                                str(d / "ds-map2"), "--broker-map", w("map-laughs.yaml", laughs)])
+    hist("aggregate --top 0", ["aggregate", "sample", "--top", "0", "--engine", "pandas"])
+    hist("sweep --x with nan", ["sweep", "sample", "--x", "a=1,nan", "--y", "b=1", "--engine", "pandas"])
+    hist("unknown option", ["ingest", "--bogus"])
+
+    # ---------------------------------------------------------------- collector options (no network:
+    # every case is refused before a connection; 127.0.0.1:9 is the discard port)
+    def coll(label, argv, env=None):
+        cases.append(Case("collect options", label, "collect", argv, env=env or {}))
+
+    out = str(d / "collected.json")
+    coll("no admin url", ["--out", out])
+    coll("admin url not a URL", ["--admin-url", "not a url", "--out", out])
+    coll("--count 0", ["--admin-url", "http://127.0.0.1:9", "--count", "0", "--out", out])
+    coll("--client-conf /dev/zero", ["--client-conf", "/dev/zero", "--out", out], env={"SHEDLAB_MAX_INPUT_MB": "1"})
+    coll("--client-conf binary", ["--client-conf", w("client-bin.conf", bytes(range(256))), "--out", out])
+    coll("--parallel -1", ["--admin-url", "http://127.0.0.1:9", "--parallel", "-1", "--out", out])
+    coll("--every abc", ["--admin-url", "http://127.0.0.1:9", "--every", "abc", "--count", "2", "--out", out])
+    coll("--token-file missing", ["--admin-url", "http://127.0.0.1:9", "--token-file", str(d / "nope"), "--out", out])
+    coll("--retries 1e8", ["--admin-url", "http://127.0.0.1:9", "--retries", "100000000", "--out", out])
+    coll("unknown option", ["--bogus"])
+
+    # ---------------------------------------------------------------- every numeric field x BAD_VALUES
+    def fields(kind, sub, obj, suffix=".json", extra=()):
+        for path in _numeric_paths(obj):
+            for val in BAD_VALUES:
+                label = val[:12] + " at " + ".".join(map(str, path))[-60:]
+                name = f"fld-{kind.replace(' ', '_')}-{len(cases)}{suffix}"
+                cases.append(Case(f"{kind} fields", label, "engine", [sub, w(name, _mutate(obj, path, val)), *extra],
+                                  allowed=(0, 2)))
+
+    fields("snapshot", "shed", good)
+    fields("load report", "shed", _report())
+    fields("extensible", "shed", ext)
+    fields("scenario", "simulate", __import__("yaml").safe_load(base), extra=("--minutes", "2"))
+    fields("pegasus", "pegasus", json.loads((ROOT / "samples" / "pegasus" / "dead-node-two-disks.json").read_text()))
+    fields("broker-stats topics", "bundles", json.loads((ROOT / "samples" / "topics" / "broker-stats-topics.json")
+                                                         .read_text()))
     return cases

@@ -149,10 +149,9 @@ def _job_params(a) -> dict:
 
             from engine.config import parse_broker_conf, to_broker_conf
 
-            try:
-                text = Path(a.conf).read_text()
-            except OSError as exc:
-                raise InputError(f"cannot read: {exc.strerror}", source=a.conf) from None
+            from engine.io import read_input_text
+
+            text = read_input_text(Path(a.conf))  # bounded like every input (SHEDLAB_MAX_INPUT_MB)
             cfg = parse_broker_conf(text, source=a.conf).config
             values.update(dict(line.split("=", 1) for line in to_broker_conf(cfg).splitlines() if "=" in line))
         values.update(dict(a.set))
@@ -178,10 +177,54 @@ def _summary(job: str, res: dict) -> dict:
     return {"hours": len(res["hour"]), "top": res["top"][["bundle", "rate_mean"]].head(10).values.tolist()}
 
 
+#: memory ``generate`` needs per row of one day (it writes day by day), measured, rounded up
+GENERATE_BYTES_PER_DAY_ROW = 250
+
+
+def _check_args(a) -> None:
+    """Ranges of the numeric options, and runs sized against ``SHEDLAB_MAX_RUN_MB`` before they start
+    (engine.limits): ``UsageError`` / ``InputError`` naming the option."""
+    from engine.limits import MAX_SIMULATION_MINUTES, check_run_memory
+
+    def rng(name, v, lo, hi):
+        if v is not None and not lo <= v <= hi:
+            raise UsageError(f"--{name} must be in {lo}..{hi:,}, got {v}")
+
+    if a.cmd == "ingest":
+        rng("max-gap", a.max_gap, 0, 10_080)
+    elif a.cmd == "generate":
+        rng("minutes", a.minutes, 1, MAX_SIMULATION_MINUTES)
+        if a.seed is not None and a.seed < 0:
+            raise UsageError(f"--seed must not be negative, got {a.seed}")
+        if a.simulator and a.minutes:
+            from engine.simulator import load_scenario
+            from engine.simulator.scenario import check_scenario_size
+
+            check_scenario_size(load_scenario(a.simulator), a.minutes, field="--minutes")
+        if not a.simulator:
+            rng("brokers", a.brokers, 1, 100_000)
+            rng("days", a.days, 1, 3_660)
+            rng("bundles-per-broker", a.bundles_per_broker, 0, 100_000)
+            rows = a.brokers * 1440 * (9 + (0 if a.no_bundle_metrics else 5 * a.bundles_per_broker))
+            check_run_memory(rows * GENERATE_BYTES_PER_DAY_ROW,
+                             f"generating {a.brokers:,} brokers with {a.bundles_per_broker:,} bundles each",
+                             field="--brokers")
+    elif a.cmd in ("aggregate", "bundles"):
+        rng("top", a.top, 1, 100_000)
+    elif a.cmd in ("backtest", "sweep"):
+        rng("synthetic-bundles", a.synthetic_bundles, 1, 100_000)
+        if a.cmd == "sweep":
+            for opt in ("x", "y"):
+                vals = getattr(a, opt)[1]
+                if len(vals) > 100 or not all(v == v and abs(v) != float("inf") for v in vals):
+                    raise UsageError(f"--{opt} takes at most 100 finite numbers")
+
+
 def main(argv=None) -> int:
     a = _parser().parse_args(argv)
     t = time.perf_counter()
     try:
+        _check_args(a)
         if a.cmd == "list":
             from .dataset import list_datasets
 

@@ -137,6 +137,7 @@ import pandas as pd
 
 from engine.bounded import loads_json
 from engine.errors import InputError
+from engine.limits import MAX_EPOCH_MS
 
 from .dataset import ALL_METRICS, BUNDLE_METRICS, MINUTE_MS, write_actions, write_long
 
@@ -712,7 +713,7 @@ def normalise(raw: pd.DataFrame, max_gap: int = MAX_GAP_MINUTES, report: dict | 
     df = df.assign(broker=br)[br.notna()]
     # timestamp
     ts = pd.to_numeric(df["timestamp"], errors="coerce")
-    bad_ts = ts.isna() | (ts < 0)
+    bad_ts = ts.isna() | (ts < 0) | (ts > MAX_EPOCH_MS)  # after year 9999: not a time (engine.limits)
     add("dropped_bad_timestamp", bad_ts.sum())
     df = df.assign(timestamp=ts)[~bad_ts]
     # value: numbers (or numeric text); NaN/Inf text is "not finite", anything else "non-numeric"

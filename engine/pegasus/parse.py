@@ -51,6 +51,7 @@ import re
 from pathlib import Path
 
 from ..errors import InputError
+from ..limits import epoch_ms
 from .model import (APP_STATUSES, DEFAULT_DISK, DroppedReplica, HostPort, Node, Partition, Snapshot,
                     Table, default_insertion_order)
 from .node_order import MAX_NODES
@@ -401,6 +402,9 @@ def _get(obj, key, where, source, kind, default=...):
                  "dict": "an object", "str?": "a string or null"}
         raise InputError(f"must be {names[kind]}, got {json.dumps(v)[:40]}", source=source,
                          field=f"{where}.{key}" if where else key)
+    if kind == "int" and not -(2**63) <= v < 2**63:  # Pegasus' fields are C++ int32/int64
+        raise InputError(f"out of range for a 64-bit integer: {str(v)[:40]}", source=source,
+                         field=f"{where}.{key}" if where else key)
     return v
 
 
@@ -416,7 +420,7 @@ def parse_snapshot_json(data, source: str | None = None) -> Snapshot:
     if fmt != "shedlab-pegasus/1":
         raise InputError(f"unknown format {fmt!r} (expected 'shedlab-pegasus/1')", source=source,
                          field="format")
-    now = _get(data, "now_ms", "", source, "int", 0)
+    now = epoch_ms(_get(data, "now_ms", "", source, "int", 0), source, "now_ms")
     nodes: dict = {}
     disks_given: dict = {}
     for i, n in enumerate(_get(data, "nodes", "", source, "list", [])):
