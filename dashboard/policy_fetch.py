@@ -1,0 +1,97 @@
+"""Fetch the cluster's placement policies through the admin REST API (issue 18), for the collector.
+
+What ``pulsar-admin`` calls, and where the answers go (the bundle shape of :mod:`engine.policies`,
+stored under ``"shedlabPolicies"`` in the collected LoadData JSON):
+
+* ``GET /admin/v2/clusters/{cluster}/namespaceIsolationPolicies`` (``ns-isolation-policy list``):
+  ``{name: NamespaceIsolationDataImpl}`` → ``namespaceIsolationPolicies``;
+* ``GET /admin/v2/clusters/{cluster}/failureDomains`` (``clusters list-failure-domains``):
+  ``{domain: FailureDomainImpl}`` → ``failureDomains``;
+* ``GET /admin/v2/namespaces/{tenant}/{namespace}/antiAffinity`` (``namespaces get-anti-affinity-group``),
+  one per namespace of the snapshot's bundles (at most :data:`MAX_NAMESPACES`): the group as a bare string
+  (empty when none) → ``antiAffinityGroups``.
+
+All three need admin rights (the first two superuser): an HTTP error or an answer of the wrong shape
+drops that part with a note, it never fails the snapshot. The HTTP calls are the caller's (the
+collector's client: its credentials, retries and allow-list).
+"""
+from __future__ import annotations
+
+import json
+import urllib.parse
+
+from engine.errors import InputError
+from engine.policies import read_policies_json
+
+__all__ = ["MAX_NAMESPACES", "fetch_policies", "parse_group"]
+
+#: anti-affinity look-ups per snapshot (one request each)
+MAX_NAMESPACES = 300
+
+
+def parse_group(text) -> str | None:
+    """The body of ``GET .../antiAffinity``: the bare group name (or a JSON string); ``None`` when blank."""
+    if text is None:
+        return None
+    s = text.decode("utf-8", "replace") if isinstance(text, (bytes, bytearray)) else str(text)
+    s = s.strip()
+    if s.startswith('"'):
+        try:
+            s = json.loads(s)
+        except ValueError:
+            pass
+    s = str(s).strip()
+    return s[:500] or None
+
+
+def _q(x: str) -> str:
+    return urllib.parse.quote(x, safe="")
+
+
+def fetch_policies(get_json, base: str, cluster: str, namespaces, *, get_text=None, notes: list | None = None,
+                   errors=(Exception,)) -> dict | None:
+    """The policies bundle for ``cluster`` (``None`` when nothing could be read).
+
+    ``get_json(url)`` / ``get_text(url)`` do the requests (``get_text`` may be ``None``: no anti-affinity
+    look-ups); ``errors`` are the exceptions they raise for an HTTP or transport failure; ``notes``
+    collects one line per part left out.
+    """
+    notes = notes if notes is not None else []
+    out: dict = {}
+    c = _q(cluster)
+    for key, path, what in (("namespaceIsolationPolicies", f"/admin/v2/clusters/{c}/namespaceIsolationPolicies",
+                             "namespace isolation policies"),
+                            ("failureDomains", f"/admin/v2/clusters/{c}/failureDomains", "failure domains")):
+        try:
+            got = get_json(base + path)
+        except errors as exc:
+            notes.append(f"{what} not read ({str(exc)[:200]})")
+            continue
+        try:
+            read_policies_json({key: got}, base + path, "bundle")
+        except InputError as exc:
+            notes.append(f"{what} not read: {exc}")
+            continue
+        if got:
+            out[key] = got
+    if get_text is not None:
+        groups = {}
+        nss = sorted({n for n in namespaces if isinstance(n, str) and n.count("/") == 1})
+        if len(nss) > MAX_NAMESPACES:
+            notes.append(f"anti-affinity groups read for the first {MAX_NAMESPACES} of {len(nss)} namespaces")
+            nss = nss[:MAX_NAMESPACES]
+        failed = 0
+        for ns in nss:
+            tenant, name = ns.split("/")
+            try:
+                g = parse_group(get_text(f"{base}/admin/v2/namespaces/{_q(tenant)}/{_q(name)}/antiAffinity"))
+            except errors:
+                failed += 1
+                continue
+            if g is not None:
+                groups[ns] = g
+        if failed:
+            notes.append(f"anti-affinity group not read for {failed} of {len(nss)} namespace(s)")
+        if groups:
+            out["antiAffinityGroups"] = groups
+    return out or None
