@@ -14,8 +14,9 @@ Inputs (each an upstream shape; Jackson field names)
 * **Anti-affinity groups** — per namespace, the ``namespaceAntiAffinityGroup`` of its ``LocalPolicies``
   (ZooKeeper ``/admin/local-policies/<tenant>/<ns>``, what ``namespaces set-anti-affinity-group``
   writes and ``namespaces get-anti-affinity-group <tenant/ns>`` prints), or the ``antiAffinityGroup``
-  of the namespace ``Policies`` JSON (``namespaces policies <tenant/ns>``, ZooKeeper
-  ``/admin/policies/<tenant>/<ns>``). As a file: ``{"tenant/ns": "group"}`` (one
+  of the namespace ``Policies`` JSON of Pulsar versions that still had that field (2.x:
+  ``namespaces policies <tenant/ns>``, ZooKeeper ``/admin/policies/<tenant>/<ns>``; current ``Policies``
+  has none). As a file: ``{"tenant/ns": "group"}`` (one
   ``get-anti-affinity-group`` per namespace) or ``{"tenant/ns": <Policies or LocalPolicies JSON>}``.
 * **Failure domains** — ``pulsar-admin clusters list-failure-domains <cluster>``: ``{domain:
   {"brokers": ["host:port", ...]}}`` (``FailureDomainImpl``); ZooKeeper
