@@ -21,8 +21,9 @@ def _j(x) -> str:
     return json.dumps(x, cls=plotly.utils.PlotlyJSONEncoder)
 
 
-def test_hagreecb001_range_with_counters_and_uploaded_conf(tmp_path):
-    ds = str(_export(tmp_path))
+def test_hagreecb001_range_with_counters_and_uploaded_conf(tmp_path, monkeypatch):
+    monkeypatch.setenv("SHEDLAB_HISTORY_DIR", str(tmp_path))  # the page names datasets under the history roots
+    ds = _export(tmp_path).name
     fig, summary, table = cb.show_agreement(1, ds, "2026-01-05", "2026-01-05", _url(CONF), "broker.conf", None, None)
     assert fig.layout.meta["rev"] == "history-agreement" and fig.layout.meta["agreement"] == 1.0
     assert "agreement 100 %" in _j(summary) and "ThresholdShedder" in _j(summary)
