@@ -1,0 +1,73 @@
+"""The field findings, number by number (issue 17): every figure of the articles stays within its
+tolerance, and docs/findings.md / the README's findings section are what the command generates now.
+
+The whole set runs in a few seconds (the two vivo days included: a simulated day of 12 brokers and
+180 bundles takes about a second), so the test runs every finding at full length.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from engine.cli import main
+from engine.simulator import findings as F
+from engine.simulator.findings import FINDINGS, Figure, evaluate, run_findings
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def results():
+    return run_findings()
+
+
+def test_fnd001_every_figure_within_its_tolerance(results):
+    assert len(results) >= 30
+    bad = [(r.finding.id, r.figure.text, r.figure.article, r.value, r.figure.tolerance) for r in results if not r.ok]
+    assert bad == []
+
+
+def test_fnd002_docs_and_readme_are_what_the_command_generates(results):
+    assert (ROOT / "docs" / "findings.md").read_text(encoding="utf-8") == F.findings_markdown(results)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert F.replace_readme_block(readme, F.readme_block(results)) == readme
+
+
+def test_fnd003_vivo_partitions_make_the_difference(results):
+    by = {(r.finding.id, r.figure.metric): r.value for r in results}
+    few, many = by[("vivo-30-partitions", "unloads_per_day")], by[("vivo-120-partitions", "unloads_per_day")]
+    assert few >= 10 * many  # the article: ~200 vs ~10 a day
+    # vivo's settings are the scenario's: ThresholdShedder, split off, CPU/memory/direct-memory weights 0
+    from engine.simulator import load_scenario
+    cfg = load_scenario(F.finding_path(FINDINGS["vivo-30-partitions"])).lb_config()
+    assert cfg.shedding_strategy == "ThresholdShedder"
+    assert not cfg.loadBalancerAutoBundleSplitEnabled
+    assert (cfg.loadBalancerCPUResourceWeight, cfg.loadBalancerMemoryResourceWeight,
+            cfg.loadBalancerDirectMemoryResourceWeight) == (0, 0, 0)
+
+
+def test_fnd004_a_figure_out_of_range_fails():
+    fig = Figure("a", "x", 8.0, 6.0, 10.0, "unloads")
+    assert evaluate(fig, 7.0) and evaluate(fig, 10.0)
+    assert not evaluate(fig, 11.0) and not evaluate(fig, None) and not evaluate(fig, math.nan)
+
+
+def test_fnd005_every_invented_detail_is_written_in_its_scenario_file():
+    for f in FINDINGS.values():
+        if f.scenario.startswith("findings/"):
+            text = F.finding_path(f).read_text(encoding="utf-8")
+            assert "INVENTED DETAILS" in text, f.id
+
+
+def test_fnd006_cli_check_and_usage(tmp_path, capsys):
+    out = tmp_path / "findings.md"
+    out.write_text("stale\n")
+    assert main(["findings", "--finding", "bigo-cpu-spike", "--json"]) == 0
+    assert '"within": 2' in capsys.readouterr().out
+    assert main(["findings", "--check", "--finding", "bigo-cpu-spike"]) == 2  # --check runs everything
+    assert main(["findings", "--finding", "nope"]) == 2
+    assert "unknown finding 'nope'" in capsys.readouterr().err
+    assert main(["findings", "--check", "--out", str(out)]) == 1  # stale file
+    assert "stale:" in capsys.readouterr().out
