@@ -4,7 +4,8 @@ What the cluster did, per UTC hour:
 
 * **unloads** — the load manager's own counters written by ingest (``DATASET/_actions``,
   :func:`.dataset.actual_actions`): the increase of ``unload_bundle`` (``pulsar_lb_unload_bundle_count``
-  / ``pulsar_lb_unload_bundle_total``); when a range has only the ELM's breakdown, the increase of
+  / ``pulsar_lb_unload_bundle_total``; the modular leader adds its strategy's whole selection in
+  ``updateBundleUnloadingMetrics``, as the replay counts every selected bundle); when a range has only the ELM's breakdown, the increase of
   ``unload_broker_breakdown`` with ``result="Success"`` (a transfer is an unload decision there).
   Without counters, the bundle ownership changes below are counted instead (said in the notes).
 * **which brokers shed** — only when the dataset has bundle metrics (``pulsar_bundle_*``): a bundle's
@@ -126,7 +127,8 @@ def history_agreement(dataset, start=None, end=None, *, conf_text: str | None = 
         raise UsageError(f"the range spans {(t1 - t0).total_seconds() / 86400:.1f} days; the page compares up to "
                          f"{max_days:g} — narrow the range, or run python -m dashboard.history agreement")
     notes: list = []
-    obs_hours, used = observed_unloads(actual_actions(dataset, start, end))
+    actions = actual_actions(dataset, start, end)
+    obs_hours, used = observed_unloads(actions)
     moves = None
     if meta.get("has_bundles"):
         kw = wide_bundles(read_long(dataset, start, end, bundles=True))
@@ -157,6 +159,11 @@ def history_agreement(dataset, start=None, end=None, *, conf_text: str | None = 
     ph = (t // HOUR_MS) * HOUR_MS
     pred_hours = pd.DataFrame({"hour": ph, "unloads": ev["n_bundles"].astype(float).to_numpy()})
     pred_brokers = pd.DataFrame({"hour": ph, "broker": ev["broker"].astype(str).to_numpy()}).drop_duplicates()
+    cycles = actions[actions["counter"] == "unload_broker"]["increase"].sum() if len(actions) else 0.0
+    if cycles:
+        # updateBundleUnloadingMetrics adds the number of brokers of each cycle's selection
+        notes.append(f"brokers shed, summed over the shedding cycles: the cluster {float(cycles):g} "
+                     f"(unload_broker counter), the engine {len(ev)}")
     label = f"{meta.get('name') or dataset} {str(start or meta.get('start'))[:16]} … {str(end or meta.get('end'))[:16]}"
     return compare(pred_hours, obs_hours, pred_brokers=pred_brokers, obs_brokers=obs_brokers, source=label,
                    strategy=name, notes=notes)

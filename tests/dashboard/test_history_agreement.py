@@ -56,8 +56,9 @@ def _export(tmp_path):
                                    "broker": h, "bundle": b, "metric": "loadBalancing", "instance": inst},
                         "values": [[T0 + 60 * m, repr(50.0 * MB if b == BIG else 5.0 * MB)]
                                    for m in range(MINUTES) if _owner(b, m) == h]})
-    add({"__name__": "pulsar_lb_unload_bundle_count", "metric": "bundleUnloading", "instance": "10.0.0.2:8080"},
-        lambda m: 0 if m <= 5 else 1)
+    for counter in ("pulsar_lb_unload_bundle_count", "pulsar_lb_unload_broker_count"):  # one cycle, 1 broker, 1 bundle
+        add({"__name__": counter, "metric": "bundleUnloading", "instance": "10.0.0.2:8080"},
+            lambda m: 0 if m <= 5 else 1)
     f = tmp_path / "export.json"
     f.write_text(json.dumps({"status": "success", "data": {"resultType": "matrix", "result": res}}))
     ds = tmp_path / "ds"
@@ -81,6 +82,8 @@ def test_hagree001_the_engine_with_the_clusters_conf_agrees_with_the_counters(da
     assert h.loc[0, "observed_brokers"] == ["10.0.0.1:8080"] == h.loc[0, "predicted_brokers"]
     assert h.loc[1, "predicted"] == 0 == h.loc[1, "observed"]
     assert m["broker_precision"] == 1.0 and m["broker_recall"] == 1.0
+    assert "brokers shed, summed over the shedding cycles: the cluster 1 (unload_broker counter), the engine 1" \
+        in ag.notes
     fig = agreement_figure(ag)
     assert fig.layout.meta["agreement"] == 1.0 and "agreement 100 %" in fig.layout.title.text
 
