@@ -164,7 +164,7 @@ def open_in_tuner(click, summary):
 
     p = summary["params"]
     try:
-        key = save_minute_snapshot(summary["dataset"], ev["timestamp"], state=ev.get("state"),
+        key = save_minute_snapshot(S.dataset_path(summary.get("dataset")), ev["timestamp"], state=ev.get("state"),
                                    strategy=p.get("strategy"), config=p.get("set"),
                                    event={k: ev[k] for k in ("broker", "partner", "trigger", "gap", "bundles")},
                                    synthetic_bundles=p.get("synthetic_bundles", 8), bundles=p.get("bundles", "auto"))

@@ -21,7 +21,7 @@
 Common options of the jobs: ``--engine spark|pandas|auto`` (default ``spark``: this command is for
 big datasets and cron), ``--no-cache``, ``--json``. DATASET is a path or a name under the datasets
 directory (``SHEDLAB_HISTORY_DIR``; ``sample`` is the shipped sample). Results are written as small
-Parquet files under ``DATASET/_results/`` (the app reads them) and cached. Spark settings come from
+Parquet files under the app cache directory's ``results/`` (the app reads them) and cached. Spark settings come from
 ``LB_SPARK_MASTER`` / ``LB_SPARK_REMOTE`` (see :mod:`dashboard.spark`). Exit status 0 on success,
 2 on bad input or usage (one line, no traceback), 3 when Spark cannot start.
 """

@@ -8,7 +8,7 @@ Layout
       _shedlab.json                      metadata (below); files starting with "_" are ignored by readers
       day=2026-01-05/part-00000.parquet  one or more files per UTC day
       day=2026-01-06/part-00000.parquet
-      _results/<job>-<hash>/...          small result tables written by ``python -m dashboard.history``
+      (results of ``python -m dashboard.history`` go to ``<cache dir>/results/``, see :mod:`.jobs`)
 
 Schema (one row per metric value; rows of a file sorted by ``timestamp, broker, bundle, metric``)
 
@@ -65,6 +65,7 @@ __all__ = [
     "RESULTS_DIR", "SCHEMA", "MINUTE_MS", "DatasetWriter", "write_long", "read_meta", "fingerprint",
     "datasets_root", "list_datasets", "sample_dataset", "read_long", "wide_brokers", "wide_bundles",
     "day_of", "parse_time", "is_dataset", "resolve_dataset", "ACTIONS_FILE", "write_actions", "actual_actions",
+    "history_roots", "dataset_by_name", "DATASET_NAME_MAX",
 ]
 
 RESOURCE_METRICS = ["cpu", "memory", "direct_memory", "bandwidth_in", "bandwidth_out"]
@@ -245,43 +246,114 @@ def fingerprint(path) -> str:
 
 
 def datasets_root() -> Path:
-    """Where the app looks for datasets: ``SHEDLAB_HISTORY_DIR`` or ``<cache dir>/history``."""
+    """The app's own datasets directory (the shipped sample is generated there): ``SHEDLAB_HISTORY_DIR``
+    or ``<cache dir>/history`` (created ``0700`` like the cache)."""
     env = os.getenv("SHEDLAB_HISTORY_DIR")
     if env:
         root = Path(env)
-    else:
-        from dashboard.cache import cache_dir
+        root.mkdir(parents=True, exist_ok=True)
+        return root
+    from dashboard.cache import cache_dir, private_dir
 
-        root = cache_dir() / "history"
-    root.mkdir(parents=True, exist_ok=True)
-    return root
+    return private_dir(cache_dir() / "history")
+
+
+#: longest dataset name the web app accepts
+DATASET_NAME_MAX = 128
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,%d}$" % (DATASET_NAME_MAX - 1))
+
+
+def history_roots() -> list[Path]:
+    """The directories whose sub-directories the web app offers as datasets, by name: the app's own
+    (:func:`datasets_root`), then every entry of ``SHEDLAB_HISTORY_ROOTS`` (separated by ``:`` or ``,``).
+    Resolved (symlinks followed once, here, from the operator's setting); missing ones are skipped."""
+    roots = [datasets_root()]
+    for part in re.split(r"[:,]", os.getenv("SHEDLAB_HISTORY_ROOTS", "")):
+        if part.strip():
+            roots.append(Path(part.strip()).expanduser())
+    out = []
+    for r in roots:
+        try:
+            r = r.resolve(strict=True)
+        except OSError:
+            continue
+        if r.is_dir() and r not in out:
+            out.append(r)
+    return out
 
 
 def list_datasets(root=None) -> list[dict]:
-    """``[{"name", "path", "rows", "start", "end", "has_bundles"}]`` of every dataset under ``root``."""
-    root = Path(root) if root else datasets_root()
-    out = []
-    for d in sorted(root.iterdir()) if root.is_dir() else []:
-        if d.is_dir() and is_dataset(d):
+    """``[{"id", "name", "path", "rows", "start", "end", "has_bundles"}]`` of every dataset under ``root``
+    (default: every :func:`history_roots` directory). ``id`` is the directory name — what the web app
+    shows and accepts (:func:`dataset_by_name`); the first root wins when two hold the same name."""
+    roots = [Path(root)] if root else history_roots()
+    out, seen = [], set()
+    for r in roots:
+        try:
+            entries = sorted(r.iterdir()) if r.is_dir() else []
+        except OSError:
+            continue
+        for d in entries:
+            if d.name in seen or not _NAME.match(d.name) or d.is_symlink() or not d.is_dir() or not is_dataset(d):
+                continue
             try:
                 m = read_meta(d)
             except InputError:
                 continue
-            out.append({"name": m.get("name") or d.name, "path": str(d), "rows": m.get("rows", 0),
+            seen.add(d.name)
+            out.append({"id": d.name, "name": m.get("name") or d.name, "path": str(d), "rows": m.get("rows", 0),
                         "start": m.get("start"), "end": m.get("end"), "has_bundles": m.get("has_bundles", False)})
     return out
 
 
+def dataset_by_name(name) -> Path:
+    """The dataset a web request names, or :class:`InputError` — the only way the web app opens one.
+
+    ``name`` is a directory name under one of :func:`history_roots` (at most :data:`DATASET_NAME_MAX`
+    characters of ``A-Z a-z 0-9 . _ -``, not starting with a dot), or the absolute path of such a
+    directory as earlier versions stored it. The directory must not be a symlink and must resolve to a
+    direct child of its root. Every refusal says the same "unknown dataset" (nothing about whether a path
+    exists). The sample is generated on first use. Never a user path: the command line, the operator's
+    own tool, takes paths through :func:`resolve_dataset`."""
+    unknown = InputError("unknown dataset (pick one from the list)", field="dataset")
+    if not isinstance(name, str) or not name or len(name) > 4096:
+        raise unknown
+    roots = history_roots()
+    if name.startswith("/"):  # a stored absolute path: accepted only as a root's direct child
+        p = Path(name)
+        if p.parent not in roots and Path(os.path.realpath(p.parent)) not in roots:
+            raise unknown
+        name = p.name
+    if not _NAME.match(name):
+        raise unknown
+    if name == SAMPLE_NAME:
+        sample_dataset()
+    for r in roots:
+        cand = r / name
+        try:
+            if cand.is_symlink() or not cand.is_dir():
+                continue
+            real = cand.resolve(strict=True)
+        except OSError:
+            continue
+        if real.parent == r and is_dataset(real):
+            return real
+    raise unknown
+
+
 def resolve_dataset(name_or_path) -> Path:
-    """A dataset path from a path or a name under :func:`datasets_root` (the sample is created on demand)."""
+    """A dataset path from a path or a name under :func:`history_roots` (the sample is created on
+    demand). For the command line and the Python API (the operator's own paths); the web app uses
+    :func:`dataset_by_name`."""
     p = Path(str(name_or_path))
     if is_dataset(p):
         return p
     if str(name_or_path) == SAMPLE_NAME:
         return sample_dataset()
-    q = datasets_root() / str(name_or_path)
-    if is_dataset(q):
-        return q
+    try:
+        return dataset_by_name(str(name_or_path))
+    except InputError:
+        pass
     read_meta(p)  # raises the clear error
     return p
 

@@ -5,9 +5,12 @@
 * in the app's diskcache (:func:`dashboard.cache.get_cache`) under
   ``history:<dataset fingerprint>:<job>:<params hash>`` — opening the same view again is a cache
   read (milliseconds), across processes and restarts;
-* as small Parquet files under ``DATASET/_results/<job>-<params hash>/`` (with ``meta.json`` naming
-  the fingerprint), written by the command line for cron and big datasets; the app reads them when
-  the fingerprint still matches.
+* as small Parquet files under ``<cache dir>/results/<dataset hash>-<job>-<params hash>/`` (with
+  ``meta.json`` naming the fingerprint), written by the command line for cron and big datasets; the app
+  reads them when the fingerprint still matches. They live in the app's own cache directory (``0700``,
+  never beside the dataset, which may be read-only or shared), capped at ``SHEDLAB_RESULTS_MAX_MB``
+  (default 1024) with the least recently used result folders evicted first (:func:`evict_results`).
+  Folders under ``DATASET/_results/`` that older versions wrote are still read.
 
 The fingerprint (:func:`.dataset.fingerprint`) changes whenever a data file does, so stale results
 are never served. Jobs: ``aggregate``, ``backtest``, ``sweep``, ``bundles``. Engines: ``spark``
@@ -18,6 +21,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import shutil
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -94,8 +99,60 @@ def cache_key(dataset, job: str, params: dict) -> str:
     return f"history:{fingerprint(dataset)}:{job}:{_hash(params)}"
 
 
+#: size cap of the result folders (bytes)
+RESULTS_MAX_BYTES = int(float(os.getenv("SHEDLAB_RESULTS_MAX_MB", "1024")) * 1024 * 1024)
+
+
+def results_root() -> Path:
+    """``<cache dir>/results`` (created ``0700``; refused when others may write it)."""
+    from dashboard.cache import cache_dir, private_dir
+
+    return private_dir(cache_dir() / "results")
+
+
 def _results_path(dataset, job, params) -> Path:
+    ds = hashlib.sha256(str(Path(dataset).resolve()).encode()).hexdigest()[:16]
+    return results_root() / f"{ds}-{job}-{_hash(params)}"
+
+
+def _legacy_results_path(dataset, job, params) -> Path:
     return Path(dataset) / RESULTS_DIR / f"{job}-{_hash(params)}"
+
+
+def _dir_bytes(d: Path) -> int:
+    n = 0
+    for f in d.rglob("*"):
+        try:
+            n += f.lstat().st_size
+        except OSError:
+            pass
+    return n
+
+
+def evict_results(keep: Path | None = None, limit: int | None = None) -> int:
+    """Delete the least recently used result folders (by mtime; a read touches it) until they take at
+    most ``limit`` bytes (default :data:`RESULTS_MAX_BYTES`); ``keep`` is never deleted. Returns how many
+    folders went."""
+    limit = RESULTS_MAX_BYTES if limit is None else limit
+    root = results_root()
+    dirs = []
+    for d in root.iterdir():
+        try:
+            if d.is_dir() and not d.is_symlink():
+                dirs.append((d.stat().st_mtime, d, _dir_bytes(d)))
+        except OSError:
+            continue
+    total = sum(b for _, _, b in dirs)
+    gone = 0
+    for _, d, b in sorted(dirs, key=lambda x: x[0]):
+        if total <= limit:
+            break
+        if keep is not None and d == keep:
+            continue
+        shutil.rmtree(d, ignore_errors=True)
+        total -= b
+        gone += 1
+    return gone
 
 
 def load_cached(dataset, job: str, params: dict):
@@ -108,6 +165,8 @@ def load_cached(dataset, job: str, params: dict):
     if got is not None:
         return got
     d = _results_path(dataset, job, params)
+    if not (d / "meta.json").is_file():
+        d = _legacy_results_path(dataset, job, params)
     try:
         meta = json.loads((d / "meta.json").read_text())
     except (OSError, ValueError):
@@ -119,20 +178,27 @@ def load_cached(dataset, job: str, params: dict):
     except (OSError, ValueError):
         return None
     res["_meta"] = meta.get("info", {})
+    try:
+        os.utime(d)  # least recently used goes first (evict_results)
+    except OSError:
+        pass
     get_cache().set(key, res, expire=CACHE_EXPIRE)
     return res
 
 
 def write_results(dataset, job: str, params: dict, res: dict) -> Path:
-    """Write a result as small Parquet files the app reads (the command line does this)."""
+    """Write a result as small Parquet files the app reads (the command line does this), under the
+    app's cache directory; older result folders are evicted beyond the size cap."""
     d = _results_path(dataset, job, params)
-    d.mkdir(parents=True, exist_ok=True)
+    d.mkdir(mode=0o700, exist_ok=True)
     for name, frame in res.items():
         if not name.startswith("_") and isinstance(frame, pd.DataFrame):
             frame.to_parquet(d / f"{name}.parquet", index=False)
     (d / "meta.json").write_text(json.dumps({"fingerprint": fingerprint(dataset), "job": job, "params": params,
                                             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                                             "info": res.get("_meta", {})}, indent=1, default=str))
+    os.utime(d)
+    evict_results(keep=d)
     return d
 
 

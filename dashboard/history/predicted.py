@@ -228,5 +228,8 @@ def page_agreement(dataset, start, end, conf_contents=None, conf_name=None, time
         return compare_timeline(snaps, cycles, source=label, strategy=lm.shedding.name), conf_text
     if not dataset:
         raise InputError("choose a dataset or upload a timeline")
+    from .dataset import dataset_by_name
+
+    dataset = dataset_by_name(dataset)  # a browser value: a dataset name under the history roots, never a path
     return history_agreement(dataset, start, end, conf_text=conf_text, conf_source=conf_label, engine="pandas",
                              max_days=PAGE_MAX_DAYS), conf_text

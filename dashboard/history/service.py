@@ -11,12 +11,16 @@ import pandas as pd
 from engine.config import LoadBalancerConfig
 from engine.errors import InputError, UsageError
 
-from .dataset import SAMPLE_NAME, list_datasets, read_meta, resolve_dataset, sample_dataset
+from .dataset import SAMPLE_NAME, dataset_by_name, list_datasets, read_meta, sample_dataset
 from .jobs import PANDAS_MAX_ROWS, describe_error, estimate_rows, load_cached, normalise_params, run_job
 
 __all__ = ["dataset_options", "dataset_info", "parse_weights", "parse_overrides", "parse_values", "job_params",
            "aggregates_for_view", "run_page_job", "sweep_defaults", "SWEEP_KEYS", "bundles_for_view",
-           "event_at", "job_result", "DEFAULT_WEIGHTS"]
+           "event_at", "job_result", "DEFAULT_WEIGHTS", "dataset_path"]
+
+#: the page names datasets, never paths: every value from the browser goes through this
+#: (:func:`.dataset.dataset_by_name`: a name under SHEDLAB_HISTORY_ROOTS, checked; "unknown dataset" else)
+dataset_path = dataset_by_name
 
 DEFAULT_WEIGHTS = "1, 0, 1, 1"
 #: keys a sweep offers per strategy, with default grids
@@ -36,19 +40,20 @@ SWEEP_KEYS = {
 
 
 def dataset_options() -> list[dict]:
-    """Dropdown options: the sample (created on first use) and every dataset under the datasets dir."""
+    """Dropdown options: the sample (created on first use) and every dataset under the history roots,
+    valued by name (the directory name; the browser never sees or sends a server path)."""
     sample_dataset()
     out = []
     for d in list_datasets():
         label = f"{d['name']} — {d['rows']:,} rows, {(d['start'] or '')[:10]} … {(d['end'] or '')[:10]}"
-        out.append({"label": label, "value": d["path"]})
-    out.sort(key=lambda o: (not o["value"].endswith("/" + SAMPLE_NAME), o["label"]))
+        out.append({"label": label, "value": d["id"]})
+    out.sort(key=lambda o: (o["value"] != SAMPLE_NAME, o["label"]))
     return out
 
 
 def dataset_info(path) -> dict:
     """``{"start", "end", "rows", "brokers", "has_bundles", "text", "incidents"}`` for the page header."""
-    meta = read_meta(resolve_dataset(path))
+    meta = read_meta(dataset_by_name(path))
     start, end = (meta.get("start") or "")[:10], (meta.get("end") or "")[:10]
     rep = meta.get("report") or {}
     dropped = {k: v for k, v in rep.items() if k.startswith("dropped") and v}
@@ -130,7 +135,7 @@ def aggregates_for_view(path, start=None, end=None, weights=None) -> tuple[dict 
     Cached results come back at once; small ranges (≤ :data:`PANDAS_MAX_ROWS` rows) are computed
     in-process with pandas and cached; bigger ones wait for "Compute with Spark" (or the CLI).
     """
-    ds = resolve_dataset(path)
+    ds = dataset_by_name(path)
     p = job_params("aggregate", start=start, end=end, weights=weights)
     got = load_cached(ds, "aggregate", p)
     if got is not None:
@@ -147,7 +152,7 @@ def aggregates_for_view(path, start=None, end=None, weights=None) -> tuple[dict 
 
 def bundles_for_view(path, start=None, end=None) -> tuple[dict | None, str]:
     """The per-bundle distribution for display (same rules as :func:`aggregates_for_view`)."""
-    ds = resolve_dataset(path)
+    ds = dataset_by_name(path)
     if not read_meta(ds).get("has_bundles"):
         return None, "no bundle metrics in this dataset (pulsar_bundle_* needs exposeBundlesMetricsInPrometheus=true)"
     p = job_params("bundles", start=start, end=end)
@@ -166,24 +171,25 @@ def run_page_job(job: str, path, params: dict, progress=None) -> dict:
     ``{"job", "dataset", "params", "ok", "error", "meta"}`` (the frames stay in the cache)."""
     from dashboard.spark import stop_spark
 
-    ds = str(resolve_dataset(path))
+    ds = dataset_by_name(path)
+    name = ds.name  # the summary goes to the browser: the name, never the server path
     try:
-        res = run_job(job, ds, params, engine="spark", progress=progress)
+        res = run_job(job, str(ds), params, engine="spark", progress=progress)
         meta = {k: v for k, v in res.get("_meta", {}).items() if k in ("engine", "job_s", "spark_start_s")}
-        return {"job": job, "dataset": ds, "params": params, "ok": True, "error": None, "meta": meta}
+        return {"job": job, "dataset": name, "params": params, "ok": True, "error": None, "meta": meta}
     except Exception as exc:  # noqa: BLE001 - every failure becomes a message on the page
-        return {"job": job, "dataset": ds, "params": params, "ok": False, "error": describe_error(exc), "meta": {}}
+        return {"job": job, "dataset": name, "params": params, "ok": False, "error": describe_error(exc), "meta": {}}
     finally:
         stop_spark()
 
 
 def job_result(summary: dict | None):
     """The cached frames of a finished page job (``None`` when missing or failed)."""
-    if not summary or not summary.get("ok"):
+    if not isinstance(summary, dict) or not summary.get("ok"):
         return None
     try:
-        return load_cached(summary["dataset"], summary["job"], summary["params"])
-    except (InputError, UsageError, OSError):
+        return load_cached(dataset_by_name(summary.get("dataset")), summary["job"], summary["params"])
+    except (InputError, UsageError, OSError, KeyError, TypeError, ValueError):  # a browser value: never raise
         return None
 
 

@@ -44,8 +44,8 @@ def test_history001_dataset_changed_bounds_the_range(sample):
     assert (lo, hi, start, end, month) == ("2026-01-05", "2026-01-06", "2026-01-05", "2026-01-06", "2026-01-05")
     text = _j(info)
     assert "metric rows" in text and "10 brokers" in text and "broker loss" in text
-    out = cb.dataset_changed("/nonexistent/dataset")
-    assert "no such dataset" in _j(out[-1])
+    out = cb.dataset_changed("/nonexistent/dataset")  # names only: a path outside the roots is unknown
+    assert "unknown dataset" in _j(out[-1])
     assert cb.dataset_changed(None)[0] is None
 
 

@@ -32,7 +32,9 @@ def dataset(tmp_path_factory):
 
     p = tmp_path_factory.mktemp("hist-tuner") / "ds"
     generate(p, brokers=5, days=1, seed=4, bundles_per_broker=3)
-    return str(p)
+    with pytest.MonkeyPatch.context() as mp:  # the page opens datasets by name under the history roots only
+        mp.setenv("SHEDLAB_HISTORY_ROOTS", str(p.parent))
+        yield str(p)
 
 
 def _backtest(ds, strategy, overrides):

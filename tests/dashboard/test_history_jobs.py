@@ -79,7 +79,10 @@ def test_hist033_run_job_pandas_caches_and_writes_results(ds):
     assert time.perf_counter() - t < 5 and len(b["events"]) == len(a["events"])
     assert a["_meta"]["engine"] == "pandas"
     n = normalise_params("backtest", p)
-    res_dir = [d for d in (ds / "_results").iterdir() if d.name.startswith("backtest-")]
+    from dashboard.history.jobs import _results_path
+
+    res_dir = [_results_path(ds, "backtest", n)]  # under the app's cache dir, not beside the dataset
+    assert not (ds / "_results").exists()
     assert res_dir and (res_dir[0] / "events.parquet").exists()
     assert json.loads((res_dir[0] / "meta.json").read_text())["params"] == json.loads(json.dumps(n))
     # the result files alone serve the view (cache entry gone)
