@@ -462,11 +462,10 @@ def resolve_brokers(raw: pd.DataFrame, *, broker_label: str | None = None, broke
     merged = value.copy()
     # after the cluster filter the rows are one cluster (rows without the label count as the chosen one)
     c = cluster or (clusters[0] if clusters else "(no cluster label)")
-    for in_c in (shape.notna(),):
-        sets = {s: set(value[in_c & ~is_counter & (shape == s)]) for s in
-                shape[in_c & ~is_counter].dropna().unique()}
-        if not sets:
-            continue
+    in_c = shape.notna()
+    sets = {s: set(value[in_c & ~is_counter & (shape == s)]) for s in
+            shape[in_c & ~is_counter].dropna().unique()}
+    if sets:
         with_port = [s for s in sets if all(":" in v for v in sets[s])]
         target = with_port[0] if with_port else ("broker" if "broker" in sets else next(iter(sets)))
         # counters of another shape (the ELM's broker=<host> beside brokers known by instance) take the
