@@ -99,8 +99,6 @@ _QUOTE, _BSLASH = 0x22, 0x5C
 _DELTA = np.zeros(256, np.int8)
 _DELTA[[0x5B, 0x7B]] = 1   # [ {
 _DELTA[[0x5D, 0x7D]] = -1  # ] }
-_INTEREST = np.zeros(256, bool)
-_INTEREST[[0x5B, 0x7B, 0x5D, 0x7D, _QUOTE]] = True
 
 
 def json_depth(data: bytes | str, stop_over: int | None = None) -> int:
@@ -117,7 +115,8 @@ def json_depth(data: bytes | str, stop_over: int | None = None) -> int:
     step = 4 << 20
     for start in range(0, len(data), step):
         a = np.frombuffer(data, np.uint8, count=min(step, len(data) - start), offset=start)
-        pos = np.flatnonzero(_INTEREST[a])
+        b = a | 0x20  # '[' -> '{', ']' -> '}'
+        pos = np.flatnonzero((b == 0x7B) | (b == 0x7D) | (a == _QUOTE))
         if not len(pos):
             bs_run = _trailing_backslashes(a, bs_run)
             continue
@@ -132,15 +131,23 @@ def json_depth(data: bytes | str, stop_over: int | None = None) -> int:
             if qpos[0] == 0 and bs_run:
                 prev_bs[0] = True
             escaped = np.zeros(len(qpos), bool)
-            for k in np.flatnonzero(prev_bs):  # rare in real data; each run is walked once
-                j = int(qpos[k]) - 1
-                n = 0
-                while j >= 0 and a[j] == _BSLASH:
-                    n += 1
-                    j -= 1
-                if j < 0:
-                    n += bs_run
-                escaped[k] = n % 2 == 1
+            cand = np.flatnonzero(prev_bs)
+            if len(cand):
+                # length of the run of backslashes just before each candidate quote (vectorised)
+                bs = np.flatnonzero(a == _BSLASH)
+                starts = np.ones(len(bs), bool)
+                starts[1:] = bs[1:] != bs[:-1] + 1
+                run_start = bs[starts][np.cumsum(starts) - 1]  # where each backslash's run begins
+                qc = qpos[cand]
+                n = np.zeros(len(cand), np.int64)
+                inner = qc > 0
+                if inner.any():
+                    rs = run_start[np.searchsorted(bs, qc[inner] - 1)]
+                    n_inner = qc[inner] - rs
+                    n_inner[rs == 0] += bs_run  # the run continues the previous piece's trailing one
+                    n[inner] = n_inner
+                n[~inner] = bs_run  # a quote opening the piece
+                escaped[cand] = n % 2 == 1
             real_q = np.zeros(len(pos), bool)
             real_q[np.flatnonzero(is_q)[~escaped]] = True
         else:
@@ -162,12 +169,12 @@ def json_depth(data: bytes | str, stop_over: int | None = None) -> int:
 
 
 def _trailing_backslashes(a: np.ndarray, carry: int) -> int:
-    n = 0
-    j = len(a) - 1
-    while j >= 0 and a[j] == _BSLASH:
-        n += 1
-        j -= 1
-    return n + carry if j < 0 else n
+    """Backslashes ending ``a`` (plus ``carry`` when ``a`` is nothing but backslashes)."""
+    if not len(a):
+        return carry
+    rev = a[::-1] != _BSLASH
+    i = int(rev.argmax())
+    return len(a) + carry if not rev[i] else i
 
 
 def _reject_constant(name):
@@ -258,8 +265,9 @@ def loads_yaml(text: str | bytes, source: str | None):
     check_size(len(text.encode("utf-8", "surrogatepass")), source, "SHEDLAB_MAX_YAML_MB")
     if _LOADER is None:
         _LOADER = _bounded_loader()
-    loader = _LOADER(text, limit("SHEDLAB_MAX_NESTING"), limit("SHEDLAB_MAX_YAML_NODES"))
+    loader = None
     try:
+        loader = _LOADER(text, limit("SHEDLAB_MAX_NESTING"), limit("SHEDLAB_MAX_YAML_NODES"))
         return loader.get_single_data()
     except _YamlLimit as exc:
         raise InputError(str(exc), source=source) from None
@@ -271,7 +279,8 @@ def loads_yaml(text: str | bytes, source: str | None):
         raise InputError(f"not valid YAML: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
                          source=source) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 # ---------------------------------------------------------------------------------------- zip
