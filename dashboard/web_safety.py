@@ -154,7 +154,10 @@ def harden(app) -> None:
         if isinstance(exc, HTTPException):
             return _short(exc.code or 400, f"{exc.code} {exc.name}".strip())
         if request.path == update_path:
-            log.error("callback request failed (%s): %s", type(exc).__name__, clip(str(exc)), exc_info=exc)
+            body = request.get_json(silent=True)
+            out = body.get("output") if isinstance(body, dict) else None
+            log.error("callback request failed: %s (%s): %s", clip(out, 120), type(exc).__name__, clip(str(exc)),
+                      exc_info=exc)
             return _short(400, "bad request: the request could not be processed")
         log.error("request %s failed (%s)", clip(request.path, 120), type(exc).__name__, exc_info=exc)
         return _short(500, "internal error")

@@ -1,0 +1,322 @@
+"""The running app under hostile requests (issue 14): a seeded request fuzz and 20 sessions at once.
+
+One real server (``python app.py``: Flask's threaded server on a free 127.0.0.1 port, its own cache
+directory) serves every test here. The fuzz sends a bounded number of crafted requests (about 340, seeded:
+the same requests every run, well under a minute) of the kinds listed in :data:`KINDS` and asserts: no 5xx,
+no traceback text in any response, and afterwards the server still serves a session's upload made before
+the fuzz. The concurrency test has 20 sessions upload distinct snapshots and ask the Tuner about them at
+once, each through the real callbacks over HTTP; each must see only its own data.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import os
+import random
+import secrets
+import socket
+import subprocess
+import sys
+import time
+from collections import Counter, defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+import requests
+
+from engine.samples import sample_json
+
+ROOT = Path(__file__).resolve().parents[2]
+SEED = 1414
+KINDS = ("bad-json-body", "bad-envelope", "fuzzed-callback-values", "component-suites-path", "wrong-method",
+         "huge-headers", "odd-page-url", "oversized-or-odd-body")
+TRACE_MARKERS = ("Traceback (most recent call last)", 'File "/', "raise ", "site-packages")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """``python app.py`` on 127.0.0.1 (the real Flask server), its log in a file; stopped at the end."""
+    tmp = tmp_path_factory.mktemp("fuzz")
+    port = _free_port()
+    env = dict(os.environ, HOST="127.0.0.1", PORT=str(port), SHEDLAB_CACHE_DIR=str(tmp / "cache"),
+               SHEDLAB_MAX_REQUEST_MB="4", DASH_DEBUG="false", PYTHONUNBUFFERED="1")
+    env.pop("SHEDLAB_BASIC_AUTH_FILE", None)
+    env.pop("SHEDLAB_TRUSTED_USER_HEADER", None)
+    log = open(tmp / "server.log", "w+b")
+    proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 90
+    while True:
+        try:
+            if requests.get(base + "/_dash-layout", timeout=5).status_code == 200:
+                break
+        except requests.RequestException:
+            pass
+        if time.time() > deadline or proc.poll() is not None:
+            proc.kill()
+            log.seek(0)
+            pytest.fail(f"the app did not start: {log.read()[-3000:].decode(errors='replace')}")
+        time.sleep(0.3)
+    deps = requests.get(base + "/_dash-dependencies", timeout=10).json()
+    yield {"base": base, "deps": deps, "proc": proc, "log": tmp / "server.log"}
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+# ------------------------------------------------------------------------------------------------ helpers
+def _parse_id(s):
+    return json.loads(s) if s.startswith("{") else s
+
+
+def _outputs(dep) -> list | dict:
+    """The ``outputs`` of a callback request, from the dependency's ``output`` string."""
+    out = dep["output"]
+    multi = out.startswith("..")
+    parts = out.strip(".").split("...") if multi else [out]
+    items = []
+    for p in parts:
+        ident, _, prop = p.rpartition(".")
+        prop = prop.split("@")[0]
+        i = _parse_id(ident)
+        items.append([] if isinstance(i, dict) and "ALL" in json.dumps(i) else {"id": i, "property": prop})
+    return items if multi else items[0]
+
+
+def _item(d, value):
+    i = _parse_id(d["id"])
+    if isinstance(i, dict) and '"ALL"' in d["id"]:
+        return []  # no component matches a wildcard
+    return {"id": i, "property": d["property"], "value": value}
+
+
+def callback_body(dep, values: dict, changed: str | None = None) -> dict:
+    """A ``/_dash-update-component`` body as the renderer sends it; ``values`` maps ``"id.prop"`` to a value."""
+    inputs = [_item(d, values.get(f"{d['id']}.{d['property']}")) for d in dep["inputs"]]
+    state = [_item(d, values.get(f"{d['id']}.{d['property']}")) for d in dep["state"]]
+    first = dep["inputs"][0]
+    return {"output": dep["output"], "outputs": _outputs(dep), "inputs": inputs, "state": state,
+            "changedPropIds": [changed or f"{first['id']}.{first['property']}"]}
+
+
+def find_dep(deps, output_prefix: str, input_id: str | None = None):
+    for d in deps:
+        if d.get("clientside_function") is None and output_prefix in d["output"].lstrip(".")[:len(output_prefix) + 2] \
+                and (input_id is None or any(i["id"] == input_id for i in d["inputs"])):
+            return d
+    raise AssertionError(f"no server callback for {output_prefix}")
+
+
+def call(base, dep, values, changed=None, session=None):
+    r = (session or requests).post(base + "/_dash-update-component", json=callback_body(dep, values, changed),
+                                   timeout=60)
+    return r
+
+
+def upload(server, sid: str, raw: bytes, name: str):
+    dep = find_dep(server["deps"], "source-picker.value", "source-upload")
+    url = "data:application/json;base64," + base64.b64encode(raw).decode()
+    r = call(server["base"], dep, {"source-upload.contents": [url], "source-upload.filename": [name],
+                                   "session-id.data": sid})
+    assert r.status_code == 200, r.text[:300]
+    resp = r.json()["response"]
+    return resp["source-picker"]["value"], resp["source-picker"]["options"]
+
+
+def pick(server, sid: str, source_id: str):
+    """The shell's source callback, as when the user picks ``source_id``: ``(source info, options)``."""
+    dep = find_dep(server["deps"], "source-store.data", "source-picker")
+    r = call(server["base"], dep, {"source-picker.value": source_id, "session-id.data": sid, "url.search": ""},
+             changed="source-picker.value")
+    assert r.status_code == 200, r.text[:300]
+    resp = r.json()["response"]
+    return resp["source-store"]["data"], resp["source-picker"]["options"]
+
+
+def why_targets(server, info: dict) -> list[str]:
+    """The Tuner's why-not target list for a source (reads the session's snapshot server-side)."""
+    dep = find_dep(server["deps"], "tuner-why-target.options")
+    r = call(server["base"], dep, {'{"page":"tuner","type":"page-source"}.data': info})
+    assert r.status_code == 200, r.text[:300]
+    return [o["value"] for o in r.json()["response"]["tuner-why-target"]["options"] if o["label"].startswith("broker")]
+
+
+def snapshot_bytes(tag: str) -> bytes:
+    """A modular LoadData snapshot (the ``avgshedder-pairing-6-brokers`` sample, ``LoadData`` JSON as
+    ``engine.samples.sample_json`` writes it) whose broker ids carry ``tag``."""
+    text = json.dumps(sample_json("avgshedder-pairing-6-brokers"))
+    return text.replace("broker-", f"{tag}-broker-").encode()
+
+
+# ------------------------------------------------------------------------------------------------ generator
+def _junk(rng: random.Random, depth: int = 0):
+    k = rng.randrange(9 if depth < 3 else 6)
+    if k == 0:
+        return None
+    if k == 1:
+        return rng.choice([0, -1, 1e308, -1e308, 2**70, 3.5, True])
+    if k == 2:
+        return "".join(rng.choice("ab/.:%\x00\u202e<>'\"{}[]é") for _ in range(rng.randrange(1, 40)))
+    if k == 3:
+        return "x" * rng.choice([5000, 40_000, 300_000])
+    if k == 4:
+        return rng.choice(["sample:../../etc/passwd", "upload:" + "0" * 20, "upload:zz", "/etc/passwd", "../x",
+                           "anon", "sample:bigo-threshold-first-unload", "history-snapshot:" + "0" * 24])
+    if k == 5:
+        return "data:application/json;base64," + base64.b64encode(rng.randbytes(rng.randrange(1, 200))).decode()
+    if k == 6:
+        return [_junk(rng, depth + 1) for _ in range(rng.randrange(0, 4))]
+    if k == 7:
+        return {rng.choice(["id", "src", "values", "steps", "nonce", "x"]): _junk(rng, depth + 1)
+                for _ in range(rng.randrange(0, 4))}
+    return "[" * 3000 + "]" * 3000
+
+
+def crafted_requests(deps: list, n_callback: int = 120):
+    """``(kind, method, path, kwargs)`` tuples, the same on every run (seeded)."""
+    rng = random.Random(SEED)
+    out = []
+    upd = "/_dash-update-component"
+    bodies = [b"{bad", b"", b"[]", b"null", b"1", b'"x"', b"\xff\xfe\x00", b"{" * 5000, b'{"output": ' * 2000,
+              b'[' * 100_000 + b']' * 100_000, b'{"output": "x"}' + b" " * 10, b"\x00" * 1000]
+    for i in range(60):
+        raw = bodies[i] if i < len(bodies) else rng.randbytes(rng.randrange(1, 3000))
+        ctype = rng.choice(["application/json", "text/plain", "application/x-www-form-urlencoded", None])
+        out.append(("bad-json-body", "POST", upd, {"data": raw, "headers": {"Content-Type": ctype} if ctype else {}}))
+    real = [d for d in deps if d.get("clientside_function") is None]
+    for _ in range(40):
+        d = rng.choice(real)
+        body = callback_body(d, {})
+        mut = rng.randrange(7)
+        if mut == 0:
+            body["output"] = "x" * rng.choice([10, 300_000])
+        elif mut == 1:
+            body["inputs"] = _junk(rng)
+        elif mut == 2:
+            body["outputs"] = rng.choice([None, "x", 3, [{"id": "x"}]])
+        elif mut == 3:
+            body["state"] = {"a": 1}
+        elif mut == 4:
+            body["inputs"] = [{"id": _junk(rng), "property": _junk(rng), "value": 1}]
+        elif mut == 5:
+            body["changedPropIds"] = _junk(rng)
+        else:
+            del body["outputs"]
+        out.append(("bad-envelope", "POST", upd, {"json": body}))
+    for _ in range(n_callback):
+        d = rng.choice(real)
+        vals = {f"{x['id']}.{x['property']}": _junk(rng) for x in d["inputs"] + d["state"]}
+        if rng.random() < 0.5:  # a well-formed session id half of the time
+            vals["session-id.data"] = secrets.token_hex(16)
+        out.append(("fuzzed-callback-values", "POST", upd, {"json": callback_body(d, vals)}))
+    suites = ["dash/../../etc/passwd", "nope/x.js", "dash/dcc/", "dash/x.exe", "dash/%2e%2e/%2e%2e/etc/passwd",
+              "plotly/" + "a" * 5000 + ".js", "dash/dcc/dash_core_components.v0_0_0m0.js", "", "dash",
+              "dash/dcc/async-graph.js.map/..", "..%2f..%2fetc%2fpasswd", "dash/deps/react@18.3.1.min.js%00.txt"]
+    for i in range(40):
+        p = suites[i] if i < len(suites) else "/".join(_junk(rng).__repr__()[:30].replace("/", "") for _ in range(3))
+        out.append(("component-suites-path", "GET", "/_dash-component-suites/" + p, {}))
+    for _ in range(20):
+        out.append(("wrong-method", rng.choice(["PUT", "DELETE", "PATCH", "GET", "OPTIONS"]),
+                    rng.choice([upd, "/_dash-layout", "/_dash-dependencies", "/", "/tuner"]), {}))
+    for i in range(10):
+        h = {"X-Big": "a" * rng.choice([9000, 70_000, 300_000])} if i < 6 else {f"X-H{j}": "v" * 100 for j in range(200)}
+        out.append(("huge-headers", "GET", "/_dash-layout", {"headers": h}))
+    pages = ["/tuner?src=" + "x" * 5000, "/tuner?src=upload:" + "0" * 20, "/tuner?snapshot=../../etc/passwd",
+             "/history?dataset=/root", "/tuner?src=sample:../../x&seed=1e999", "/simulator?scenario=" + "%00" * 50,
+             "/bundles?" + "&".join(f"k{i}=v" for i in range(500)), "/%2e%2e/%2e%2e/etc/passwd", "/" + "a" * 8000]
+    for i in range(40):
+        p = pages[i] if i < len(pages) else rng.choice(["/tuner", "/history", "/simulator", "/bundles", "/"]) + \
+            "?" + "&".join(f"{rng.choice(['src', 'seed', 'step', 'shed', 'place', 'snapshot', 'loadBalancerEnabled'])}="
+                           f"{requests.utils.quote(str(_junk(rng))[:500])}" for _ in range(rng.randrange(1, 5)))
+        out.append(("odd-page-url", "GET", p, {}))
+    for i in range(10):
+        if i < 3:
+            out.append(("oversized-or-odd-body", "POST", upd, {"data": b"{" + b" " * (5 * 1024 * 1024) + b"}",
+                                                               "headers": {"Content-Type": "application/json"}}))
+        else:
+            out.append(("oversized-or-odd-body", "POST", upd,
+                        {"data": json.dumps(callback_body(rng.choice(real), {})).encode(),
+                         "headers": {"Content-Type": rng.choice(["application/json; charset=utf-7", "multipart/form-data",
+                                                                 "application/json", "text/html"]),
+                                     "Content-Encoding": rng.choice(["gzip", "identity", "br"])}}))
+    return out
+
+
+def _send(base, kind, method, path, kw):
+    try:
+        r = requests.request(method, base + path, timeout=60, allow_redirects=False, **kw)
+        return r.status_code, r.text
+    except requests.ConnectionError:  # the server closed an over-long request line / header: not a 5xx
+        return 0, ""
+
+
+# ------------------------------------------------------------------------------------------------ tests
+def test_fuzz001_crafted_requests_never_5xx_nor_traceback_and_state_survives(server):
+    base = server["base"]
+    sid = secrets.token_hex(16)
+    before_id, _ = upload(server, sid, snapshot_bytes("keep"), "keep.json")
+    reqs = crafted_requests(server["deps"])
+    assert 300 <= len(reqs) <= 400
+    codes: dict[str, Counter] = defaultdict(Counter)
+    bad = []
+    t0 = time.time()
+    with ThreadPoolExecutor(4) as pool:
+        for (kind, method, path, _kw), (code, text) in zip(reqs, pool.map(lambda q: _send(base, *q), reqs)):
+            codes[kind][code] += 1
+            if code >= 500 or any(m in text for m in TRACE_MARKERS):
+                bad.append((kind, method, path[:80], code, text[:200]))
+    took = time.time() - t0
+    print(f"\nrequest fuzz: {len(reqs)} requests in {took:.1f} s")
+    for kind in KINDS:
+        print(f"  {kind:<24} {sum(codes[kind].values()):>4}  " + ", ".join(f"{c}:{n}" for c, n in sorted(codes[kind].items())))
+    assert not bad, bad[:5]
+    assert took < 240
+    # the server still serves what the session had before the fuzz
+    info, opts = pick(server, sid, before_id)
+    assert info["id"] == before_id and before_id in {o["value"] for o in opts}
+    assert sorted(why_targets(server, info))[0].startswith("keep-broker-")
+    assert requests.get(base + "/tuner", timeout=10).status_code == 200
+    # log lines stay bounded: the 300 KB values sent above are not echoed
+    longest = max((len(line) for line in server["log"].read_bytes().splitlines()), default=0)
+    assert longest < 6000, longest
+
+
+def test_fuzz002_twenty_sessions_upload_and_tune_at_once_and_see_only_their_own(server):
+    sids = [secrets.token_hex(16) for _ in range(20)]
+
+    def session(i):
+        sid = sids[i]
+        tag = f"s{i:02d}"
+        src, _ = upload(server, sid, snapshot_bytes(tag), f"{tag}.json")
+        info, opts = pick(server, sid, src)
+        brokers = why_targets(server, info)
+        uploads = [o["value"] for o in opts if not o["value"].startswith("sample:")]
+        return tag, src, info, uploads, brokers
+
+    with ThreadPoolExecutor(20) as pool:
+        got = list(pool.map(session, range(20)))
+    ids = [src for _, src, _, _, _ in got]
+    assert len(set(ids)) == 20  # 20 distinct random ids (never a shared content hash)
+    for tag, src, info, uploads, brokers in got:
+        assert info["id"] == src and info["brokers"] == 6
+        assert uploads == [src]  # the session's picker lists its own upload only
+        assert brokers and all(b.startswith(f"{tag}-broker-") for b in brokers)
+    # the same bytes uploaded by two sessions still get two ids; a malformed session id lists nothing
+    a, _ = upload(server, sids[0], snapshot_bytes("same"), "same.json")
+    b, _ = upload(server, sids[1], snapshot_bytes("same"), "same.json")
+    assert a != b
+    _, opts = pick(server, "anon", "sample:bigo-threshold-first-unload")
+    assert all(o["value"].startswith("sample:") for o in opts)
+    # a permalink carrying the id opens the upload for whoever has it
+    info, opts = pick(server, secrets.token_hex(16), ids[3])
+    assert info["id"] == ids[3]
