@@ -5,7 +5,9 @@ Two sources of "what the cluster did":
 
 * **A timeline of snapshots** (:func:`engine.io.load_timeline`). A bundle's owner in a snapshot is the
   one broker listing it in its load report's ``bundles`` (:meth:`engine.model.LoadData.owners`; a
-  bundle listed by two brokers is in the middle of a hand-over and has no owner in that snapshot).
+  bundle listed by two brokers is in the middle of a hand-over and has no owner in that snapshot);
+  in an Extensible Load Manager snapshot, the state channel's owner, else the broker whose top-K
+  report lists it (a bundle leaving the top-K lists counts as disappeared, not as moved).
   An **observed move** is a bundle owned by broker A in snapshot *t* and by broker B ≠ A in the next
   snapshot that has an owner for it (:func:`observed_moves`). Not counted as moves (and counted in
   the notes): bundles whose old owner is gone from the later snapshot (a broker that left: its bundles
@@ -67,7 +69,16 @@ def moves_frame(rows) -> pd.DataFrame:
 
 
 def _single_owner(ld) -> dict:
-    return {b: owners[0] for b, owners in ld.owners().items() if len(owners) == 1}
+    """bundle -> its one owner. A modular ``LoadData`` lists the brokers reporting each bundle (two
+    during a hand-over: no owner then); an extensible snapshot gives one owner per bundle (the
+    state channel's, else the top-K lists')."""
+    out = {}
+    for b, owners in ld.owners().items():
+        if isinstance(owners, str):
+            out[b] = owners
+        elif len(owners) == 1:
+            out[b] = owners[0]
+    return out
 
 
 def observed_moves(snaps, notes: list | None = None) -> pd.DataFrame:

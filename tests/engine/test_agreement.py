@@ -93,3 +93,23 @@ def test_agree003_a_broker_that_left_is_not_an_unload():
     del s1.brokers["a:8080"]
     notes = []
     assert observed_moves([s0, s1], notes).empty and "broker left" in notes[0]
+
+
+def test_agree004_extensible_snapshots_one_owner_per_bundle():
+    """ELM snapshots (``ExtensibleLoadData``: the state channel's ownership, else the top-K lists of
+    ``TopBundlesLoadData``) give one owner per bundle; a bundle changing owner is an observed move."""
+    import copy
+    from pathlib import Path
+
+    from engine.io import load_snapshot
+
+    s0 = load_snapshot(Path(__file__).resolve().parents[2] / "samples" / "extensible" / "transfer-shedder-5-brokers.json")
+    s1 = copy.deepcopy(s0)
+    s1.now_ms = s0.now + 60_000
+    moved = s1.top_bundles["broker-a:8080"].pop(0)
+    s1.top_bundles["broker-e:8080"].append(moved)
+    if s1.ownership is not None:  # the state channel's view, when the snapshot carries it
+        s1.ownership[moved.bundle_name] = "broker-e:8080"
+    obs = observed_moves([s0, s1])
+    assert obs[["bundle", "broker", "destination"]].values.tolist() == [[moved.bundle_name, "broker-a:8080",
+                                                                         "broker-e:8080"]]
