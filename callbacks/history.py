@@ -120,7 +120,7 @@ def run_history_job(set_progress, _n_agg, _n_bt, _n_sw, path, start, end, weight
 )
 def show_job(summary):
     """A background job finished: draw its result (or say why it failed)."""
-    if not summary:
+    if not summary or not isinstance(summary, dict):  # the store comes back from the browser: any JSON
         raise PreventUpdate
     if not summary.get("ok"):
         return no_update, no_update, no_update, alert(f"{summary.get('job', 'job')} failed: {summary.get('error')}")
@@ -148,12 +148,13 @@ def show_job(summary):
 )
 def open_in_tuner(click, summary):
     """An unload clicked: save that minute (with the strategy state just before it) and open it in the Tuner."""
-    if not click or not click.get("points") or not summary or summary.get("job") != "backtest":
+    if not isinstance(click, dict) or not isinstance(summary, dict) or not isinstance(click.get("points"), list) \
+            or not click["points"] or summary.get("job") != "backtest":
         raise PreventUpdate
     pt = click["points"][0]
-    cd = pt.get("customdata")
-    if not cd:
-        raise PreventUpdate  # a per-day bar, not an unload
+    cd = pt.get("customdata") if isinstance(pt, dict) else None
+    if not isinstance(cd, list) or not cd or not isinstance(cd[0], (int, float)):
+        raise PreventUpdate  # a per-day bar, not an unload (or not a point this page drew)
     res = S.job_result(summary)
     if res is None:
         return no_update, alert("The backtest result is no longer in the cache: run it again.")
