@@ -324,8 +324,8 @@ def _pct(x) -> str:
 
 
 def timeline_agreement(a: Analysis, max_steps: int = 500):
-    """Predicted vs actual of the analysed source when it is a timeline of modular snapshots (2 to
-    ``max_steps``): observed ownership changes against the engine's replay with the analysis' config
+    """Predicted vs actual of the analysed source when it is a timeline (2 to ``max_steps`` snapshots,
+    modular or ELM): observed ownership changes against the engine's replay with the analysis' config
     (:mod:`engine.agreement`); ``None`` otherwise."""
     if a.snap.steps < 2 or a.snap.steps > max_steps:
         return None
@@ -336,8 +336,9 @@ def timeline_agreement(a: Analysis, max_steps: int = 500):
     from .sources import get_snapshot
 
     lds = [get_snapshot(a.snap.id, k).ld for k in range(a.snap.steps)]
-    if any(not isinstance(x, LoadData) or getattr(x, "elm", None) is not None for x in lds):
-        return None  # ELM timelines: ownership is not in the load data
+    lds = [x.elm if getattr(x, "elm", None) is not None else x for x in lds]  # an ELM source: its own data
+    if not all(isinstance(x, LoadData) or getattr(x, "extensible", False) for x in lds):
+        return None
     lm, cycles, _ = replay_timeline(lds, a.config, a.seed)
     return compare_timeline(lds, cycles, source=a.snap.info.get("label", a.snap.id), strategy=lm.shedding.name)
 
