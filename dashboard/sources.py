@@ -36,6 +36,7 @@ from pathlib import PurePosixPath
 from engine.config import parse_broker_conf
 from engine.errors import InputError
 from engine.extensible.readers import display_load_data, elm_from_bytes, elm_from_files, is_elm_bytes
+from engine.bounded import loads_json, loads_yaml, read_zip
 from engine.io import load_data_from_json, load_snapshot_bytes, read_json_bytes, report_broker_id
 from engine.model import LoadData
 from engine.samples import SAMPLES, load_sample
@@ -504,9 +505,9 @@ def _parse_json_loose(raw: bytes, name: str):
             out = []
             for i, ln in enumerate(lines, 1):
                 try:
-                    out.append(json.loads(ln))
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"line {i} is not valid JSON: {exc.msg}", source=name) from None
+                    out.append(loads_json(ln, name))  # nesting limit (engine.bounded)
+                except InputError as exc:
+                    raise InputError(f"line {i}: {exc.message}", source=name) from None
             return {"__jsonl__": out}
         raise first
 
@@ -543,37 +544,25 @@ def _combine_reports(reports: list, label: str) -> LoadData:
 
 def _zip_kind(raw: bytes, name: str) -> str:
     """"timeline" for a zip of LoadData snapshots, else "snapshot" (ZK dump or load reports)."""
-    try:
-        zf = zipfile.ZipFile(io.BytesIO(raw))
-    except zipfile.BadZipFile:
-        raise InputError("not a valid zip archive", source=name) from None
-    members = [i for i in zf.infolist() if not i.is_dir() and not i.filename.startswith("__MACOSX")]
-    if any("brokers" in PurePosixPath(i.filename).parts[:-1] for i in members):
+    files = read_zip(raw, name)  # member count, bytes while decompressing, encryption (engine.bounded)
+    if any("brokers" in PurePosixPath(n).parts[:-1] for n in files):
         return "snapshot"
-    jsons = [i for i in members if i.filename.endswith(".json")]
+    jsons = sorted(n for n in files if n.endswith(".json"))
     if not jsons:
         return "snapshot"
-    first = jsons[0]
-    if first.file_size > MAX_UPLOAD_BYTES:
-        return "snapshot"
     try:
-        obj = json.loads(zf.read(first).decode("utf-8-sig"))
-    except (ValueError, UnicodeDecodeError):
+        obj = loads_json(files[jsons[0]], name)
+    except InputError:
         return "snapshot"
     return "timeline" if isinstance(obj, dict) and "brokers" in obj else "snapshot"
 
 
 def _zip_timeline(raw: bytes, name: str) -> list:
-    zf = zipfile.ZipFile(io.BytesIO(raw))
-    members = sorted((i for i in zf.infolist() if not i.is_dir() and i.filename.endswith(".json")
-                      and not i.filename.startswith("__MACOSX")), key=lambda i: i.filename)
-    total, out = 0, []
-    for i in members:
-        total += i.file_size
-        if i.file_size > MAX_UPLOAD_BYTES or total > 4 * MAX_UPLOAD_BYTES:
-            raise InputError("the archive expands beyond the size limit", source=name)
-        where = f"{name}:{PurePosixPath(i.filename).name}"
-        out.append(load_data_from_json(read_json_bytes(zf.read(i), where), where))
+    files = read_zip(raw, name)
+    out = []
+    for n in sorted(n for n in files if n.endswith(".json")):
+        where = f"{name}:{PurePosixPath(n).name}"
+        out.append(load_data_from_json(read_json_bytes(files[n], where), where))
     if not out:
         raise InputError("the archive holds no snapshots", source=name)
     return out
@@ -628,14 +617,7 @@ def _one_file(sid, raw: bytes, name: str, out: Ingested, policies=None, policy_r
         out.conf = conf
         return
     if kind == "yaml":
-        import yaml
-
-        try:
-            obj = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f" at line {mark.line + 1}" if mark is not None else ""
-            raise InputError(f"not valid YAML{where}: {getattr(exc, 'problem', None) or exc}", source=name) from None
+        obj = loads_yaml(text, name)  # safe loader, nesting / alias-expansion / size limits (engine.bounded)
         out.scenarios.append(_scenario(sid, raw, text, obj, name))
         return
     obj = _parse_json_loose(raw, name)
