@@ -129,7 +129,7 @@ def _cached_plan(kind: str, name: str, text: str, options: PageOptions):
         snap = load_snapshot(SAMPLES_DIR / name)
         snap = replace(snap, source=name)          # show the name, not the server path
     else:
-        snap = parse_snapshot_json(json.loads(text), name)
+        snap = parse_snapshot_json(text, name)  # parsed within the nesting limit (engine.bounded)
     return run_plan(snap, options.config(), seed=options.seed)
 
 

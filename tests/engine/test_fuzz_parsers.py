@@ -306,28 +306,6 @@ def test_broker_conf(text):
 
 
 @FEW
-@given(st.binary(max_size=300), st.sampled_from(["prometheus", "vmexport", "promtool", "auto"]))
-def test_history_readers(raw, fmt):
-    from dashboard.history.ingest import read_input
-
-    with tempfile.TemporaryDirectory() as d:
-        p = Path(d) / "in.json"
-        p.write_bytes(raw)
-        _is_result_or_input_error(read_input, p, fmt)
-
-
-@FEW
-@given(st.text(max_size=200))
-def test_history_broker_map(text):
-    from dashboard.history.ingest import load_broker_map
-
-    with tempfile.TemporaryDirectory() as d:
-        p = Path(d) / "map.yaml"
-        p.write_text(text)
-        _is_result_or_input_error(load_broker_map, p)
-
-
-@FEW
 @given(st.integers(0, 3000), st.integers(1, 2))
 def test_bounded_read_stops_at_the_limit(extra, mb):
     with tempfile.TemporaryDirectory() as d:
