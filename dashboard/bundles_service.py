@@ -25,7 +25,6 @@ import json
 import math
 import os
 import re
-import secrets
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -365,9 +364,9 @@ def ingest_upload(contents, filename) -> tuple[str, str]:
     label = safe_label(filename)
     raw = uploads.decode_data_url(contents, label, MAX_UPLOAD_BYTES)
     src = parse_upload_bytes(raw, label)
-    # a random token, not the content hash: nobody opens someone's topic list by hashing a guessed file;
-    # whoever is given the id (the page's options, a link) can (issue 14)
-    digest = secrets.token_hex(10)
+    # keyed by the server's secret, not a plain content hash: nobody opens someone's topic list by hashing a
+    # guessed file; the same file again keeps its id (issue 14)
+    digest = uploads.keyed_digest(raw)
     get_cache().set(f"bundles:upload:{digest}", src, expire=_UPLOAD_TTL)
     _memo.put(digest, src)
     return f"upload:{digest}", label

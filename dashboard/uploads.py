@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
+import hmac
 import re
+import secrets
 
 from engine.errors import InputError
 
-__all__ = ["safe_label", "decode_data_url"]
+__all__ = ["safe_label", "decode_data_url", "keyed_digest"]
 
 MB = 1024 * 1024
 _UNSAFE = re.compile(r"[^\w.\- ()\[\]+,:@=#%~]")
@@ -46,3 +49,21 @@ def decode_data_url(contents, label: str, limit: int) -> bytes:
     if not raw.strip():
         raise InputError("the file is empty", source=label)
     return raw
+
+
+_SECRET_KEY = "shedlab:upload-id-secret"
+
+
+def keyed_digest(raw: bytes, n: int = 20) -> str:
+    """``n`` hex digits of HMAC-SHA256(``raw``) under a secret of this installation (32 random bytes kept in
+    the app's cache, the same for every worker): equal bytes give equal ids, so an upload repeated is
+    recognised, but nobody can compute the id of a file without the server's secret (a plain content hash
+    let anyone who guessed a file open someone else's upload)."""
+    from .cache import get_cache
+
+    cache = get_cache()
+    key = cache.get(_SECRET_KEY)
+    if not isinstance(key, bytes) or len(key) < 32:
+        cache.add(_SECRET_KEY, secrets.token_bytes(32))  # the first worker wins; the others read it back
+        key = cache.get(_SECRET_KEY)
+    return hmac.new(key, raw, hashlib.sha256).hexdigest()[:n]
