@@ -559,6 +559,8 @@ def load_topics(arg: str, *, partitions_of: Mapping[str, int] | None = None,
         check_topic_memory(gen_count(arg), per, arg)
         tl = generate_topics(arg)
     else:
+        if partitions_of:  # the partitions named on the command line, before they are generated
+            check_topic_memory(sum(int(k) for k in partitions_of.values() if isinstance(k, int)), per, arg)
         tl = read_topics(arg, partitions_of=partitions_of)
     check_topic_memory(len(tl), per, tl.source)
     return tl
