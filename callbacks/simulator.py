@@ -28,18 +28,20 @@ from dash.exceptions import PreventUpdate
 
 from callbacks.shell import alert
 from dashboard import ids
+from dashboard import sim_findings as SF
 from dashboard import simulator_service as S
 from dashboard.export import figures_zip
 from dashboard.figures.simulator import sweep_heatmaps
 from dashboard.keys import key_spec, value_to_conf
 from engine.errors import InputError, ShedlabError
-from layouts.simulator import event_table, headline, minutes_placeholder, scenario_line, side_controls, summary_table
+from layouts.simulator import (event_table, finding_table, headline, minutes_placeholder, scenario_line, side_controls,
+                               summary_table)
 from layouts.tuner import strategy_options
 
 log = logging.getLogger(__name__)
 
 __all__ = ["form_state", "resolve_form", "sync_form", "update_state", "run_simulation", "run_sweep_job",
-           "show_results", "show_events", "show_sweep", "sweep_options", "export_figures", "export_report",
+           "show_results", "show_finding", "finding_figures", "show_events", "show_sweep", "sweep_options", "export_figures", "export_report",
            "result_figures"]
 
 SIDES = S.SIDES
@@ -93,7 +95,7 @@ def _scenario_label(scenario_id: str) -> str:
 
 
 def resolve_form(trigger, *, form, saved, seen, link, uploaded, current: S.SimState | None, click=None,
-                 plan: dict | None = None):
+                 plan: dict | None = None, finding=None):
     """The state the controls should show after ``trigger`` and what else to do (pure).
 
     Returns ``(state, messages, extra)``; ``extra``: ``seen`` (the uploaded scenario now accounted
@@ -119,6 +121,15 @@ def resolve_form(trigger, *, form, saved, seen, link, uploaded, current: S.SimSt
                 extra["seen"] = up
         return state, msgs, extra
     state = current or S.default_state()
+    if trigger == ids.SIM_FINDING:  # a field finding: its scenario, seed and the article's two strategies, run at once
+        st = SF.finding_state(finding)
+        if st is None:
+            raise PreventUpdate
+        f = SF.F.FINDINGS[finding]
+        msgs.append(f"{f.article} {f.section}: run A {f.a['label']} vs run B {f.b['label']} on "
+                    f"{SF.scenario_id(f)}, seed {f.seed}")
+        extra["autorun"] = True
+        return st, msgs, extra
     if trigger == ids.sim_uploaded():
         if not up or up == seen:
             raise PreventUpdate
@@ -202,29 +213,30 @@ def _side_outputs(state: S.SimState, s: str) -> tuple:
     *[Input(_sid(ids.SIM_SHED, s), "value") for s in SIDES],
     *[Input(_sid(ids.SIM_PRESET, s), "value") for s in SIDES],
     Input(ids.SIM_SCENARIO, "value"), Input(ids.SIM_SWEEP_FIG, "clickData"), Input(ids.SIM_LINK, "data"),
-    Input(ids.sim_uploaded(), "data"),
+    Input(ids.sim_uploaded(), "data"), Input(ids.SIM_FINDING, "value"),
     State(ids.SIM_FORM, "data"), State(ids.SIM_SAVED, "data"), State(ids.SIM_SEEN, "data"), State(ids.SESSION, "data"),
     State(ids.SIM_SWEEP_RESULT, "data"),
     *_FORM_STATES,
     prevent_initial_call="initial_duplicate",
 )
-def sync_form(_sa, _sb, _ra, _rb, _scen, click, link, uploaded, form, saved, seen, sid, sweep_meta, *form_args):
-    """Page load, a strategy or base-config change, a new scenario upload, a sweep cell clicked:
-    (re)render both sides' controls."""
+def sync_form(_sa, _sb, _ra, _rb, _scen, click, link, uploaded, finding, form, saved, seen, sid, sweep_meta, *form_args):
+    """Page load, a strategy or base-config change, a new scenario upload, a sweep cell clicked, a field
+    finding picked: (re)render both sides' controls. The page never opens blank: on arrival it shows
+    the form's A/B from this session's cache, or starts running it in the background at once."""
     trigger = ctx.triggered_id if form is not None else None
     current = _form(form_args)[0] if form is not None else None
     sweep = _sweep_payload(sweep_meta, sid) if trigger == ids.SIM_SWEEP_FIG else None
     state, msgs, extra = resolve_form(trigger, form=form, saved=saved, seen=seen, link=link, uploaded=uploaded,
-                                      current=current, click=click, plan=(sweep or {}).get("plan"))
+                                      current=current, click=click, plan=(sweep or {}).get("plan"), finding=finding)
     if form is not None and trigger == ids.SIM_SCENARIO and state.to_json() == form.get("state"):
         raise PreventUpdate
     autorun = no_update
     result = no_update
-    if extra["load"]:
+    if extra["load"] or extra["autorun"]:
         key = S.cached_result(state, sid)
         if key:
             result = {"key": key, "cached": True}
-        elif extra["autorun"]:
+        else:  # arrival (any form) or a finding picked: run it now, in the background
             autorun = {"nonce": uuid.uuid4().hex, "state": state.to_json()}
     opts = S.scenario_options(sid, state.scenario)
     side_out = [x for s in SIDES for x in _side_outputs(state, s)]
@@ -384,6 +396,32 @@ def show_results(meta, sid):
         alerts.append(alert("warning", f"run {' and '.join(cancelled)} stopped early: partial results"))
     return (table, figs["a"], figs["b"], figs["cluster"], std if std is not None else no_update, std is None,
             headline(payload, meta), S.event_kinds(runs), alerts)
+
+
+def finding_figures(meta, sid):
+    """``(children, hidden)`` of the article's-figures card for the results ``meta`` points at: the
+    figures of the finding whose one-click A/B these results are, else hidden."""
+    if not isinstance(meta, dict) or not meta.get("key") or meta.get("error"):
+        return no_update, no_update
+    try:
+        payload = S.load_result(meta["key"], sid)
+    except InputError:
+        return [], True
+    f = SF.finding_for(payload["state"])
+    if f is None:
+        return [], True
+    return finding_table(f, SF.figure_rows(f, payload["runs"])), False
+
+
+@callback(
+    Output(ids.SIM_FINDING_FIGURES, "children"), Output(ids.SIM_FINDING_CARD, "hidden"),
+    Input(ids.SIM_RESULT, "data"),
+    State(ids.SESSION, "data"),
+    prevent_initial_call=True,
+)
+def show_finding(meta, sid):
+    """Results shown: when they are a field finding's A/B, the article's figures beside the run's."""
+    return finding_figures(meta, sid)
 
 
 @callback(

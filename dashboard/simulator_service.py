@@ -64,7 +64,7 @@ MAX_MINUTES = 2880
 MAX_AXIS = 6
 SWEEP_BUDGET = 1_500_000
 _TTL = 6 * 3600
-_SHIPPED = re.compile(r"^[a-z0-9][a-z0-9-]{0,80}$")
+_SHIPPED = re.compile(r"^(findings/)?[a-z0-9][a-z0-9-]{0,80}$")  # findings/: calibrated scenarios
 _UPLOADED = re.compile(r"^scenario:[0-9a-f]{20}$")
 _SESSION = re.compile(r"^[0-9a-f]{32}$")
 _KEY = re.compile(r"^sim(res|sweep):(anon|[0-9a-f]{32}):[0-9a-f]{24}$")
@@ -249,9 +249,13 @@ def decode(params: Mapping) -> tuple[SimState | None, list[str]]:
 # ============================================================================================ scenarios
 @lru_cache(maxsize=1)
 def _shipped() -> tuple:
-    from engine.simulator import list_scenarios
+    from engine.simulator import list_scenarios, load_scenario
+    from engine.simulator.findings import FINDINGS_DIR
 
-    return tuple(list_scenarios())
+    # the calibrated scenarios of the field findings (samples/scenarios/findings/), as "findings/NAME"
+    found = [{"name": f"findings/{p.stem}", "title": sc.title, "description": sc.description, "path": str(p)}
+             for p in sorted(FINDINGS_DIR.glob("*.yaml")) for sc in [load_scenario(p)]]
+    return tuple(list_scenarios()) + tuple(found)
 
 
 def scenario_options(sid=None, extra: str | None = None) -> list[dict]:

@@ -10,13 +10,14 @@ from dash import dcc, html
 
 from dashboard import ids
 from dashboard import simulator_service as S
+from dashboard.sim_findings import finding_options
 from dashboard.figures.simulator import RUN_COLORS
 from dashboard.figures.theme import empty_figure, graph_config
 from dashboard.keys import conf_to_value, fmt_conf_value, format_value, key_spec, spaced_marks
 from layouts.tuner import fmt_store, key_label, page_actions, strategy_options
 
 __all__ = ["layout", "side_controls", "side_panel", "summary_table", "event_table", "headline", "scenario_line",
-           "preset_options", "minutes_placeholder"]
+           "preset_options", "minutes_placeholder", "finding_table"]
 
 
 # ------------------------------------------------------------------------------------------ controls
@@ -136,6 +137,21 @@ def summary_table(rows: list, labels: dict) -> html.Table:
     return html.Table([html.Thead(head), html.Tbody(body)], className="data-table sim-summary-table")
 
 
+def finding_table(finding, rows: list) -> list:
+    """The article's figures beside the run's (:func:`dashboard.sim_findings.figure_rows`)."""
+    n_ok = sum(r["ok"] for r in rows)
+    head = html.Tr([html.Th("run"), html.Th("figure"), html.Th("article", className="num"),
+                    html.Th("this run", className="num"), html.Th("tolerance", className="num"), html.Th("")])
+    body = [html.Tr([html.Td(html.Span(r["run"], className=f"sim-tag sim-tag-{r['run'].lower()}"), title=r["strategy"]),
+                     html.Td(r["figure"]), html.Td(r["article"], className="num sim-fig-article"),
+                     html.Td(r["value"], className="num sim-fig-value"), html.Td(r["tolerance"], className="num"),
+                     html.Td("✓ within" if r["ok"] else "✗ outside", className="sim-fig-ok" if r["ok"] else "sim-fig-out")])
+            for r in rows]
+    return [html.Div([html.B(f"{finding.article} {finding.section}"), f" — {finding.title}. ",
+                      f"{n_ok} of {len(rows)} figures within tolerance."], className="sim-finding-head"),
+            html.Table([html.Thead(head), html.Tbody(body)], className="data-table sim-finding-table")]
+
+
 def event_table(rows: list, total: int) -> html.Div:
     if not rows:
         return html.Div("No events of these kinds.", className="empty-note")
@@ -166,7 +182,7 @@ def _card(title, body, *, sub=None, cls="", card_id=None, hidden=False, actions=
                                   className="card-head"), body], className=f"card {cls}".strip(), hidden=hidden, **kw)
 
 
-def _graph(gid, name, height, message="Press Run: A and B appear here"):
+def _graph(gid, name, height, message="Running A and B: the results appear here"):
     return dcc.Graph(id=gid, figure=empty_figure(message, height=height), config=graph_config(name),
                      className="sim-graph")
 
@@ -181,6 +197,11 @@ def layout(**kwargs):
     except Exception:  # noqa: BLE001 - an expired upload; the callbacks explain
         facts = None
     scen = _card("Scenario", html.Div([
+        html.Label("Field findings: the article's two strategies on its scenario, in one click",
+                   htmlFor=ids.SIM_FINDING, className="field-label"),
+        dcc.Dropdown(id=ids.SIM_FINDING, options=finding_options(), value=None, clearable=True, searchable=True,
+                     placeholder="Reproduce an article's figures…", className="tuner-dd sim-finding-dd",
+                     optionHeight=44),
         dcc.Dropdown(id=ids.SIM_SCENARIO, options=S.scenario_options(None, init.scenario), value=init.scenario,
                      clearable=False, searchable=True, className="tuner-dd sim-scenario-dd", optionHeight=44),
         html.Div(scenario_line(facts), id=ids.SIM_SCENARIO_INFO, className="sim-scen-info"),
@@ -235,7 +256,10 @@ def layout(**kwargs):
         _graph(ids.SIM_SWEEP_FIG, "sweep", 400, "Run a sweep: one run of A's settings per cell"),
     ])
     main = html.Div([
-        _card("Summary", html.Div(html.Div("Press Run to simulate A and B.", className="empty-note"),
+        _card("The article's figures", html.Div(id=ids.SIM_FINDING_FIGURES), card_id=ids.SIM_FINDING_CARD,
+              sub="each figure the article reports for this A/B, beside this run's value and the tolerance "
+                  "(python -m engine findings; docs/findings.md)", cls="sim-finding-card", hidden=True),
+        _card("Summary", html.Div(html.Div("Running A and B on the selected scenario…", className="empty-note"),
                                   id=ids.SIM_SUMMARY), sub="bold ✓: the better of the two where lower is better",
               cls="sim-summary-card"),
         _card("Per broker, A above B", html.Div([_graph(ids.SIM_FIG_A, "run-a-brokers", 360),

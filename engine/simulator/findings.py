@@ -45,10 +45,12 @@ README_END = "<!-- findings:end -->"
 #: the article's strategy sets as run kwargs of :func:`engine.simulator.run_scenario`
 THRESHOLD_LRUWW = {"label": "ThresholdShedder + LeastResourceUsageWithWeight", "strategy": "ThresholdShedder",
                    "placement": "LeastResourceUsageWithWeight"}
-AVGSHEDDER = {"label": "AvgShedder (BIGO settings)", "preset": "bigo-avgshedder"}
+AVGSHEDDER = {"label": "AvgShedder (BIGO settings)", "strategy": "AvgShedder", "placement": "AvgShedder",
+              "preset": "bigo-avgshedder"}
 UNIFORM_LLTMR = {"label": "UniformLoadShedder + LeastLongTermMessageRate", "strategy": "UniformLoadShedder",
                  "placement": "LeastLongTermMessageRate"}
-THRESHOLD_VIVO = {"label": "ThresholdShedder (vivo's settings, the scenario's config)"}
+THRESHOLD_VIVO = {"label": "ThresholdShedder (vivo's settings, the scenario's config)", "strategy": "ThresholdShedder",
+                  "placement": "LeastLongTermMessageRate"}
 
 ARTICLE_BIGO = "BIGO, Pulsar AvgShedder"
 ARTICLE_VIVO = "vivo, Pulsar at trillion-message scale"
@@ -526,13 +528,13 @@ def _num(v, digits=2) -> str:
     return f"{v:.{digits}f}" if digits else f"{int(round(v))}"
 
 
-def _shown(fig: Figure) -> str:
+def shown_text(fig: Figure) -> str:
     if fig.shown:
         return fig.shown
     return _num(fig.article, fig.digits)
 
 
-def _value(fig: Figure, v) -> str:
+def value_text(fig: Figure, v) -> str:
     if fig.lo == fig.hi == 1.0 and fig.shown == "yes":
         return "—" if v is None else ("yes" if v >= 1 else "no")
     return _num(v, fig.digits)
@@ -544,7 +546,7 @@ def table_rows(results: list[FigureResult]) -> list[dict]:
         f, fig = r.finding, r.figure
         side = getattr(f, fig.side)
         rows.append({"finding": f.id, "article": f"{f.article} {f.section}", "figure": fig.text,
-                     "strategy": side["label"], "article_value": _shown(fig), "simulator": _value(fig, r.value),
+                     "strategy": side["label"], "article_value": shown_text(fig), "simulator": value_text(fig, r.value),
                      "tolerance": fig.tolerance, "verdict": "within" if r.ok else "OUT",
                      "scenario": f.scenario, "seed": f.seed})
     return rows

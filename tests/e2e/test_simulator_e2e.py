@@ -1,6 +1,7 @@
 """The Simulator in real headless Chromium (dash[testing] + the system chromedriver).
 
-A run of A and B in the background job with its progress bar, cancel, synchronised zoom; a permalink
+The page's arrival run and a field finding's one-click A/B (the article's figures beside the run's);
+a run of A and B in the background job with its progress bar, cancel, synchronised zoom; a permalink
 reopened by someone else; TransferShedder vs AvgShedder with the std view and the exports; a sweep
 whose cell loads into run A; a bad scenario upload. Screenshots go to ``artifacts/screenshots/``; the
 README's one to ``docs/screenshots/simulator.png`` when SHEDLAB_UPDATE_SCREENSHOTS is set (``make screenshots``).
@@ -81,6 +82,7 @@ def pick(duo, sel, label):
     for _ in range(25):
         for opt in duo.driver.find_elements(By.CSS_SELECTOR, "[role=listbox] [role=option]"):
             if opt.text.strip().startswith(label):
+                duo.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", opt)  # under the search box
                 opt.click()
                 return
         time.sleep(0.2)
@@ -93,7 +95,19 @@ def key_label(duo, side, key):
 
 def test_sim001_run_with_progress_cancel_and_synchronised_zoom(dash_duo, dash_app):
     duo = start(dash_duo, dash_app)
-    duo.wait_for_text_to_equal("#sim-summary", "Press Run to simulate A and B.", timeout=15)
+    # never blank: on arrival the selected scenario's A/B runs in the background and shows
+    wait_results(duo, "bigo-homogeneous-start")
+    assert "unloads" in summary(duo)
+    # a field finding's one-click A/B: the article's figures beside the run's
+    pick(duo, "#sim-finding", "BIGO §1.4 homogeneous start")
+    wait_results(duo, "bigo-homogeneous-avgshedder")
+    duo.wait_for_contains_text("#sim-finding-figures", "8 of 8 figures within tolerance", timeout=30)
+    figs = duo.find_element("#sim-finding-figures").text
+    assert "checks from the gap appearing until the unload" in figs and "38.5" in figs
+    assert duo.find_element("#sim-finding-card").is_displayed()
+    shot(duo, "simulator-finding")
+    duo.find_element(".page-simulator h1").click()  # close the findings menu
+    time.sleep(0.3)
     # 100 brokers for two hours: long enough to watch the progress bar
     pick(duo, "#sim-scenario", "diurnal-100-brokers")
     duo.wait_for_contains_text("#sim-scenario-info", "100 brokers", timeout=10)
