@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 
 from .bounded import check_size, loads_json, read_bytes_bounded, read_zip
 from .errors import InputError
+from .fastload import FAST_MIN_BYTES
 from .limits import epoch_ms, limit_bytes
 from .model import BrokerData, BundleData, LoadData, LocalBrokerData, TimeAverageBrokerData
 
@@ -416,6 +417,13 @@ def load_snapshot_bytes(raw: bytes, source: str, broker: str | None = None) -> L
     """A snapshot from bytes (an upload): LoadData/report JSON or a zipped ZK dump / report set, or the
     Extensible Load Manager's data (:mod:`engine.extensible.readers`; ``broker`` names the broker of a
     single ``BrokerLoadData`` value)."""
+    if len(raw) >= FAST_MIN_BYTES and raw[:2] != b"PK":
+        # a big LoadData JSON (one object with "brokers", so not ELM data): read as columns
+        from .fastload import snapshot_bytes_fast
+
+        fast = snapshot_bytes_fast(raw, source)
+        if fast is not None:
+            return fast
     from .extensible.readers import elm_from_bytes
 
     ext = elm_from_bytes(raw, source, broker)

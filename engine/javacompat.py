@@ -99,23 +99,34 @@ def java_string_hashes(strings: Sequence[str]) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     missing = [s for s in strings if s not in _hash_cache]
     if missing and (len(missing) > 64):
-        enc = [s.encode("utf-16-be") for s in missing]
-        width = max(len(e) for e in enc) // 2
-        buf = np.zeros((len(enc), width), dtype=np.uint32)
-        for i, e in enumerate(enc):
-            k = len(e) // 2
-            if k:
-                buf[i, width - k:] = np.frombuffer(e, dtype=">u2")
-        h = np.zeros(len(enc), dtype=np.uint32)
-        m = np.uint32(31)
-        with np.errstate(over="ignore"):
-            for j in range(width):
-                h = h * m + buf[:, j]
-        signed = h.astype(np.int64)
-        signed = np.where(signed >= 2**31, signed - 2**32, signed)
-        for s, v in zip(missing, signed.tolist()):
-            _hash_cache[s] = v
+        vals = _hashes_of(missing)
+        if len(_hash_cache) < 2_000_000:
+            _hash_cache.update(zip(missing, vals.tolist()))
+        if len(missing) == n:  # none was cached: ``missing`` is ``strings``, in order
+            return vals
     return np.fromiter((java_string_hash(s) for s in strings), dtype=np.int64, count=n)
+
+
+def _hashes_of(strings: list) -> np.ndarray:
+    """``String.hashCode()`` of each string, all at once: ``h = sum(c[i] * 31**(n-1-i))`` over the UTF-16
+    code units of all strings in one buffer, in wrapping uint32 arithmetic, summed per string."""
+    enc = [s.encode("utf-16-be") for s in strings]
+    lens = np.fromiter(map(len, enc), dtype=np.int64, count=len(enc)) // 2
+    flat = np.frombuffer(b"".join(enc), dtype=">u2").astype(np.uint32)
+    h = np.zeros(len(enc), dtype=np.uint32)
+    if len(flat):
+        width = int(lens.max())
+        pow31 = np.ones(width, dtype=np.uint32)
+        with np.errstate(over="ignore"):
+            for k in range(1, width):
+                pow31[k] = pow31[k - 1] * np.uint32(31)
+            ends = np.cumsum(lens)
+            exps = np.repeat(ends - 1, lens) - np.arange(len(flat))  # code unit i of a string of n: n-1-i
+            terms = flat * pow31[exps]
+            nz = lens > 0
+            h[nz] = np.add.reduceat(terms, (ends - lens)[nz], dtype=np.uint32)
+    signed = h.astype(np.int64)
+    return np.where(signed >= 2**31, signed - 2**32, signed)
 
 
 def hashmap_capacity(size: int, concurrent: bool = False, initial: int = 16) -> int:

@@ -159,11 +159,10 @@ class ModularLoadManager:
             view = view if view is not None else LoadView.from_load_data(data)
             for b, t in data.recently_unloaded.items():
                 self.recently_unloaded[b] = max(int(t), self.recently_unloaded.get(b, 0))
-            for bid, bd in data.brokers.items():
-                if bd.preallocated:
-                    self.preallocated.setdefault(bid, {}).update(bd.preallocated)
-                    for b in bd.preallocated:
-                        self.preallocated_to_broker[b] = bid
+            for bid, pre in data.preallocations().items():
+                self.preallocated.setdefault(bid, {}).update(pre)
+                for b in pre:
+                    self.preallocated_to_broker[b] = bid
         elif isinstance(data, LoadView):
             view = data
         else:

@@ -627,6 +627,10 @@ class LoadData:
                 out.setdefault(b, []).append(bid)
         return out
 
+    def preallocations(self) -> dict:
+        """broker id -> its preallocated bundles (BundleData), brokers with some only."""
+        return {bid: bd.preallocated for bid, bd in self.brokers.items() if bd.preallocated}
+
     def ensure_bundle_data(self) -> None:
         """Derive missing ``bundleData`` the way Pulsar's leader does (§3.2): a bundle reported in
         some ``lastStats`` but without BundleData gets the default (§2.4) updated with that sample;

@@ -223,7 +223,22 @@ class PlacementDecision(_Names):
     def set_scores(self, scores, unit: str) -> None:
         self._scores, self.score_unit = scores, unit
 
-    def to_json(self) -> dict:
+    def to_json(self, candidates: bool = True) -> dict:
+        """The decision as JSON; ``candidates=False`` leaves out the per-candidate detail (the candidate
+        list, every candidate's score, each filter's candidates, removed brokers and reasons) and gives
+        their counts, the destination's ``score`` and the filters' names and notes instead — the
+        default of ``shed --json``, whose full answer on 1,000 brokers is ~100 KB per unload."""
+        if not candidates:
+            sc = self.scores.get(self.broker) if self._scores is not None and self.broker is not None else None
+            return _clean({
+                "bundle": self.bundle, "broker": self.broker, "strategy": self.strategy, "random": self.random,
+                "candidate_count": len(self.candidates),
+                "filters": [{"name": f.name, "count": len(f.candidates), "removed_count": len(f.removed),
+                             "note": f.note} for f in self.filters],
+                "score": sc, "score_unit": self.score_unit, "best": self.best, "retried": self.retried,
+                "first_choice": self.first_choice, "preallocated": self.preallocated, "from_plan": self.from_plan,
+                "reason": self.reason, "lines": self.lines,
+            })
         return _clean({
             "bundle": self.bundle, "broker": self.broker, "strategy": self.strategy, "random": self.random,
             "candidates": self.candidates, "filters": [f.to_json() for f in self.filters],
@@ -284,7 +299,9 @@ class Cycle:
     reason: str = ""
     source: str | None = None  # snapshot file for replay
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, candidates: bool = True) -> dict[str, Any]:
+        """The cycle as JSON; ``candidates=False``: each placement without its per-candidate detail
+        (:meth:`PlacementDecision.to_json`)."""
         sh = self.shedding
         out = {
             "cycle": self.cycle,
@@ -294,7 +311,8 @@ class Cycle:
             "reason": self.reason,
             "unloads": [{"broker": u.broker, "bundle": u.bundle, "destination": u.destination,
                          "reason": u.reason, "msg_rate": u.msg_rate, "throughput": u.throughput,
-                         "placement": u.placement.to_json() if u.placement else None} for u in self.unloads],
+                         "placement": u.placement.to_json(candidates) if u.placement else None}
+                        for u in self.unloads],
             "skipped": [{"broker": u.broker, "bundle": u.bundle, "destination": u.destination,
                          "reason": u.skipped} for u in self.skipped],
             "scores": _clean(sh.scores) if sh else {},

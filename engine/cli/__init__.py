@@ -33,13 +33,15 @@ class _OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"error: {self.prog}: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser; ``only``: register just that sub-command (``main`` does, when the command line names
+    one, so ``shed`` does not import the ``bundles`` command's pandas)."""
     parser = _OneLineParser(
         prog="python -m engine",
         description="Shedlab engine: what Pulsar's (and Pegasus') load balancer would decide.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_OneLineParser)
-    for name in COMMAND_MODULES:
+    for name in ([only] if only in COMMAND_MODULES else COMMAND_MODULES):
         try:
             mod = importlib.import_module(f"{__name__}.{name}")
         except ModuleNotFoundError as exc:  # a command not built yet
@@ -76,7 +78,8 @@ def _json_default(o):
 
 
 def main(argv=None) -> int:
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(words[0] if words and not words[0].startswith("-") else None)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)

@@ -1,0 +1,258 @@
+"""engine.fastload: a LoadData JSON read as columns gives exactly what the object reader gives.
+
+The snapshots are LoadData JSON as ``ModularLoadManagerImpl`` keeps it (``LoadData`` with
+``LocalBrokerData`` reports keyed by broker id, ``BundleData`` with ``shortTermData``/``longTermData``
+``TimeAverageMessageData``, ``TimeAverageBrokerData`` per broker: Jackson field names), written by
+:meth:`engine.model.LoadData.to_json` from the shipped samples and from seeded random clusters, then
+varied the ways real inputs vary (older ``bundleStats``, reports without totals, bundles without
+bundle data, quotas, a bundle listed by two brokers). Bad input falls back to the ordinary reader, so
+the error is the same message naming the same field.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.config import IMPL, LoadBalancerConfig
+from engine.errors import InputError
+from engine.fastload import FAST_MIN_BYTES, ColumnarLoadData, load_data_fast, parse_json_fast
+from engine.io import load_data_from_json, load_snapshot_bytes, read_json_bytes
+from engine.load_manager import ModularLoadManager
+from engine.synth import random_snapshot
+from engine.view import LoadView
+
+SAMPLES = sorted((Path(__file__).resolve().parents[2] / "samples" / "snapshots").glob("*.json"))
+PAIRS = [("ThresholdShedder", "LeastResourceUsageWithWeight"), ("OverloadShedder", "LeastLongTermMessageRate"),
+         ("UniformLoadShedder", "LeastLongTermMessageRate"), ("AvgShedder", "AvgShedder")]
+
+
+def _both(obj, source="snap.json"):
+    raw = json.dumps(obj).encode()
+    old = load_data_from_json(read_json_bytes(raw, source), source)
+    new = load_data_fast(parse_json_fast(raw, source), source)
+    return old, new
+
+
+def _same_view(a: LoadView, b: LoadView) -> None:
+    for f in a.__dataclass_fields__:
+        x, y = getattr(a, f), getattr(b, f)
+        if f == "owned":
+            assert len(x) == len(y) and all(np.array_equal(p, q) and p.dtype == q.dtype for p, q in zip(x, y))
+        elif isinstance(x, np.ndarray):
+            assert x.dtype == y.dtype and np.array_equal(x, y), f
+        else:
+            assert x == y, f
+
+
+def _decisions(data, shed, place):
+    cfg = LoadBalancerConfig().with_values({
+        "loadBalancerLoadSheddingStrategy": IMPL + shed, "loadBalancerLoadPlacementStrategy": IMPL + place,
+        "loadBalancerAvgShedderHitCountLowThreshold": "1", "loadBalancerAvgShedderHitCountHighThreshold": "1"})
+    return [c.to_json() for c in ModularLoadManager(data, cfg, seed=3).run_cycles(2)]
+
+
+def _check_equal(obj):
+    old, new = _both(obj)
+    assert isinstance(new, ColumnarLoadData) and not new.materialised
+    _same_view(LoadView.from_load_data(old), LoadView.from_load_data(new))
+    assert new.warnings == old.warnings and new.now == old.now
+    for shed, place in PAIRS:
+        assert _decisions(new, shed, place) == _decisions(old, shed, place), (shed, place)
+    assert not new.materialised  # the decisions ran on the arrays
+    assert new.owners() == old.owners() and new.preallocations().keys() == old.preallocations().keys()
+    # the object model, built on demand, is the reader's
+    assert new.to_json() == old.to_json()
+    assert new.materialised and LoadView.from_load_data(new) is not None
+    return old, new
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.stem)
+def test_shipped_samples_equal(path):
+    _check_equal(json.loads(path.read_text()))
+
+
+def test_seeded_random_cluster_equal():
+    _check_equal(random_snapshot(40, 25, seed=11, namespaces=5).to_json())
+
+
+def _variants(base: dict):
+    """The ways real LoadData JSON differs from our own writer's."""
+    brokers = list(base["brokers"])
+    b0, b1 = base["brokers"][brokers[0]], base["brokers"][brokers[1]]
+    some = list(b0["lastStats"])[:3]
+
+    v = copy.deepcopy(base)  # older reports: bundleStats, no totals, no bundles list
+    for rep in v["brokers"].values():
+        rep["bundleStats"] = rep.pop("lastStats")
+        for k in ("msgRateIn", "msgRateOut", "msgThroughputIn", "msgThroughputOut", "numTopics", "numBundles",
+                  "numConsumers", "numProducers", "bundles"):
+            rep.pop(k, None)
+    yield "bundleStats, no totals", v
+
+    v = copy.deepcopy(base)  # the leader has not written bundle data or time averages yet
+    for b in some:
+        del v["bundleData"][b]
+    v["resourceQuotas"] = {some[0]: {"msgRateIn": 40.0, "msgRateOut": 120.0, "bandwidthIn": 1e5,
+                                     "bandwidthOut": 3e5, "memory": 80.0, "dynamic": True}}
+    del v["timeAverageData"]
+    yield "derived bundle data and time averages", v
+
+    v = copy.deepcopy(base)  # an ownership change in progress, repeated names, grace period, preallocation
+    v["brokers"][brokers[1]]["bundles"] = b1["bundles"] + [some[0], some[0]]
+    v["recentlyUnloadedBundles"] = {some[1]: v["now"] - 1000}
+    v["preallocatedBundleData"] = {brokers[2]: {"new/ns/0x00000000_0xffffffff": base["bundleData"][some[2]]}}
+    v["brokers"][brokers[0]]["cpu"] = {"usage": 900.0, "limit": 800.0}  # a warning
+    v["extraTopLevel"] = {"kept": [1, 2]}
+    yield "shared bundle, recently unloaded, preallocated, warnings", v
+
+    v = copy.deepcopy(base)
+    v["bundleData"] = {}
+    yield "no bundle data at all", v
+
+
+@pytest.mark.parametrize("name", ["bundleStats, no totals", "derived bundle data and time averages",
+                                  "shared bundle, recently unloaded, preallocated, warnings", "no bundle data at all"])
+def test_variants_equal(name):
+    base = random_snapshot(12, 10, seed=5, namespaces=3).to_json()
+    obj = dict(_variants(base))[name]
+    old, new = _check_equal(obj)
+    if name.startswith("shared"):
+        assert any("is listed by 2 brokers" in w for w in new.warnings)
+        assert any("above its limit" in w for w in new.warnings)
+
+
+def _big(mutate=None) -> tuple[bytes, dict]:
+    obj = random_snapshot(40, 60, seed=2, namespaces=4).to_json()
+    if mutate:
+        mutate(obj)
+    raw = json.dumps(obj).encode()
+    assert len(raw) >= FAST_MIN_BYTES  # the size that takes the fast path in load_snapshot_bytes
+    return raw, obj
+
+
+def test_big_file_takes_the_fast_path():
+    raw, obj = _big()
+    ld = load_snapshot_bytes(raw, "big.json")
+    assert isinstance(ld, ColumnarLoadData)
+    cfg = LoadBalancerConfig()
+    old = load_data_from_json(obj, "big.json")
+    assert [c.to_json() for c in ModularLoadManager(ld, cfg, seed=1).run_cycles(1)] == \
+           [c.to_json() for c in ModularLoadManager(old, cfg, seed=1).run_cycles(1)]
+    # pickled (the dashboard's diskcache) it stays columnar, with the same view
+    back = pickle.loads(pickle.dumps(ld))
+    assert isinstance(back, ColumnarLoadData) and not back.materialised
+    _same_view(LoadView.from_load_data(back), LoadView.from_load_data(old))
+
+
+def _first_stat(obj):
+    rep = next(iter(obj["brokers"].values()))
+    return rep["lastStats"][next(iter(rep["lastStats"]))]
+
+
+def _last_bd(obj):
+    return obj["bundleData"][list(obj["bundleData"])[-1]]
+
+
+BAD = {
+    "negative rate": lambda o: _first_stat(o).update(msgRateIn=-1.0),
+    "rate as text": lambda o: _first_stat(o).update(msgRateOut="12.5"),  # accepted by both readers
+    "boolean count": lambda o: _first_stat(o).update(topics=True),
+    "fractional count": lambda o: _first_stat(o).update(consumerCount=1.5),
+    "huge rate": lambda o: _first_stat(o).update(msgThroughputIn=1e300),
+    "cacheSize above Long.MAX_VALUE": lambda o: _first_stat(o).update(cacheSize=2.0 ** 63),
+    "null stat": lambda o: _first_stat(o).update(producerCount=None),  # the default: accepted
+    "maxSamples 0": lambda o: _last_bd(o)["longTermData"].update(maxSamples=0),
+    "numSamples as list": lambda o: _last_bd(o)["shortTermData"].update(numSamples=[1]),
+    "bundle data not an object": lambda o: o["bundleData"].update({list(o["bundleData"])[0]: 3}),
+    "unknown nested key": lambda o: _last_bd(o).update(extra={"a": {"b": 1}}),
+    "bundles not names": lambda o: next(iter(o["brokers"].values())).update(bundles=[1, 2]),
+    "bad lastUpdate": lambda o: next(iter(o["brokers"].values())).update(lastUpdate=-5),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD))
+def test_bad_input_same_answer_as_the_reader(name):
+    raw, obj = _big(BAD[name])
+    try:
+        want = load_data_from_json(read_json_bytes(raw, "big.json"), "big.json")
+    except InputError as exc:
+        want = exc
+    try:
+        got = load_snapshot_bytes(raw, "big.json")
+    except InputError as exc:
+        got = exc
+    if isinstance(want, InputError):
+        assert isinstance(got, InputError) and str(got) == str(want)
+        assert "big.json" in str(got)
+    else:
+        assert not isinstance(got, InputError) and got.to_json() == want.to_json()
+
+
+def test_nesting_limit_kept(monkeypatch):
+    raw, _ = _big()
+    monkeypatch.setenv("SHEDLAB_MAX_NESTING", "4")  # lastStats entries sit at depth 5
+    assert load_data_fast(parse_json_fast(raw, "big.json"), "big.json") is None
+    with pytest.raises(InputError, match="nested more than 4 levels"):
+        load_snapshot_bytes(raw, "big.json")
+
+
+def test_size_limit_message(monkeypatch):
+    raw, _ = _big()
+    monkeypatch.setenv("SHEDLAB_MAX_INPUT_MB", "1")
+    with pytest.raises(InputError, match="SHEDLAB_MAX_INPUT_MB"):
+        load_snapshot_bytes(raw, "big.json")
+
+
+def test_orjson_differences_fall_back():
+    # orjson reads an integer beyond 64 bits as a float (json keeps the int): such a snapshot is left to
+    # the reader, whose message shows the number as written
+    obj = parse_json_fast(b'{"brokers": {}, "now": 123456789012345678901234567890}', "s")
+    assert obj is not None and load_data_fast(obj, "s") is None
+    with pytest.raises(InputError, match="field now: expected epoch milliseconds"):
+        load_snapshot_bytes(b'{"brokers": {}, "now": 123456789012345678901234567890}' + b" " * FAST_MIN_BYTES, "s")
+    assert parse_json_fast(b'{"brokers": {}, "x": "\\ud800"}', "s") is None  # a lone surrogate
+    assert parse_json_fast(b"\xef\xbb\xbf{}", "s") == {}
+
+
+# ------------------------------------------------------------------ shed --json: small by default
+def test_shed_json_placement_summary_and_candidates_option(tmp_path, capsys):
+    from engine.cli import main
+
+    snap = tmp_path / "c.json"
+    snap.write_text(json.dumps(random_snapshot(30, 10, seed=4, namespaces=3).to_json()))
+    base = ["shed", str(snap), "--placement", "LeastLongTermMessageRate", "--json", "--seed", "1"]
+    assert main(base) == 0
+    small = json.loads(capsys.readouterr().out)
+    assert main(base + ["--candidates"]) == 0
+    full = json.loads(capsys.readouterr().out)
+    us, uf = small["cycles"][0]["unloads"], full["cycles"][0]["unloads"]
+    assert us and len(us) == len(uf)
+    for s, f in zip(us, uf):
+        ps, pf = s["placement"], f["placement"]
+        assert "candidates" not in ps and "scores" not in ps
+        assert ps["candidate_count"] == len(pf["candidates"]) and ps["score"] == pf["scores"][pf["broker"]]
+        assert [(x["name"], x["count"], x["removed_count"]) for x in ps["filters"]] == \
+               [(x["name"], len(x["candidates"]), len(x["removed"])) for x in pf["filters"]]
+        for k in ("bundle", "broker", "strategy", "random", "best", "reason", "score_unit"):
+            assert ps[k] == pf[k]
+        assert {k: v for k, v in s.items() if k != "placement"} == {k: v for k, v in f.items() if k != "placement"}
+    assert main(["shed", str(snap), "--candidates"]) == 2
+    assert "--candidates goes with --json" in capsys.readouterr().err
+
+
+def test_import_engine_and_shed_do_not_load_pandas(tmp_path):
+    import subprocess
+    import sys
+
+    snap = Path(__file__).resolve().parents[2] / "samples" / "snapshots" / "yahoo-japan-3-brokers.json"
+    code = ("import sys, engine; from engine.cli import main; import io, contextlib\n"
+            "assert 'pandas' not in sys.modules\n"
+            f"with contextlib.redirect_stdout(io.StringIO()): rc = main(['shed', {str(snap)!r}])\n"
+            "print(rc, 'pandas' in sys.modules, engine.LoadBalancerConfig.__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["0", "False", "LoadBalancerConfig"]
