@@ -66,12 +66,17 @@ def server(tmp_path_factory):
         time.sleep(0.3)
     deps = requests.get(base + "/_dash-dependencies", timeout=10).json()
     yield {"base": base, "deps": deps, "proc": proc, "log": tmp / "server.log"}
+    log.flush()
+    mark = (tmp / "server.log").stat().st_size
     proc.terminate()
     try:
         proc.wait(timeout=20)
     except subprocess.TimeoutExpired:
         proc.kill()
+        pytest.fail("the app did not stop on SIGTERM")
     log.close()
+    at_exit = (tmp / "server.log").read_bytes()[mark:].decode(errors="replace")
+    assert "Traceback" not in at_exit, at_exit[-2000:]  # a clean exit: nothing thrown while shutting down
 
 
 # ------------------------------------------------------------------------------------------------ helpers
