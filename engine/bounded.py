@@ -68,6 +68,8 @@ def read_bytes_bounded(path, source: str | None = None) -> bytes:
                 raise InputError("is a directory, expected a file", source=src)
             with open(p, "rb") as f:
                 data = _read_stream(f, cap, src)
+        except InputError:
+            raise
         except OSError as exc:
             raise InputError(f"cannot read: {exc.strerror or exc}", source=src) from None
         except ValueError:  # a NUL byte in the name

@@ -36,6 +36,9 @@ def build_config(args) -> LoadBalancerConfig:
     also sets ``loadManagerClassName`` to it; TransferShedder without ``--placement`` gets its default
     placement (the extensible LeastResourceUsageWithWeight) unless the configured one is extensible.
     """
+    seed = getattr(args, "seed", None)
+    if isinstance(seed, int) and seed < 0:  # numpy's generators take non-negative seeds only
+        raise UsageError(f"--seed must not be negative, got {seed}")
     cfg = PRESETS[args.preset] if getattr(args, "preset", None) else LoadBalancerConfig()
     if getattr(args, "conf", None):
         cfg = parse_broker_conf(read_input_text(args.conf), base=cfg, source=args.conf).config

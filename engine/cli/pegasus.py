@@ -67,9 +67,8 @@ dead node downgraded). ``from`` / ``to`` are ``null`` where a type has no such n
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-from ..errors import InputError, UsageError
+from ..errors import UsageError
 from . import print_json
 
 __all__ = ["register", "run", "build_config", "format_plan"]
@@ -130,12 +129,9 @@ def build_config(args):
     if args.no_quirks is not None:
         changes["fixed_quirks"] = parse_quirks(args.no_quirks)
     if args.config:
-        path = Path(args.config)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(getattr(exc, "strerror", None) or "cannot be read",
-                             source=args.config) from None
+        from ..io import read_input_text
+
+        text = read_input_text(args.config)  # bounded (SHEDLAB_MAX_INPUT_MB), devices and streams too
         return PegasusConfig.from_ini(text, source=args.config, **changes)
     return PegasusConfig(**changes)
 
