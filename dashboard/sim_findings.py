@@ -33,7 +33,7 @@ def _side(spec: dict) -> dict:
 def finding_state(fid) -> S.SimState | None:
     """The page state of finding ``fid`` (None for an unknown id: a browser value is never trusted)."""
     f = F.FINDINGS.get(fid) if isinstance(fid, str) else None
-    if f is None:
+    if f is None or F.is_snapshot(f):  # a snapshot finding is one engine cycle, not a simulation
         return None
     state, _ = S.coerce_state({"scenario": scenario_id(f), "minutes": None, "seed": f.seed,
                                "a": _side(f.a), "b": _side(f.b)})
