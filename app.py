@@ -64,8 +64,8 @@ def _drawer() -> html.Details:
                                "broker.conf", className="upload-kinds")]),
             id=ids.UPLOAD, multiple=True, max_size=MAX_UPLOAD_BYTES, className="shell-upload",
             className_reject="shell-upload-reject", className_active="shell-upload-active"),
-        html.Div(f"Max {mb:.0f} MB per file (checked again on the server). Files are read in memory and kept in "
-                 "this server's cache for your session.", className="upload-limit"),
+        html.Div(f"Max {mb:.0f} MB per file (checked again on the server; SHEDLAB_MAX_UPLOAD_MB raises it). Files "
+                 "are read in memory and kept in this server's cache for your session.", className="upload-limit"),
     ], className="drawer-col")
     off = not collect_enabled()  # the form is off unless the operator sets SHEDLAB_COLLECT=1 (docs/security.md)
     live = html.Div([

@@ -37,6 +37,7 @@ from engine.config import parse_broker_conf
 from engine.errors import InputError
 from engine.extensible.readers import display_load_data, elm_from_bytes, elm_from_files, is_elm_bytes
 from engine.bounded import loads_json, loads_yaml, read_zip
+from engine.fastload import FAST_MIN_BYTES, load_data_fast, parse_json_fast, snapshot_bytes_fast
 from engine.io import load_data_from_json, load_snapshot_bytes, read_json_bytes, report_broker_id
 from engine.model import LoadData
 from engine.samples import SAMPLES, load_sample
@@ -52,8 +53,10 @@ __all__ = ["MAX_UPLOAD_BYTES", "DEFAULT_SOURCE", "HISTORY_PREFIX", "Snapshot", "
            "source_info", "source_options", "sample_state", "list_session_sources", "get_scenario", "list_scenarios",
            "clear_memory", "history_source_id", "open_history"]
 
-#: largest upload (per file), shown beside the drop zone and re-checked on the server
-MAX_UPLOAD_BYTES = int(float(os.getenv("SHEDLAB_MAX_UPLOAD_MB", "25")) * 1024 * 1024)
+#: largest upload (per file), shown beside the drop zone and re-checked on the server. 100 MB (the
+#: engine's SHEDLAB_MAX_INPUT_MB) fits a 1,000-broker, 100,000-bundle LoadData JSON (64 MB); its base64
+#: data URL (133 MB) fits the request limit (SHEDLAB_MAX_REQUEST_MB, 160)
+MAX_UPLOAD_BYTES = int(float(os.getenv("SHEDLAB_MAX_UPLOAD_MB", "100")) * 1024 * 1024)
 #: the view a new user opens on: a real ThresholdShedder decision (field findings §1.1)
 DEFAULT_SOURCE = "sample:bigo-threshold-first-unload"
 _TTL = int(float(os.getenv("SHEDLAB_UPLOAD_TTL_DAYS", "7")) * 86400)
@@ -160,9 +163,14 @@ def clear_memory() -> None:
 
 def _info(source_id: str, kind: str, label: str, lds: list, extra: dict | None = None) -> dict:
     ld = lds[-1]
-    n_bundles = len(ld.bundle_data) or len({b for bd in ld.brokers.values() for b in bd.local.bundles})
+    counts = getattr(ld, "counts", None)  # engine.fastload: without building the object model
+    if counts is not None and not ld.materialised:
+        n_brokers, n_bundles = counts()
+    else:
+        n_brokers, n_bundles = len(ld.brokers), len(ld.bundle_data)
+    n_bundles = n_bundles or len({b for bd in ld.brokers.values() for b in bd.local.bundles})
     warnings = [w for x in lds for w in x.warnings][:5]
-    info = {"id": source_id, "kind": kind, "label": label, "brokers": len(ld.brokers), "bundles": n_bundles,
+    info = {"id": source_id, "kind": kind, "label": label, "brokers": n_brokers, "bundles": n_bundles,
             "steps": len(lds), "warnings": warnings}
     from engine.policies import policies_of
 
@@ -430,7 +438,7 @@ def store_load_data(sid, obj: dict, label: str, kind: str = "live") -> dict:
 # ------------------------------------------------------------------------------------------ uploads
 def decode_upload(contents, name: str) -> bytes:
     """The bytes of a ``dcc.Upload`` data URL, size-checked before and after decoding."""
-    return uploads.decode_data_url(contents, name, MAX_UPLOAD_BYTES)
+    return uploads.decode_data_url(contents, name, MAX_UPLOAD_BYTES, env="SHEDLAB_MAX_UPLOAD_MB")
 
 
 def _looks_like_report(obj) -> bool:
@@ -591,7 +599,7 @@ def _scenario(sid, raw: bytes, text: str, obj, name: str) -> dict:
     return info
 
 
-def _one_file(sid, raw: bytes, name: str, out: Ingested, policies=None, policy_raws=()) -> None:
+def _one_file(sid, raw: bytes, name: str, out: Ingested, policies=None, policy_raws=(), parsed=None) -> None:
     """One uploaded file; ``policies`` (policy files uploaded beside it) go with its snapshots."""
     if raw[:2] == b"PK":
         if _zip_kind(raw, name) == "timeline":
@@ -599,6 +607,11 @@ def _one_file(sid, raw: bytes, name: str, out: Ingested, policies=None, policy_r
         else:
             lds = [load_snapshot_bytes(raw, name)]
         out.sources.append(_store(sid, "upload", _hash(raw, *policy_raws), name, _with_policies(lds, policies)))
+        return
+    obj = (parsed or {}).get(id(raw))
+    fast = load_data_fast(obj, name) if obj is not None else snapshot_bytes_fast(raw, name)  # engine.fastload
+    if fast is not None:
+        out.sources.append(_store(sid, "upload", _hash(raw, *policy_raws), name, _with_policies([fast], policies)))
         return
     ext = elm_from_bytes(raw, name)  # pulsar-client consume output / {key, value} lines of the ELM's topics
     if ext is not None:
@@ -638,9 +651,11 @@ def _with_policies(lds: list, policies) -> list:
     return lds
 
 
-def _policy_files(files: list, out: Ingested):
+def _policy_files(files: list, out: Ingested, parsed: dict | None = None):
     """Split the namespace-isolation / anti-affinity / failure-domain JSON files (``engine.policies``)
-    off the uploads: (other files, merged policies or None, their raw bytes)."""
+    off the uploads: (other files, merged policies or None, their raw bytes). A big JSON that is not a
+    policy file is parsed once, by the fast parser, and kept in ``parsed`` (``id(raw)`` -> object) for
+    :func:`_one_file`."""
     from engine.policies import classify_policy_json, read_policies_json
 
     rest, pol, raws = [], None, []
@@ -648,6 +663,12 @@ def _policy_files(files: list, out: Ingested):
         kind = None
         if raw[:2] != b"PK" and raw.lstrip()[:1] in (b"{", b"\xef"):
             try:
+                obj = parse_json_fast(raw, label) if len(raw) >= FAST_MIN_BYTES else None
+                if obj is not None and classify_policy_json(obj) is None:
+                    if parsed is not None:
+                        parsed[id(raw)] = obj
+                    rest.append((raw, label))
+                    continue
                 obj = read_json_bytes(raw, label)
                 kind = classify_policy_json(obj)
             except InputError:
@@ -695,7 +716,8 @@ def ingest_files(sid, contents, names) -> Ingested:
         except InputError as exc:
             out.errors.append(str(exc))
         return out
-    files, policies, policy_raws = _policy_files(files, out)
+    big_json: dict = {}  # id(raw) -> a big JSON parsed once (engine.fastload)
+    files, policies, policy_raws = _policy_files(files, out, big_json)
     if policies is not None and not files:
         out.errors.append("policy files need a snapshot: upload them together with the LoadData JSON, load "
                           "reports or ZooKeeper dump (or put them in its zip)")
@@ -719,7 +741,7 @@ def ingest_files(sid, contents, names) -> Ingested:
             return out
     for raw, label in files:
         try:
-            _one_file(sid, raw, label, out, policies, policy_raws)
+            _one_file(sid, raw, label, out, policies, policy_raws, big_json)
         except InputError as exc:
             out.errors.append(str(exc))
         except (RecursionError, MemoryError, zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError) as exc:

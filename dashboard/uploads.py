@@ -31,13 +31,15 @@ def safe_label(filename) -> str:
     return _UNSAFE.sub("_", base)[:80].strip() or "upload"
 
 
-def decode_data_url(contents, label: str, limit: int) -> bytes:
+def decode_data_url(contents, label: str, limit: int, env: str | None = None) -> bytes:
     """The bytes of a ``dcc.Upload`` data URL, refused (``InputError`` naming ``label``) when it is not
-    a data URL, larger than ``limit`` bytes (checked before and after decoding), not base64, or empty."""
+    a data URL, larger than ``limit`` bytes (checked before and after decoding), not base64, or empty.
+    ``env``: the variable that raises the limit, named in the message."""
     if not isinstance(contents, str) or "," not in contents[:300]:
         raise InputError("the upload did not arrive as a data URL", source=label)
     _mime, b64 = contents.split(",", 1)
-    too_big = f"the file is larger than the {limit / MB:g} MB upload limit"
+    too_big = f"the file is larger than the {limit / MB:g} MB upload limit" + (
+        f" (set {env} on the server to raise it)" if env else "")
     if len(b64) > (limit * 4) // 3 + 16:
         raise InputError(too_big, source=label)
     try:

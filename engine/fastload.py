@@ -38,6 +38,7 @@ Tuner's upload); ``load_data_fast`` can be called on any size.
 from __future__ import annotations
 
 import gc
+from contextlib import contextmanager
 from itertools import chain
 from operator import itemgetter
 
@@ -86,9 +87,23 @@ def parse_json_fast(raw: bytes, source: str):
     if raw[:3] == b"\xef\xbb\xbf":
         raw = raw[3:]
     try:
-        return orjson.loads(raw)
+        with _no_gc():
+            return orjson.loads(raw)
     except orjson.JSONDecodeError:
         return None
+
+
+@contextmanager
+def _no_gc():
+    """Millions of young objects (a parsed document, its columns) would trigger full cyclic-GC passes
+    over all of them while they are built; nothing here makes cycles, so the collector waits."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def _depth(obj, stop: int) -> int:
@@ -194,12 +209,12 @@ class ColumnarLoadData(LoadData):
 
     def _build_brokers(self) -> None:
         c = self._cols
-        names, starts = c["stat_names"], c["stat_starts"]
+        names, idx, starts = c["names"], c["stat_idx"].tolist(), c["stat_starts"]
         rates = c["stats"][:, :4].tolist()
         counts = c["stats"][:, 4:].astype(np.int64).tolist()
         for j, bd in enumerate(self._brokers.values()):
             a, b = int(starts[j]), int(starts[j + 1])
-            bd.local.last_stats = {names[i]: NamespaceBundleStats(*rates[i], *counts[i]) for i in range(a, b)}
+            bd.local.last_stats = {names[idx[i]]: NamespaceBundleStats(*rates[i], *counts[i]) for i in range(a, b)}
         self._built_brokers = True
         self._view = None
 
@@ -212,7 +227,7 @@ class ColumnarLoadData(LoadData):
         self._bundle_data = {
             b: BundleData(TimeAverageMessageData(stm[i], stn[i], *st[i]),
                           TimeAverageMessageData(ltm[i], ltn[i], *lt[i]), top[i])
-            for i, b in enumerate(c["bd_names"])}
+            for i, b in enumerate(c["names"][:c["n_bd"]])}
         self._built_bundles = True
         self._view = None
 
@@ -245,7 +260,7 @@ class ColumnarLoadData(LoadData):
 
     def counts(self) -> tuple[int, int]:
         """(brokers, bundles in bundleData) without building objects."""
-        return len(self._brokers), len(self._cols["bd_names"])
+        return len(self._brokers), self._cols["n_bd"]
 
     def prebuilt_view(self):
         """A fresh :class:`~engine.view.LoadView` over the arrays built at read time, or ``None`` once
@@ -274,7 +289,8 @@ def load_data_fast(obj, source: str) -> ColumnarLoadData | None:
     if not isinstance(obj, dict) or not isinstance(obj.get("brokers"), dict):
         return None
     try:
-        return _load(obj, source)
+        with _no_gc():
+            return _load(obj, source)
     except _Fallback:
         return None
     except InputError:
@@ -451,6 +467,7 @@ def _load(obj: dict, source: str) -> ColumnarLoadData:
     names = dict.fromkeys(chain(all_bd, chain.from_iterable(base.brokers[bid].local.bundles for bid in order)))
     nk = len(names)
     nidx = dict(zip(names, range(nk)))  # the view's bundle order; bundleData's bundles come first
+    bundles = list(names)
     stat_idx = np.array(list(map(nidx.__getitem__, stat_names)), dtype=np.int64)
     stat_broker = np.repeat(np.arange(nb_in), per_broker)
     need = np.array([not any(bd.time_average.values()) and per_broker[j] > 0 for j, bd in enumerate(blist)],
@@ -493,7 +510,9 @@ def _load(obj: dict, source: str) -> ColumnarLoadData:
         f["ltr"][j] = ta.long_term_msg_rate_in + ta.long_term_msg_rate_out
         ntop[j] = L.num_topics
         lup[j] = L.last_update
-        owned.append(np.array(list(map(nidx.__getitem__, L.bundles)), dtype=np.int64))
+        own = list(map(nidx.__getitem__, L.bundles))
+        owned.append(np.array(own, dtype=np.int64))
+        L.bundles = list(map(bundles.__getitem__, own))  # the same str objects as the view's (pickled once)
         info.append(BrokerInfo(L.load_manager_class_name, L.broker_version_string, L.persistent_topics_enabled,
                                L.non_persistent_topics_enabled))
 
@@ -503,7 +522,7 @@ def _load(obj: dict, source: str) -> ColumnarLoadData:
     state["_bundle_data"] = None
     state.pop("bundle_data", None)
     ld.__dict__.update(state)
-    ld._cols = {"stat_names": stat_names, "stat_starts": starts, "stats": stats_a, "bd_names": all_bd,
+    ld._cols = {"names": bundles, "stat_idx": stat_idx, "stat_starts": starts, "stats": stats_a, "n_bd": len(all_bd),
                 "st": st, "lt": lt, "st_n": st_n, "lt_n": lt_n, "st_max": st_max, "lt_max": lt_max,
                 "topics": topics}
     ld._view = LoadView(
@@ -513,7 +532,7 @@ def _load(obj: dict, source: str) -> ColumnarLoadData:
         bandwidth_in=percent_usage_array(f["in_u"], f["in_l"]),
         bandwidth_out=percent_usage_array(f["out_u"], f["out_l"]),
         msg_rate_in=f["ri"], msg_rate_out=f["ro"], msg_throughput_in=f["ti"], msg_throughput_out=f["to"],
-        long_term_msg_rate=f["ltr"], num_topics=ntop, last_update=lup, bundles=list(names), st=v_st, lt=v_lt,
+        long_term_msg_rate=f["ltr"], num_topics=ntop, last_update=lup, bundles=bundles, st=v_st, lt=v_lt,
         st_samples=v_stn, lt_samples=v_ltn, topics=v_top, in_bundle_data=inbd, owned=owned, broker_info=info,
         resource_quotas=dict(base.resource_quotas))
     return ld
@@ -525,15 +544,7 @@ def snapshot_bytes_fast(raw: bytes, source: str):
     anything :func:`load_data_fast` leaves to the ordinary reader."""
     if len(raw) < FAST_MIN_BYTES or raw.lstrip()[:1] not in (b"{", b"\xef"):
         return None
-    # millions of young objects (the parsed document) would trigger full cyclic-GC passes over all of
-    # them while they are built; nothing here makes cycles, so the collector waits until we are done
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        obj = parse_json_fast(raw, source)
-        if obj is None:
-            return None
-        return load_data_fast(obj, source)
-    finally:
-        if was:
-            gc.enable()
+    obj = parse_json_fast(raw, source)
+    if obj is None:
+        return None
+    return load_data_fast(obj, source)
