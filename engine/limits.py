@@ -24,6 +24,11 @@ variable                           default                   what it bounds
 
 Numeric fields of the inputs have fixed ranges (:data:`MAX_EPOCH_MS`, :data:`MAX_COUNT`,
 :data:`MAX_QUANTITY`), checked with the field named.
+
+Departures from Pulsar: Pulsar's Jackson readers take any ``long`` for a time and any finite
+``double`` for a rate; Shedlab refuses times after year 9999 and rates, usages and limits above
+1e19 (far beyond anything a broker reports, and what keeps sums over a cluster finite). Counts are
+Java ``int`` fields in Pulsar too, so their range is Pulsar's.
 """
 from __future__ import annotations
 
