@@ -124,7 +124,7 @@ def check_cycles(cycles: int, brokers: int, bundles: int) -> None:
     from ..limits import check_run_memory, cycles_bytes
 
     check_run_memory(cycles_bytes(cycles, brokers, bundles),
-                     f"--cycles {cycles:,} on {brokers:,} brokers and {bundles:,} bundles", field="--cycles")
+                     f"--cycles {cycles:,} on {brokers:,} brokers and {bundles:,} bundles")
 
 
 def make_manager(ld, cfg, seed):
