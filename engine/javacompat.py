@@ -107,11 +107,14 @@ def java_string_hashes(strings: Sequence[str]) -> np.ndarray:
     return np.fromiter((java_string_hash(s) for s in strings), dtype=np.int64, count=n)
 
 
-def _hashes_of(strings: list) -> np.ndarray:
+def _hashes_of(strings: list, chunk: int = 8192) -> np.ndarray:
     """``String.hashCode()`` of each string, all at once: ``h = sum(c[i] * 31**(n-1-i))`` over the UTF-16
-    code units of all strings in one buffer, in wrapping uint32 arithmetic, summed per string."""
+    code units of all strings in one buffer, in wrapping uint32 arithmetic, summed per string (in
+    pieces of ``chunk`` strings, so the temporaries stay small)."""
+    if len(strings) > chunk:
+        return np.concatenate([_hashes_of(strings[i:i + chunk], chunk) for i in range(0, len(strings), chunk)])
     enc = [s.encode("utf-16-be") for s in strings]
-    lens = np.fromiter(map(len, enc), dtype=np.int64, count=len(enc)) // 2
+    lens = np.fromiter(map(len, enc), dtype=np.int32, count=len(enc)) // 2
     flat = np.frombuffer(b"".join(enc), dtype=">u2").astype(np.uint32)
     h = np.zeros(len(enc), dtype=np.uint32)
     if len(flat):
@@ -120,8 +123,8 @@ def _hashes_of(strings: list) -> np.ndarray:
         with np.errstate(over="ignore"):
             for k in range(1, width):
                 pow31[k] = pow31[k - 1] * np.uint32(31)
-            ends = np.cumsum(lens)
-            exps = np.repeat(ends - 1, lens) - np.arange(len(flat))  # code unit i of a string of n: n-1-i
+            ends = np.cumsum(lens, dtype=np.int32)
+            exps = np.repeat(ends - 1, lens) - np.arange(len(flat), dtype=np.int32)  # unit i of n: n-1-i
             terms = flat * pow31[exps]
             nz = lens > 0
             h[nz] = np.add.reduceat(terms, (ends - lens)[nz], dtype=np.uint32)

@@ -249,7 +249,7 @@ class LoadView:
     def bundle_index(self) -> dict:
         f = _name_facts(self.bundles)
         if "index" not in f:
-            f["index"] = {b: i for i, b in enumerate(self.bundles)}
+            f["index"] = dict(zip(self.bundles, range(len(self.bundles))))
         return f["index"]
 
     @property
@@ -300,7 +300,7 @@ class LoadView:
             idx = {ns: i for i, ns in enumerate(nss)}
             f["namespaces"] = nss
             f["namespace_index"] = idx
-            f["ns_id"] = np.fromiter((idx[x] for x in per), dtype=np.int64, count=len(per))
+            f["ns_id"] = np.array(list(map(idx.__getitem__, per)), dtype=np.int64)
             f["bad_ns"] = np.array([is_sla_or_heartbeat_namespace(ns) for ns in nss], dtype=bool)
         return f
 
