@@ -325,3 +325,35 @@ def test_fuzz002_twenty_sessions_upload_and_tune_at_once_and_see_only_their_own(
     # a permalink carrying the id opens the upload for whoever has it
     info, opts = pick(server, secrets.token_hex(16), ids[3])
     assert info["id"] == ids[3]
+
+
+def test_fuzz003_background_jobs_of_the_running_app_leave_no_zombie(server):
+    """A background callback (the Simulator's run, here with values it refuses) forks a job; once it has
+    finished, the server has reaped it without anyone fetching the result."""
+    import psutil
+
+    dep = find_dep(server["deps"], "sim-result.data")
+    pids = []
+    for junk in (None, "x", {"scenario": "../../etc/passwd"}):
+        vals = {f"{x['id']}.{x['property']}": junk for x in dep["state"]}
+        vals.update({"sim-run.n_clicks": 1, "session-id.data": secrets.token_hex(16)})
+        r = call(server["base"], dep, vals, changed="sim-run.n_clicks")
+        assert r.status_code < 500 and "Traceback" not in r.text
+        if r.status_code == 202 or (r.headers.get("content-type", "").startswith("application/json")
+                                    and "job" in r.json()):
+            pids.append(int(str(r.json()["job"]).split("~")[0]))  # Dash signs it: "<pid>~<signature>"
+    assert pids, "no background job started"
+    parent = psutil.Process(server["proc"].pid)
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        kids = {p.pid: p for p in parent.children()}
+        alive = [pid for pid in pids if pid in kids]
+        try:
+            zombies = [pid for pid in alive if kids[pid].status() == psutil.STATUS_ZOMBIE]
+        except psutil.NoSuchProcess:
+            continue
+        if not alive:
+            break
+        time.sleep(0.2)
+    else:
+        pytest.fail(f"jobs still children of the server after 60 s (zombies: {zombies})")
