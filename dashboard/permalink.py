@@ -21,6 +21,8 @@ from .state import STRATEGY_KEYS, TunerState, coerce_state
 __all__ = ["encode", "decode", "decode_query", "flat_params", "RESERVED"]
 
 RESERVED = ("src", "shed", "place", "seed", "step")
+#: longest parameter name or value a link may carry (a broker.conf value or a source id is far shorter)
+MAX_PARAM_CHARS = 2048
 
 
 def encode(state: TunerState) -> str:
@@ -54,6 +56,10 @@ def decode(params: Mapping) -> tuple[TunerState | None, list[str]]:
     if not (set(flat) & set(RESERVED)) and not any(_is_key(k) for k in flat):
         return None, []
     errors = []
+    for k, v in list(flat.items()):  # nothing a link carries is that long: drop it, name it briefly
+        if len(k) > MAX_PARAM_CHARS or len(v) > MAX_PARAM_CHARS:
+            errors.append(f"link: {k[:60]!r} is longer than {MAX_PARAM_CHARS} characters; ignored")
+            del flat[k]
     values = {}
     base = LoadBalancerConfig()
     for k, v in list(flat.items()):

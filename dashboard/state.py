@@ -84,18 +84,18 @@ def coerce_state(data) -> tuple[TunerState, list[str]]:
     try:
         shed = registry.shedding_name(shed) if shed else "ThresholdShedder"
     except ShedlabError:
-        errors.append(f"unknown shedding strategy {shed!r}; using ThresholdShedder")
+        errors.append(f"unknown shedding strategy {shed[:80]!r}; using ThresholdShedder")
         shed = "ThresholdShedder"
     try:
         place = registry.placement_name(place) if place else "LeastLongTermMessageRate"
     except ShedlabError:
-        errors.append(f"unknown placement strategy {place!r}; using LeastLongTermMessageRate")
+        errors.append(f"unknown placement strategy {place[:80]!r}; using LeastLongTermMessageRate")
         place = "LeastLongTermMessageRate"
     values, bad = coerce_values(raw, skip=STRATEGY_KEYS, base=_DEFAULT)
     errors += bad
     step = data.get("step")
     state = TunerState(
-        src=data.get("src") if isinstance(data.get("src"), str) else "",
+        src=data.get("src") if isinstance(data.get("src"), str) and len(data["src"]) <= 256 else "",  # ids are short
         shed=shed, place=place, values=tuple(sorted(values.items())),
         seed=clamp_int(data.get("seed"), 0, 0, 2**31 - 1),
         step=None if step in (None, "") else clamp_int(step, None, 0),

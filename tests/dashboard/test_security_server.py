@@ -299,3 +299,13 @@ def test_sec012_trusted_proxy_header_and_bad_files(tmp_path, monkeypatch):
     os.chmod(f, 0o666)
     with pytest.raises(ValueError, match="writable by other users"):
         load_users(f)
+
+
+def test_sec013_permalinks_and_states_do_not_echo_huge_values():
+    from dashboard import permalink, state
+
+    st, errs = permalink.decode({"src": "sample:bigo-threshold-first-unload", "seed": "9" * 5000,
+                                 "loadBalancerBrokerOverloadedThresholdPercentage": "x" * 300_000})
+    assert st.src == "sample:bigo-threshold-first-unload" and len(errs) == 2 and max(map(len, errs)) < 200
+    st, errs = state.coerce_state({"shed": "q" * 100_000, "place": "p" * 100_000, "src": "s" * 100_000})
+    assert st.src == "" and st.shed == "ThresholdShedder" and max(map(len, errs)) < 200
