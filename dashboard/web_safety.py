@@ -195,10 +195,15 @@ def _login(app) -> None:
     header = os.getenv("SHEDLAB_TRUSTED_USER_HEADER")
     if auth_file and header:
         raise SystemExit("shedlab: set SHEDLAB_BASIC_AUTH_FILE or SHEDLAB_TRUSTED_USER_HEADER, not both")
+    if not (auth_file or header):
+        return
     if auth_file:
         _basic_auth(app, auth_file)
-    elif header:
+    else:
         _header_auth(app, header)
+    # the login check runs first, before Dash's set-up and the body checks: without a login nothing else answers
+    funcs = app.server.before_request_funcs.setdefault(None, [])
+    funcs.insert(0, funcs.pop())
 
 
 def _basic_auth(app, path) -> None:
@@ -261,7 +266,4 @@ def _header_auth(app, header: str) -> None:
             return _short(401, f"login required (the reverse proxy sets {name})")
         return None
 
-    # run before Dash's own before_request hooks (the first request's setup)
-    funcs = app.server.before_request_funcs.setdefault(None, [])
-    funcs.insert(0, funcs.pop())
     log.info("login: trusting the %s header set by the reverse proxy", name)

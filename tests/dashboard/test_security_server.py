@@ -278,6 +278,8 @@ def test_sec011_basic_auth_from_a_file(tmp_path, monkeypatch):
     body = {"output": "o.children", "outputs": {"id": "o", "property": "children"},
             "inputs": [{"id": "b", "property": "n_clicks", "value": 1}], "changedPropIds": ["b.n_clicks"]}
     assert c.post("/_dash-update-component", json=body).status_code == 401
+    for junk in (b"{bad", b"[]", b"null"):  # dash-auth reads the body before the login: still never a 5xx
+        assert c.post("/_dash-update-component", data=junk, content_type="application/json").status_code in (400, 401)
     assert c.post("/_dash-update-component", json=body, headers=auth(good)).status_code == 200
 
 
@@ -309,3 +311,19 @@ def test_sec013_permalinks_and_states_do_not_echo_huge_values():
     assert st.src == "sample:bigo-threshold-first-unload" and len(errs) == 2 and max(map(len, errs)) < 200
     st, errs = state.coerce_state({"shed": "q" * 100_000, "place": "p" * 100_000, "src": "s" * 100_000})
     assert st.src == "" and st.shed == "ThresholdShedder" and max(map(len, errs)) < 200
+
+
+def test_sec014_login_is_checked_before_anything_else(tmp_path, monkeypatch):
+    from dashboard.web_safety import harden
+
+    monkeypatch.setenv("SHEDLAB_TRUSTED_USER_HEADER", "X-Forwarded-User")
+    app = _tiny_app()
+    harden(app)
+    c = app.server.test_client()
+    for body in (b"{bad", b"[]", json.dumps({"output": "nope"}).encode()):
+        r = c.post("/_dash-update-component", data=body, content_type="application/json")
+        assert r.status_code == 401  # not "bad request": an anonymous visitor learns nothing
+    assert c.get("/_dash-component-suites/nope/x.js").status_code == 401
+    r = c.post("/_dash-update-component", data=b"{bad", content_type="application/json",
+               headers={"X-Forwarded-User": "alice"})
+    assert r.status_code == 400
