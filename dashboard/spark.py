@@ -25,8 +25,21 @@ Settings (environment)
 
         $SPARK_HOME/sbin/start-connect-server.sh
         LB_SPARK_REMOTE=sc://spark-gw:15002 python -m dashboard.history backtest prod-eu --strategy AvgShedder
-``LB_SPARK_DRIVER_MEMORY`` (default ``4g``), ``LB_SPARK_SHUFFLE_PARTITIONS`` (default ``8``),
+``LB_SPARK_DRIVER_MEMORY`` (default ``4g``), ``LB_SPARK_SHUFFLE_PARTITIONS`` (default: chosen per job
+from the data size and the cores, :func:`tune_for`),
 ``LB_SPARK_DRIVER_HOST`` (default ``127.0.0.1``), ``LB_SPARK_EXECUTOR_MEMORY`` (cluster mode only).
+
+Any other Spark setting (``spark.*`` keys), lowest precedence first:
+
+1. the settings above and this module's tuned defaults;
+2. ``SHEDLAB_SPARK_DEFAULTS``: a ``spark-defaults.conf`` file for the app (``key value`` or
+   ``key=value`` lines, ``#`` comments) — e.g. ``spark.hadoop.fs.s3a.endpoint``;
+3. ``SHEDLAB_SPARK_CONF``: ``key=value`` pairs separated by newlines or ``;``;
+4. the command line's ``--spark-conf key=value`` (repeatable; :func:`set_cli_conf`).
+
+They apply when the session starts (JVM settings such as ``spark.driver.memory`` only then); a
+``spark.sql.*`` key given this way also wins over the per-job tuning. Only ``spark.*`` keys are
+accepted (a typo such as ``park.executor.memory`` is refused with the key named).
 
 A missing Java runtime gives :class:`SparkUnavailable` with the install hint, not a py4j traceback.
 """
@@ -44,12 +57,15 @@ import zipfile
 from pathlib import Path
 
 __all__ = ["get_spark", "stop_spark", "SparkUnavailable", "java_available", "spark_settings", "StageProgress",
-           "spark_home"]
+           "spark_home", "user_conf", "set_cli_conf", "parse_conf_pairs", "tune_for", "job_group", "cancel_jobs",
+           "cancel_on_sigterm"]
 
 _lock = threading.Lock()
 _spark = None
 _pid = None
 _atexit_done = False
+_cli_conf: dict[str, str] = {}
+MAX_CONF_ENTRIES = 200
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -80,13 +96,89 @@ def java_available() -> tuple[bool, str]:
 
 def spark_settings() -> dict:
     """The effective settings (for the UI and the CLI's ``--json`` output)."""
+    sp = os.getenv("LB_SPARK_SHUFFLE_PARTITIONS")
     return {
         "remote": os.getenv("LB_SPARK_REMOTE") or None,
         "master": os.getenv("LB_SPARK_MASTER", "local[*]"),
         "driver_memory": os.getenv("LB_SPARK_DRIVER_MEMORY", "4g"),
-        "shuffle_partitions": int(os.getenv("LB_SPARK_SHUFFLE_PARTITIONS", "8")),
+        "shuffle_partitions": int(sp) if sp else None,
         "driver_host": os.getenv("LB_SPARK_DRIVER_HOST", "127.0.0.1"),
+        "conf": user_conf(),
     }
+
+
+def parse_conf_pairs(pairs, source: str) -> dict[str, str]:
+    """``["key=value", ...]`` (or ``key value``) → ``{key: value}``; only ``spark.*`` keys."""
+    from engine.errors import UsageError
+
+    out: dict[str, str] = {}
+    for raw in pairs:
+        line = str(raw).strip()
+        if not line or line.startswith("#"):
+            continue
+        if "=" in line and (" " not in line.split("=", 1)[0]):
+            k, v = line.split("=", 1)
+        else:
+            parts = line.split(None, 1)
+            if len(parts) != 2:
+                raise UsageError(f"{source}: expected key=value, got {line[:80]!r}")
+            k, v = parts
+        k, v = k.strip(), v.strip()
+        if not k.startswith("spark.") or len(k) > 200 or len(v) > 4000:
+            raise UsageError(f"{source}: {k[:80]!r} is not a Spark setting (keys start with 'spark.')")
+        out[k] = v
+        if len(out) > MAX_CONF_ENTRIES:
+            raise UsageError(f"{source}: more than {MAX_CONF_ENTRIES} Spark settings")
+    return out
+
+
+def user_conf() -> dict[str, str]:
+    """The Spark settings given by the operator (defaults file < environment < command line)."""
+    from engine.errors import UsageError
+
+    conf: dict[str, str] = {}
+    f = os.getenv("SHEDLAB_SPARK_DEFAULTS")
+    if f:
+        try:
+            text = Path(f).read_text(encoding="utf-8", errors="replace")[:1_000_000]
+        except OSError as exc:
+            raise UsageError(f"SHEDLAB_SPARK_DEFAULTS={f}: cannot read it ({exc.strerror})") from None
+        conf.update(parse_conf_pairs(text.splitlines(), f"SHEDLAB_SPARK_DEFAULTS={f}"))
+    env = os.getenv("SHEDLAB_SPARK_CONF")
+    if env:
+        conf.update(parse_conf_pairs(env.replace(";", "\n").splitlines(), "SHEDLAB_SPARK_CONF"))
+    conf.update(_cli_conf)
+    return conf
+
+
+def set_cli_conf(pairs) -> dict[str, str]:
+    """Record ``--spark-conf key=value`` options (before the session starts); returns them parsed."""
+    global _cli_conf
+    _cli_conf = parse_conf_pairs(pairs or [], "--spark-conf")
+    return dict(_cli_conf)
+
+
+def tune_for(spark, rows: int, bytes_per_row: int = 60) -> dict:
+    """Per-job SQL settings from the data size and the cores (runtime settings; the session is reused).
+
+    Measured on 2 cores (``bench/bench_history.py``): the default 200 shuffle partitions, and even 8,
+    cost more in task overhead than they gain on the broker-minute table; so one partition per ~128 MB
+    of shuffled rows, at least one per core and at most four per core, with adaptive execution on
+    and its partition coalescing on (it merges the small post-aggregation partitions). Settings the
+    operator gave (``LB_SPARK_SHUFFLE_PARTITIONS``, ``--spark-conf`` ...) are left alone.
+    """
+    try:
+        cores = int(spark.sparkContext.defaultParallelism)
+    except Exception:  # noqa: BLE001 - Spark Connect: no sparkContext
+        cores = int(spark.conf.get("spark.default.parallelism", str(os.cpu_count() or 2)))
+    given = user_conf()
+    chosen = {}
+    if "spark.sql.shuffle.partitions" not in given and not os.getenv("LB_SPARK_SHUFFLE_PARTITIONS"):
+        want = -(-max(1, rows) * bytes_per_row // (128 << 20))
+        chosen["spark.sql.shuffle.partitions"] = str(max(cores, min(4 * cores, want)))
+    for k, v in chosen.items():
+        spark.conf.set(k, v)
+    return {"cores": cores, **chosen}
 
 
 def _code_zip() -> str:
@@ -139,7 +231,10 @@ def _build():
         from pyspark.sql import SparkSession
 
         try:
-            spark = SparkSession.builder.remote(s["remote"]).appName("shedlab-history").getOrCreate()
+            bld = SparkSession.builder.remote(s["remote"]).appName("shedlab-history")
+            for k, v in s["conf"].items():
+                bld = bld.config(k, v)
+            spark = bld.getOrCreate()
         except Exception as exc:
             raise SparkUnavailable(f"cannot connect to Spark Connect at {s['remote']}: {exc}") from None
         try:
@@ -156,7 +251,7 @@ def _build():
     from pyspark.sql import SparkSession
 
     b = (SparkSession.builder.master(s["master"]).appName("shedlab-history")
-         .config("spark.sql.shuffle.partitions", str(s["shuffle_partitions"]))
+         .config("spark.sql.shuffle.partitions", str(s["shuffle_partitions"] or 4))
          .config("spark.sql.execution.arrow.pyspark.enabled", "true")
          .config("spark.sql.execution.arrow.pyspark.fallback.enabled", "false")
          .config("spark.sql.session.timeZone", "UTC")
@@ -168,7 +263,7 @@ def _build():
          .config("spark.pyspark.python", os.environ["PYSPARK_PYTHON"])
          .config("spark.executorEnv.PYTHONPATH", os.environ["PYTHONPATH"])
          .config("spark.sql.adaptive.enabled", "true")
-         .config("spark.sql.adaptive.coalescePartitions.enabled", "false")
+         .config("spark.sql.adaptive.coalescePartitions.enabled", "true")
          .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{_log4j_file()}")
          .config("spark.executor.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{_log4j_file()}")
          .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false"))
@@ -176,6 +271,8 @@ def _build():
         b = b.config("spark.executor.memory", os.environ["LB_SPARK_EXECUTOR_MEMORY"])
     if not s["master"].startswith("local"):
         b = b.config("spark.cores.max", os.getenv("LB_SPARK_CORES_MAX", "64"))
+    for k, v in s["conf"].items():  # the operator's settings win over ours
+        b = b.config(k, v)
     try:
         spark = b.getOrCreate()
     except Exception as exc:
@@ -282,3 +379,81 @@ def timed_start(report=None):
         report(0, 1, "starting Spark (JVM, about 10 s)")
     spark = get_spark()
     return spark, time.perf_counter() - t
+
+
+_groups: set[str] = set()
+_groups_lock = threading.Lock()
+
+
+class job_group:
+    """``with job_group(spark, "aggregate"):`` — every Spark job started inside belongs to one job
+    group (classic sessions: ``setJobGroup(..., interruptOnCancel=True)``; Spark Connect: a tag), so
+    :func:`cancel_jobs` stops them all, running tasks included."""
+
+    def __init__(self, spark, name: str, description: str = ""):
+        self.spark, self.name, self.description = spark, name, description or name
+        self.id = f"shedlab-{name}-{os.getpid()}-{time.time_ns()}"
+
+    def __enter__(self):
+        try:
+            self.spark.sparkContext.setJobGroup(self.id, self.description, interruptOnCancel=True)
+        except Exception:  # noqa: BLE001 - Spark Connect: tags instead of job groups
+            try:
+                self.spark.addTag(self.id)
+            except Exception:  # noqa: BLE001
+                pass
+        with _groups_lock:
+            _groups.add(self.id)
+        return self
+
+    def __exit__(self, *exc):
+        with _groups_lock:
+            _groups.discard(self.id)
+        try:
+            self.spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+        except Exception:  # noqa: BLE001
+            try:
+                self.spark.removeTag(self.id)
+            except Exception:  # noqa: BLE001
+                pass
+        return False
+
+
+def cancel_jobs() -> int:
+    """Cancel every job group this process started (from any thread); returns how many were active."""
+    with _groups_lock:
+        ids = list(_groups)
+    spark = _spark if _pid == os.getpid() else None
+    if spark is None:
+        return 0
+    for gid in ids:
+        try:
+            spark.sparkContext.cancelJobGroup(gid)
+        except Exception:  # noqa: BLE001 - Spark Connect
+            try:
+                spark.interruptTag(gid)
+            except Exception:  # noqa: BLE001
+                pass
+    return len(ids)
+
+
+def cancel_on_sigterm() -> bool:
+    """In a background job's process: on SIGTERM (what the page's Cancel sends to the job process),
+    cancel this process's Spark job groups and stop the session before exiting, so the executors
+    stop working at once instead of finishing tasks for a dead driver. ``False`` if the handler
+    cannot be installed (not the main thread)."""
+    import signal
+
+    def handler(signum, frame):  # noqa: ARG001
+        def stop():
+            cancel_jobs()
+            stop_spark()
+            os._exit(143)
+
+        threading.Thread(target=stop, daemon=True).start()  # py4j calls off the interrupted main thread
+
+    try:
+        signal.signal(signal.SIGTERM, handler)
+    except ValueError:
+        return False
+    return True

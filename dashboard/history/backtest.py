@@ -1,6 +1,6 @@
 """Spark job: backtest a shedding strategy over a history — how often would it have fired?
 
-DataFrame in (the long dataset) → DataFrames out:
+DataFrame in (the broker-minute table of the wide layout, or the long dataset) → DataFrames out:
 
 ``events``  one row per broker that would have unloaded in a minute (:data:`.replay.EVENT_COLUMNS`
             plus ``cell``): timestamp, strategy, broker, partner (AvgShedder: the cool broker of the
@@ -11,50 +11,72 @@ DataFrame in (the long dataset) → DataFrames out:
 ``per_day`` events, brokers and bundles per UTC day (``day`` as ``YYYY-MM-DD``).
 ``per_pair`` events per ``(broker, partner)`` with the first and last time and every timestamp.
 
-The replay is sequential (strategy state carries from minute to minute), so a cluster's whole history
-is one group of a ``groupBy().applyInPandas``: the pandas UDF calls :func:`.replay.replay`, i.e. the
-engine's strategy on per-minute views — the same rules as the engine, by construction. Spark does the
-reading, pivoting and counting in parallel; the sweep (:mod:`.sweep`) runs many such groups at once.
+The replay is sequential (strategy state carries from minute to minute). The pandas UDF calls
+:func:`.replay.replay`, i.e. the engine's strategy on per-minute views — the same rules as the engine,
+by construction (there is no second shedding loop here). To use every executor on one long history
+it is cut into time chunks replayed in parallel (``groupBy("cell", "chunk").applyInPandas``), each
+after a warm-up, and every chunk is checked to start from exactly the memory a sequential replay
+would carry in; a chunk that does not is replayed again from the true state (:func:`run_chunks`), so
+the result is always the sequential one. The sweep (:mod:`.sweep`) runs cells × chunks at once.
 """
 from __future__ import annotations
+
+import json
 
 import pandas as pd
 
 from engine.config import LoadBalancerConfig
+from engine.strategies import shedding_name
 
 from .dataset import BROKER_METRICS, BUNDLE_METRICS
-from .replay import EVENT_COLUMNS, replay, typed_value
+from .replay import EVENT_COLUMNS, events_frame, replay, typed_value
 from .sparkio import broker_minutes, bundle_minutes
 
-__all__ = ["backtest", "backtest_input", "EVENT_SCHEMA", "count_events", "run_group", "group_udf"]
+__all__ = ["backtest", "backtest_input", "EVENT_SCHEMA", "count_events", "run_group", "group_udf", "chunk_plan",
+           "run_chunks", "DEFAULT_WARMUP_MINUTES"]
 
 EVENT_SCHEMA = ("cell long, timestamp timestamp, strategy string, broker string, partner string, trigger string, "
                 "score double, partner_score double, gap double, amount double, moved double, unit string, "
                 "n_bundles long, bundles string, state string")
+#: what a chunk task returns: events (``kind`` = "event") and its two carried states (``kind`` =
+#: "start"/"end", the JSON in ``state``)
+CHUNK_SCHEMA = EVENT_SCHEMA + ", chunk long, kind string"
+#: minutes replayed before a chunk's first minute to rebuild the strategy's memory (checked, see :func:`run_chunks`)
+DEFAULT_WARMUP_MINUTES = 180
+MINUTE_MS = 60_000
 
 
-def backtest_input(df, bundles: str = "auto"):
+def backtest_input(df, bundles: str = "auto", bundle_df=None):
     """The rows one replay needs: broker minutes (``bundle`` null) and, with ``bundles`` ``"auto"``
     or ``"real"``, bundle minutes, in one frame (columns: timestamp, broker, bundle, the nine broker
-    and five bundle metrics). ``"synthetic"`` ignores bundle metrics even when present."""
+    and five bundle metrics). ``"synthetic"`` ignores bundle metrics even when present.
+
+    ``df`` is the long dataset (both parts come from it) or the broker-minute table of the wide
+    layout (then the bundle rows come from ``bundle_df``, long rows of bundle metrics, if given)."""
     from pyspark.sql import functions as F
 
-    bw = broker_minutes(df).withColumn("bundle", F.lit(None).cast("string"))
+    long = "metric" in df.columns
+    bw = (broker_minutes(df) if long else df).withColumn("bundle", F.lit(None).cast("string"))
     for m in BUNDLE_METRICS:
         bw = bw.withColumn(m, F.lit(None).cast("double"))
     cols = ["timestamp", "broker", "bundle"] + BROKER_METRICS + BUNDLE_METRICS
-    if bundles == "synthetic":
+    if bundles == "synthetic" or (not long and bundle_df is None):
         return bw.select(*cols)
-    kw = bundle_minutes(df)
+    kw = bundle_minutes(df if long else bundle_df)
     for m in BROKER_METRICS:
         kw = kw.withColumn(m, F.lit(None).cast("double"))
     return bw.select(*cols).unionByName(kw.select(*cols))
 
 
 def run_group(pdf: pd.DataFrame, strategy: str, config: LoadBalancerConfig, synthetic_bundles: int,
-              state_limit: int, bundles: str, keys: tuple | None = None) -> pd.DataFrame:
-    """The pandas UDF body: one cluster history (one sweep cell) → its events."""
+              state_limit: int, bundles: str, keys: tuple | None = None, chunks: dict | None = None) -> pd.DataFrame:
+    """The pandas UDF body: one cluster history (one sweep cell), or one time chunk of it → its events.
+
+    With ``chunks`` (``{"starts": [epoch ms of each chunk's first minute], "initial": {(cell,
+    chunk): carried state}}``) the group is one chunk: minutes before its start are its warm-up,
+    and two more rows carry the states captured at its start and end (``kind``)."""
     cell = int(pdf["cell"].iloc[0]) if "cell" in pdf and len(pdf) else 0
+    chunk = int(pdf["chunk"].iloc[0]) if "chunk" in pdf and len(pdf) else 0
     cfg = config
     if keys and len(pdf):
         cfg = cfg.with_values({keys[0]: typed_value(keys[0], pdf["x"].iloc[0]),
@@ -64,9 +86,26 @@ def run_group(pdf: pd.DataFrame, strategy: str, config: LoadBalancerConfig, synt
     kw = pdf.loc[~is_b, ["timestamp", "broker", "bundle"] + BUNDLE_METRICS]
     if kw.empty and bundles != "real":  # "real" without bundle rows: brokers own nothing, nothing moves
         kw = None
-    ev = replay(bw, kw, strategy, cfg, synthetic_bundles=synthetic_bundles, state_limit=state_limit)
+    cap, emit_from, initial = None, None, None
+    if chunks is not None:
+        cap = {}
+        emit_from = chunks["starts"][chunk] if chunk > 0 else None
+        initial = (chunks.get("initial") or {}).get(f"{cell}:{chunk}")
+    ev = replay(bw, kw, strategy, cfg, synthetic_bundles=synthetic_bundles, state_limit=state_limit,
+                initial=initial, emit_from=emit_from, capture=cap)
     ev.insert(0, "cell", cell)
-    return ev[["cell"] + EVENT_COLUMNS]
+    ev = ev[["cell"] + EVENT_COLUMNS]
+    if chunks is None:
+        return ev
+    ev["chunk"] = chunk
+    ev["kind"] = "event"
+    marks = events_frame([{"timestamp": int(chunks["starts"][chunk]), "strategy": strategy, "broker": "",
+                           "n_bundles": 0, "state": json.dumps(cap[k])} for k in ("start", "end")])
+    marks.insert(0, "cell", cell)
+    marks = marks[["cell"] + EVENT_COLUMNS]
+    marks["chunk"] = chunk
+    marks["kind"] = ["start", "end"]
+    return pd.concat([ev, marks], ignore_index=True)
 
 
 def group_udf(**params):
@@ -76,6 +115,90 @@ def group_udf(**params):
         return run_group(pdf, **params)
 
     return fn
+
+
+def chunk_plan(t0_ms: int, t1_ms: int, chunks: int, interval_min: int = 1) -> list[int]:
+    """Start (epoch ms) of each of ``chunks`` equal time chunks of ``[t0, t1]``, on shedding minutes."""
+    step = interval_min * MINUTE_MS
+    span = max(0, t1_ms - t0_ms) // step + 1
+    k = max(1, min(int(chunks), span))
+    first = -(-t0_ms // step) * step
+    return [first + (span * i // k) * step for i in range(k)]
+
+
+def _with_chunks(data, starts: list[int], warmup_ms: int):
+    """Each row tagged with its ``chunk`` (``own`` true), and copied (``own`` false) to the next
+    chunk when it lies in that chunk's warm-up window."""
+    from pyspark.sql import functions as F
+
+    ms = F.col("timestamp").cast("long") * 1000
+    own = F.lit(0)
+    for i, s0 in enumerate(starts[1:], 1):
+        own = F.when(ms >= F.lit(s0), F.lit(i)).otherwise(own)
+    tags = [F.struct(own.alias("chunk"), F.lit(True).alias("own"))]
+    for i, s0 in enumerate(starts[1:], 1):  # rows in [start_i - warm-up, start_i) also go to chunk i
+        tags.append(F.when((ms >= F.lit(s0 - warmup_ms)) & (ms < F.lit(s0)),
+                           F.struct(F.lit(i).alias("chunk"), F.lit(False).alias("own"))))
+    return (data.withColumn("_t", F.explode(F.array_compact(F.array(*tags))))
+            .withColumn("chunk", F.col("_t.chunk").cast("long")).withColumn("own", F.col("_t.own")).drop("_t"))
+
+
+def run_chunks(data, fn_params: dict, starts: list[int], warmup_minutes: int, n_cells: int):
+    """Replay every ``(cell, chunk)`` group in parallel, then make the result exact.
+
+    A chunk other than the first starts from an empty strategy memory ``warmup_minutes`` before its
+    first minute. Its captured start state is compared with the end state of the chunk before: equal
+    means the warm-up rebuilt exactly the memory a sequential replay carries in (same state, same
+    input → same decisions), so its events are the sequential replay's. From the first chunk of a
+    cell where they differ (a hit counter still counting across the cut), the rest of that cell is
+    replayed again in one task, from the true carried state (a second round). So the events always
+    equal one sequential replay's; the parallel speed-up holds when the memory is rebuilt within the
+    warm-up (AvgShedder's hit counters reset on every trigger and on every small gap).
+    Returns the events DataFrame (``cell`` + :data:`.replay.EVENT_COLUMNS`) and ``{"chunks",
+    "rounds", "redone_chunks", "_persisted"}``.
+    """
+    from pyspark.sql import functions as F
+
+    warmup_ms = int(warmup_minutes) * MINUTE_MS
+    tagged = _with_chunks(data, starts, warmup_ms).persist()
+    fn = group_udf(**fn_params, chunks={"starts": starts, "initial": {}})
+    out = tagged.drop("own").groupBy("cell", "chunk").applyInPandas(fn, schema=CHUNK_SCHEMA).cache()
+    # compared as JSON text: equal content *and* insertion order (the order shows in the events' state JSON)
+    st = {(r["cell"], r["chunk"], r["kind"]): r["state"]
+          for r in out.where(F.col("kind") != "event").select("cell", "chunk", "kind", "state").collect()}
+    cells = sorted({c for c, _k, _x in st})
+    bad: dict[int, int] = {}
+    for c in cells:
+        prev = None  # the last chunk with rows (an empty chunk carries the state through unchanged)
+        for k in range(len(starts)):
+            if (c, k, "start") not in st:
+                continue
+            if prev is not None and st[(c, k, "start")] != st[prev]:
+                bad[c] = k
+                break
+            prev = (c, k, "end")
+    first = out.where(F.col("kind") == "event")
+    for c, k in bad.items():
+        first = first.where(~((F.col("cell") == c) & (F.col("chunk") >= k)))
+    events, rounds, persisted = first, 1, [tagged, out]
+    if bad:
+        rounds = 2
+        initial = {f"{c}:{k}": json.loads(next(st[(c, j, "end")] for j in range(k - 1, -1, -1) if (c, j, "end") in st))
+                   for c, k in bad.items()}
+        cond = F.lit(False)
+        for c, k in bad.items():
+            cond = cond | ((F.col("cell") == c) & (F.col("chunk") >= k))
+        rest = tagged.where(cond & F.col("own")).drop("own")
+        relabel = F.lit(None).cast("long")
+        for c, k in bad.items():
+            relabel = F.when(F.col("cell") == c, F.lit(k)).otherwise(relabel)
+        rest = rest.withColumn("chunk", relabel.cast("long"))
+        fn2 = group_udf(**fn_params, chunks={"starts": starts, "initial": initial})
+        again = rest.groupBy("cell", "chunk").applyInPandas(fn2, schema=CHUNK_SCHEMA)
+        events = events.unionByName(again.where(F.col("kind") == "event"))
+    redone = sum(len(starts) - k for k in bad.values())
+    return events.drop("chunk", "kind"), {"chunks": len(starts), "rounds": rounds, "redone_chunks": redone,
+                                          "_persisted": persisted}
 
 
 def count_events(events) -> dict:
@@ -91,16 +214,59 @@ def count_events(events) -> dict:
     return {"per_day": per_day, "per_pair": per_pair}
 
 
+def auto_chunks(spark, span_minutes: int, warmup_minutes: int = DEFAULT_WARMUP_MINUTES) -> int:
+    """Time chunks for a backtest: four per core (so a slow chunk does not idle the others), each at
+    least four warm-ups long (the warm-up is replayed twice: ≤ 25 % extra work)."""
+    try:
+        cores = int(spark.sparkContext.defaultParallelism)
+    except Exception:  # noqa: BLE001 - Spark Connect
+        cores = 2
+    return max(1, min(4 * cores, span_minutes // (4 * max(1, warmup_minutes))))
+
+
+def limit_states(events, state_limit: int):
+    """Keep ``state`` on the events of the minutes before the ``state_limit``-th event (per cell),
+    as one sequential replay does; chunks each computed theirs."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    w = Window.partitionBy("cell").orderBy(F.col("timestamp").cast("long")).rangeBetween(Window.unboundedPreceding, -1)
+    before = F.coalesce(F.count(F.lit(1)).over(w), F.lit(0))
+    return events.withColumn("state", F.when(before < int(state_limit), F.col("state")))
+
+
 def backtest(df, strategy: str, config: LoadBalancerConfig | None = None, *, bundles: str = "auto",
-             synthetic_bundles: int = 8, state_limit: int = 2000) -> dict:
-    """The whole job: ``{"events", "per_day", "per_pair"}`` DataFrames for one strategy and config."""
+             synthetic_bundles: int = 8, state_limit: int = 2000, bundle_df=None, chunks: int | None = None,
+             warmup_minutes: int = DEFAULT_WARMUP_MINUTES) -> dict:
+    """The whole job: ``{"events", "per_day", "per_pair", "_info"}`` for one strategy and config.
+
+    ``df``: the long dataset or the broker-minute table (with ``bundle_df`` for real bundles).
+    The history is cut in ``chunks`` time chunks replayed in parallel (default :func:`auto_chunks`;
+    ThresholdShedder always 1: its exponentially averaged history never converges exactly within
+    a warm-up) and checked to equal one sequential replay (:func:`run_chunks`).
+    """
     from pyspark.sql import functions as F
 
     if bundles not in ("auto", "real", "synthetic"):
         raise ValueError(f"bundles must be auto, real or synthetic, got {bundles!r}")
     cfg = config or LoadBalancerConfig()
-    data = backtest_input(df, bundles).withColumn("cell", F.lit(0).cast("long"))
-    fn = group_udf(strategy=strategy, config=cfg, synthetic_bundles=synthetic_bundles, state_limit=state_limit,
-                   bundles=bundles)
+    data = backtest_input(df, bundles, bundle_df).withColumn("cell", F.lit(0).cast("long"))
+    params = dict(strategy=strategy, config=cfg, synthetic_bundles=synthetic_bundles, state_limit=state_limit,
+                  bundles=bundles)
+    interval = max(1, int(cfg.loadBalancerSheddingIntervalMinutes))
+    info = {"chunks": 1, "rounds": 1, "redone_chunks": 0}
+    k = 1 if shedding_name(strategy) == "ThresholdShedder" else chunks
+    if k != 1:
+        lo, hi = data.agg(F.min("timestamp").alias("a"), F.max("timestamp").alias("b")).first()
+        if lo is not None:
+            t0, t1 = int(lo.timestamp() * 1000), int(hi.timestamp() * 1000)
+            if k is None:
+                k = auto_chunks(df.sparkSession, (t1 - t0) // MINUTE_MS, warmup_minutes)
+            starts = chunk_plan(t0, t1, k, interval)
+            if len(starts) > 1:
+                events, info = run_chunks(data, params, starts, warmup_minutes, 1)
+                events = limit_states(events, state_limit).cache()
+                return {"events": events, **count_events(events), "_info": info}
+    fn = group_udf(**params)
     events = data.groupBy("cell").applyInPandas(fn, schema=EVENT_SCHEMA).cache()
-    return {"events": events, **count_events(events)}
+    return {"events": events, **count_events(events), "_info": info}

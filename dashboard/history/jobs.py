@@ -32,7 +32,7 @@ import pandas as pd
 from engine.config import LoadBalancerConfig, to_broker_conf
 from engine.errors import InputError, UsageError
 
-from .dataset import RESULTS_DIR, fingerprint, read_long, read_meta, wide_brokers, wide_bundles
+from .dataset import RATE_METRICS, RESULTS_DIR, fingerprint, read_long, read_meta, wide_brokers, wide_bundles
 
 __all__ = ["run_job", "normalise_params", "cache_key", "load_cached", "JOBS", "PANDAS_MAX_ROWS", "config_from_params",
            "estimate_rows"]
@@ -219,16 +219,25 @@ def estimate_rows(dataset, start=None, end=None) -> int:
 def _pandas(job, dataset, p, progress):
     from . import reference
 
-    long = read_long(dataset, p["start"], p["end"], categorical=True)
-    if job == "aggregate":
-        return reference.cluster_aggregates_pd(long, p["weights"], p["quantiles"], p["top_n"])
+    from .layout import has_wide, read_wide
+
     if job == "bundles":
-        return reference.bundle_distribution_pd(long, p["top_n"])
+        return reference.bundle_distribution_pd(read_long(dataset, p["start"], p["end"], categorical=True), p["top_n"])
+    if has_wide(dataset):  # the broker-minute table as stored; long rows only for bundle metrics
+        bw = read_wide(dataset, p["start"], p["end"])
+        long = (read_long(dataset, p["start"], p["end"], bundles=True, categorical=True)
+                if job != "aggregate" and p["bundles"] != "synthetic" and read_meta(dataset).get("has_bundles")
+                else None)
+    else:
+        long = read_long(dataset, p["start"], p["end"], categorical=True)
+        bw = wide_brokers(long)
+    if job == "aggregate":
+        return reference.cluster_aggregates_pd(long, p["weights"], p["quantiles"], p["top_n"], wide=bw)
     from .replay import replay, typed_value
 
     cfg = config_from_params(p)
-    bw = wide_brokers(long)
-    kw = None if p["bundles"] == "synthetic" else wide_bundles(long)
+    no_rows = pd.DataFrame({"bundle": pd.Series(dtype=object), "metric": pd.Series(dtype=object)})
+    kw = None if p["bundles"] == "synthetic" else wide_bundles(long if long is not None else no_rows)
     if kw is not None and kw.empty and p["bundles"] != "real":
         kw = None
     if job == "backtest":
@@ -252,45 +261,68 @@ def _pandas(job, dataset, p, progress):
 
 
 def _spark(job, dataset, p, progress):
-    from dashboard.spark import StageProgress, timed_start
+    """A job on the process's (reused) session: the broker-minute table from the wide layout when the
+    dataset has one (only the range's days and the needed columns are read), the long rows only for
+    bundle metrics; per-job SQL settings from the data size (:func:`dashboard.spark.tune_for`); every
+    Spark job of it in one job group (the page's Cancel stops them, :func:`dashboard.spark.cancel_jobs`)."""
+    from dashboard.spark import StageProgress, job_group, timed_start, tune_for
 
-    from .sparkio import read_history, to_pandas
+    from .sparkio import read_broker_minutes, read_bundle_rows, read_history, to_pandas
 
     spark, start_s = timed_start(progress)
-    df = read_history(spark, dataset, p["start"], p["end"])
+    rows = estimate_rows(dataset, p["start"], p["end"])
+    tuned = tune_for(spark, rows // 9 if job != "bundles" else rows)
     report = (lambda d, t, txt: progress(d, t, txt)) if progress else (lambda *a: None)
     t = time.perf_counter()
-    with StageProgress(spark, report):
+    has_b = bool(read_meta(dataset).get("has_bundles"))
+    info = {}
+    with job_group(spark, job, f"shedlab {job} {Path(dataset).name}"), StageProgress(spark, report):
         if job == "aggregate":
+            from . import reference
             from .aggregates import cluster_aggregates
 
-            r = cluster_aggregates(df, p["weights"], p["quantiles"], p["top_n"])
-            out = {"minute": to_pandas(r["minute"], ["timestamp"]), "hour": to_pandas(r["hour"], ["timestamp"]),
-                   "day": to_pandas(r["day"], ["timestamp"]), "brokers": to_pandas(r["brokers"], ["broker"]),
-                   "top": to_pandas(r["top"], ["rank"])}
+            wide = read_broker_minutes(spark, dataset, p["start"], p["end"],
+                                       ["cpu", "direct_memory", "bandwidth_in", "bandwidth_out"] + list(RATE_METRICS))
+            r = cluster_aggregates(wide, p["weights"], p["quantiles"], p["top_n"])
+            # the two tables Spark reduces the history to; the roll-ups of the (small) minute table and
+            # the top-N of the broker table are the reference's own functions on them (no extra Spark jobs)
+            minute = to_pandas(r["minute"], ["timestamp"])
+            brokers = to_pandas(r["brokers"], ["broker"])
+            out = {"minute": minute, "hour": reference.rollup_pd(minute, "hour"),
+                   "day": reference.rollup_pd(minute, "day"), "brokers": brokers,
+                   "top": reference.top_hottest_pd(brokers, p["top_n"])}
         elif job == "bundles":
             from .bundles import bundle_distribution
 
-            r = bundle_distribution(df, p["top_n"])
+            r = bundle_distribution(read_history(spark, dataset, p["start"], p["end"]), p["top_n"])
             out = {"hour": to_pandas(r["hour"], ["timestamp"]), "top": to_pandas(r["top"], ["rank"])}
-        elif job == "backtest":
-            from .backtest import backtest
-
-            r = backtest(df, p["strategy"], config_from_params(p), bundles=p["bundles"],
-                         synthetic_bundles=p["synthetic_bundles"])
-            out = {"events": to_pandas(r["events"], ["timestamp", "broker"]), "per_day": to_pandas(r["per_day"], ["day"]),
-                   "per_pair": to_pandas(r["per_pair"], ["broker", "partner"])}
         else:
-            from .sweep import sweep
+            wide = read_broker_minutes(spark, dataset, p["start"], p["end"])
+            bdf = (read_bundle_rows(spark, dataset, p["start"], p["end"])
+                   if has_b and p["bundles"] != "synthetic" else None)
+            if job == "backtest":
+                from .backtest import backtest
 
-            r = {"cells": sweep(df, p["strategy"], config_from_params(p), p["x_key"], p["x_values"], p["y_key"],
-                                p["y_values"], bundles=p["bundles"], synthetic_bundles=p["synthetic_bundles"])}
-            out = {"cells": to_pandas(r["cells"], ["cell"])}
+                r = backtest(wide, p["strategy"], config_from_params(p), bundles=p["bundles"],
+                             synthetic_bundles=p["synthetic_bundles"], bundle_df=bdf)
+                info = {k: v for k, v in r.pop("_info", {}).items() if not k.startswith("_")}
+                out = {"events": to_pandas(r["events"], ["timestamp", "broker"]),
+                       "per_day": to_pandas(r["per_day"], ["day"]),
+                       "per_pair": to_pandas(r["per_pair"], ["broker", "partner"])}
+            else:
+                from .sweep import sweep
+
+                r = {"cells": sweep(wide, p["strategy"], config_from_params(p), p["x_key"], p["x_values"],
+                                    p["y_key"], p["y_values"], bundles=p["bundles"],
+                                    synthetic_bundles=p["synthetic_bundles"], bundle_df=bdf)}
+                out = {"cells": to_pandas(r["cells"], ["cell"])}
     for v in list(r.values()):
         for x in (v if isinstance(v, list) else [v]):
             if hasattr(x, "unpersist"):
                 x.unpersist()
-    out["_meta"] = {"engine": "spark", "spark_start_s": round(start_s, 2), "job_s": round(time.perf_counter() - t, 2)}
+    spark.catalog.clearCache()  # what the job cached (pivots, chunk results) is not needed by the next job
+    out["_meta"] = {"engine": "spark", "spark_start_s": round(start_s, 2), "job_s": round(time.perf_counter() - t, 2),
+                    "spark": {k: v for k, v in tuned.items()}, **info}
     return out
 
 

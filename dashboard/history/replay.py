@@ -29,6 +29,7 @@ least one bundle in a minute: see :data:`EVENT_COLUMNS`.
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 
@@ -42,7 +43,7 @@ from engine.view import LoadView
 
 from .dataset import BROKER_METRICS, MINUTE_MS
 
-__all__ = ["replay", "EVENT_COLUMNS", "STRATEGIES", "minute_view", "typed_value", "events_frame"]
+__all__ = ["replay", "EVENT_COLUMNS", "STRATEGIES", "minute_view", "typed_value", "events_frame", "carried_state"]
 
 STRATEGIES = ("AvgShedder", "ThresholdShedder", "UniformLoadShedder")
 EVENT_COLUMNS = ["timestamp", "strategy", "broker", "partner", "trigger", "score", "partner_score", "gap",
@@ -70,7 +71,8 @@ def typed_value(key: str, value):
     return value
 
 
-def _synthetic_names(broker: str, k: int) -> list[str]:
+@functools.lru_cache(maxsize=65536)
+def _synthetic_names(broker: str, k: int) -> list[str]:  # cached: the same names every minute
     return bundle_names(f"shedlab-synthetic/{_SAFE.sub('-', broker)}", k)
 
 
@@ -153,7 +155,8 @@ def _events(res, name: str, now_ms: int) -> list[dict]:
 
 def replay(broker_wide: pd.DataFrame, bundle_wide: pd.DataFrame | None, strategy: str,
            config: LoadBalancerConfig | None = None, *, synthetic_bundles: int = 8, state_limit: int = 2000,
-           progress=None) -> pd.DataFrame:
+           progress=None, initial: dict | None = None, emit_from: int | None = None,
+           capture: dict | None = None) -> pd.DataFrame:
     """Run ``strategy`` over every shedding minute of a history; returns the events (:data:`EVENT_COLUMNS`).
 
     ``broker_wide``: one row per ``(timestamp, broker)`` with the broker metrics (:func:`.dataset.wide_brokers`);
@@ -161,6 +164,13 @@ def replay(broker_wide: pd.DataFrame, bundle_wide: pd.DataFrame | None, strategy
     bundles. ``state`` of an event is the strategy memory and recently-unloaded bundles just *before*
     that minute, as JSON (for the first ``state_limit`` events; ``None`` after, and always ``None``
     with ``state_limit=0``) — enough to open that minute in the Tuner and see the same decision.
+
+    For a history cut in time chunks (:mod:`.backtest` runs chunks in parallel): ``initial``
+    (``{"strategy_state": ..., "recently_unloaded": ...}``, what :func:`carried_state` returns)
+    starts the strategy from that memory instead of an empty one; events before ``emit_from`` (epoch
+    ms) are not returned (a warm-up); ``capture`` (a dict) receives ``"start"``, the carried state
+    just before the first shedding minute at or after ``emit_from``, and ``"end"``, the state after
+    the last minute.
     """
     cfg = config or LoadBalancerConfig()
     name = shedding_name(strategy)
@@ -170,7 +180,13 @@ def replay(broker_wide: pd.DataFrame, bundle_wide: pd.DataFrame | None, strategy
         raise UsageError(f"backtests support {', '.join(STRATEGIES)}, not {name}")
     strat = make_shedding(name)
     events: list[dict] = []
+    recently: dict[str, int] = {}
+    if initial:
+        _load_seed(strat, initial.get("strategy_state") or {})
+        recently.update({str(k): int(v) for k, v in (initial.get("recently_unloaded") or {}).items()})
     if not (cfg.loadBalancerEnabled and cfg.loadBalancerSheddingEnabled) or broker_wide.empty:
+        if capture is not None:
+            capture["start"] = capture["end"] = carried_state(strat, recently)
         return events_frame(events)
     interval = max(1, int(cfg.loadBalancerSheddingIntervalMinutes))
     grace = int(cfg.loadBalancerSheddingGracePeriodMinutes) * 60_000
@@ -182,7 +198,6 @@ def replay(broker_wide: pd.DataFrame, bundle_wide: pd.DataFrame | None, strategy
     if use_bundles:
         kw_all = bundle_wide.sort_values(["timestamp", "broker", "bundle"], kind="stable")
         kts = _ms(kw_all["timestamp"])
-    recently: dict[str, int] = {}
     n_min = len(starts)
     for i, (a, b) in enumerate(zip(starts, ends)):
         now = int(ts[a])
@@ -190,6 +205,8 @@ def replay(broker_wide: pd.DataFrame, bundle_wide: pd.DataFrame | None, strategy
             progress(i, n_min)
         if (now // MINUTE_MS) % interval:
             continue
+        if capture is not None and "start" not in capture and (emit_from is None or now >= emit_from):
+            capture["start"] = carried_state(strat, recently)
         rows = bw.iloc[a:b]
         if use_bundles:
             lo, hi = np.searchsorted(kts, now, "left"), np.searchsorted(kts, now, "right")
@@ -203,10 +220,13 @@ def replay(broker_wide: pd.DataFrame, bundle_wide: pd.DataFrame | None, strategy
         timeout = now - grace
         for x in [x for x, t in recently.items() if t < timeout]:
             del recently[x]
-        before = _seed(strat) if len(events) < state_limit else None
+        before = _seed(strat) if len(events) < state_limit and (emit_from is None or now >= emit_from) else None
         recent_before = dict(recently) if before is not None else None
         res = strat.find_bundles_for_unloading(view, cfg, recently)
-        if res.selected:
+        if res.selected and emit_from is not None and now < emit_from:  # warm-up: state only
+            for s in res.selected:
+                recently[s.bundle] = now
+        elif res.selected:
             evs = _events(res, name, now)
             if before is not None:
                 state = json.dumps({"strategy": name, "strategy_state": before, "recently_unloaded": recent_before})
@@ -217,7 +237,24 @@ def replay(broker_wide: pd.DataFrame, bundle_wide: pd.DataFrame | None, strategy
                 recently[s.bundle] = now
     if progress:
         progress(n_min, n_min)
+    if capture is not None:
+        capture.setdefault("start", carried_state(strat, recently))
+        capture["end"] = carried_state(strat, recently)
     return events_frame(events)
+
+
+def carried_state(strategy, recently: dict) -> dict:
+    """What one shedding minute hands to the next: the strategy's deciding memory and the recently
+    unloaded bundles (copies; JSON-able, compared with ``==`` to check a chunk's warm-up)."""
+    return {"strategy_state": _seed(strategy), "recently_unloaded": dict(recently)}
+
+
+def _load_seed(strategy, seed: dict) -> None:
+    if "hit_low" in seed and hasattr(strategy, "hit_low"):
+        strategy.hit_low = {str(k): int(v) for k, v in seed["hit_low"].items()}
+        strategy.hit_high = {str(k): int(v) for k, v in (seed.get("hit_high") or {}).items()}
+    if "history" in seed and hasattr(strategy, "history"):
+        strategy.history = {str(k): float(v) for k, v in seed["history"].items()}
 
 
 def _ms(col: pd.Series) -> np.ndarray:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .dataset import BROKER_METRICS, BUNDLE_METRICS, parse_time, read_meta
 
-__all__ = ["read_history", "broker_minutes", "bundle_minutes", "to_pandas"]
+__all__ = ["read_history", "broker_minutes", "bundle_minutes", "to_pandas", "read_broker_minutes", "read_bundle_rows"]
 
 
 def read_history(spark, path, start=None, end=None):
@@ -21,6 +21,42 @@ def read_history(spark, path, start=None, end=None):
     if t1 is not None:
         df = df.where((F.col("day") <= t1.strftime("%Y-%m-%d")) & (F.col("timestamp") <= F.lit(t1.to_pydatetime())))
     return df.select("timestamp", "broker", "metric", "value", "bundle")
+
+
+def _time_filter(df, start, end):
+    from pyspark.sql import functions as F
+
+    t0, t1 = parse_time(start), parse_time(end, end=True)
+    if t0 is not None:
+        df = df.where((F.col("day") >= t0.strftime("%Y-%m-%d")) & (F.col("timestamp") >= F.lit(t0.to_pydatetime())))
+    if t1 is not None:
+        df = df.where((F.col("day") <= t1.strftime("%Y-%m-%d")) & (F.col("timestamp") <= F.lit(t1.to_pydatetime())))
+    return df
+
+
+def read_broker_minutes(spark, path, start=None, end=None, columns=None):
+    """One row per ``(timestamp, broker)`` with the broker metrics as columns, for ``[start, end]``.
+
+    From the wide layout (:mod:`.layout`) when the dataset has an up-to-date one: only the days of
+    the range are listed (partition pruning on ``day``) and only ``columns`` (default: every broker
+    metric) are read. Otherwise the long layout pivoted by :func:`broker_minutes` (same rows, same
+    values). ``columns`` never drops ``timestamp`` and ``broker``.
+    """
+    from .layout import has_wide, wide_path
+
+    meta = read_meta(path)
+    cols = ["timestamp", "broker"] + [m for m in (columns or BROKER_METRICS) if m in BROKER_METRICS]
+    if has_wide(path, meta):
+        df = _time_filter(spark.read.parquet(str(wide_path(path))), start, end)
+        return df.select(*cols)
+    return broker_minutes(read_history(spark, path, start, end)).select(*cols)
+
+
+def read_bundle_rows(spark, path, start=None, end=None):
+    """The long rows of the bundle metrics only (``bundle`` not null) of ``[start, end]``."""
+    from pyspark.sql import functions as F
+
+    return read_history(spark, path, start, end).where(F.col("bundle").isNotNull())
 
 
 def broker_minutes(df):

@@ -88,14 +88,29 @@ def _cmp(a: pd.DataFrame, b: pd.DataFrame, key):
 _KEYS = {"minute": "timestamp", "hour": "timestamp", "day": "timestamp", "brokers": "broker", "top": "rank"}
 
 
-@pytest.mark.parametrize("which", ["gen", "messy"])
-def test_spark001_aggregates_equal_pandas(spark, gen_ds, messy_ds, which):
-    from dashboard.history.aggregates import cluster_aggregates
-    from dashboard.history.sparkio import read_history, to_pandas
+@pytest.mark.parametrize("which", ["gen", "messy", "gen-wide", "messy-wide"])
+def test_spark001_aggregates_equal_pandas(spark, gen_ds, messy_ds, which, tmp_path):
+    """From the long layout (pivoted in Spark) and from the wide layout (read as stored)."""
+    import shutil
 
-    ds = gen_ds if which == "gen" else messy_ds
-    weights = (1.0, 0.0, 1.0, 1.0) if which == "gen" else (1.0, 0.5, 2.0, 0.5)
-    r = cluster_aggregates(read_history(spark, ds), weights, top_n=3)
+    from dashboard.history.aggregates import cluster_aggregates
+    from dashboard.history.layout import has_wide, write_wide
+    from dashboard.history.sparkio import read_broker_minutes, read_history, to_pandas
+
+    ds = gen_ds if which.startswith("gen") else messy_ds
+    weights = (1.0, 0.0, 1.0, 1.0) if which.startswith("gen") else (1.0, 0.5, 2.0, 0.5)
+    if which == "messy-wide":  # a dataset written without the wide layout gets one afterwards
+        shutil.copytree(messy_ds, tmp_path / "m")
+        ds = tmp_path / "m"
+        assert not has_wide(ds)
+        write_wide(ds)
+    if which.endswith("wide"):
+        assert has_wide(ds)
+        src = read_broker_minutes(spark, ds)
+        assert "metric" not in src.columns and "wide" in src.inputFiles()[0]  # the stored layout, not a pivot
+    else:
+        src = read_history(spark, ds)
+    r = cluster_aggregates(src, weights, top_n=3)
     ref = cluster_aggregates_pd(read_long(ds), weights, top_n=3)
     for k, key in _KEYS.items():
         _cmp(to_pandas(r[k]), ref[k], key)
@@ -204,12 +219,15 @@ def test_spark005_backtest_synthetic_bundles_and_state(spark, gen_ds, messy_ds):
         assert st["strategy"] == "AvgShedder" and "hit_low" in st["strategy_state"]
 
 
-def test_spark006_sweep_equals_backtest_per_cell(spark, gen_ds):
-    from dashboard.history.sparkio import read_history, to_pandas
+@pytest.mark.parametrize("chunks", [1, 3])
+def test_spark006_sweep_equals_backtest_per_cell(spark, gen_ds, chunks):
+    """One task per cell, or per cell × time chunk: the same counts as one replay per cell."""
+    from dashboard.history.sparkio import read_bundle_rows, read_broker_minutes, to_pandas
     from dashboard.history.sweep import sweep
 
     xk, yk = "loadBalancerAvgShedderLowThreshold", "loadBalancerAvgShedderHitCountLowThreshold"
-    cells = to_pandas(sweep(read_history(spark, gen_ds), "AvgShedder", None, xk, [10, 20], yk, [2, 8]), ["cell"])
+    cells = to_pandas(sweep(read_broker_minutes(spark, gen_ds), "AvgShedder", None, xk, [10, 20], yk, [2, 8],
+                            bundle_df=read_bundle_rows(spark, gen_ds), chunks=chunks, warmup_minutes=60), ["cell"])
     assert cells[["x", "y"]].values.tolist() == [[10, 2], [20, 2], [10, 8], [20, 8]]
     bw, kw = wide_brokers(read_long(gen_ds)), wide_bundles(read_long(gen_ds))
     for c in cells.itertuples():
@@ -268,3 +286,51 @@ def test_spark009_a_forked_child_gets_its_own_session(spark):
     assert p.exitcode == 0 and pid != os.getpid() and total == 499500
     assert app_id != spark.sparkContext.applicationId
     assert spark.range(0, 10).count() == 10
+
+
+@pytest.mark.parametrize("warmup", [0, 60])
+def test_spark010_chunked_backtest_equals_one_sequential_replay(spark, messy_ds, warmup):
+    """The history cut in 5 time chunks replayed in parallel gives exactly the sequential replay's
+    events (state JSON included). With no warm-up the chunks start from an empty memory that is
+    not the carried one: the check catches it and the rest is replayed from the true state."""
+    from dashboard.history.backtest import backtest
+    from dashboard.history.sparkio import read_history, to_pandas
+
+    cfg = LoadBalancerConfig().with_values({"loadBalancerAvgShedderHitCountLowThreshold": "6",
+                                            "loadBalancerAvgShedderLowThreshold": "5"})
+    r = backtest(read_history(spark, messy_ds), "AvgShedder", cfg, bundles="synthetic", chunks=5,
+                 warmup_minutes=warmup, state_limit=10)
+    ev = to_pandas(r["events"], ["timestamp", "broker"])
+    ref = replay(wide_brokers(read_long(messy_ds)), None, "AvgShedder", cfg, state_limit=10)
+    ref = ref.sort_values(["timestamp", "broker"], kind="stable").reset_index(drop=True)
+    assert len(ref) > 10 and r["_info"]["chunks"] == 5
+    pd.testing.assert_frame_equal(ev.drop(columns="cell").reset_index(drop=True), ref, check_dtype=False)
+    if warmup == 0:
+        assert r["_info"]["rounds"] == 2 and r["_info"]["redone_chunks"] > 0
+
+
+def test_spark011_cancel_stops_the_job_group(spark):
+    """Cancel (the page's button ends in :func:`cancel_jobs`) stops a running Spark job at once."""
+    import threading
+    import time
+
+    from dashboard.spark import cancel_jobs, job_group
+
+    errors = []
+
+    def slow():
+        try:
+            with job_group(spark, "slow"):
+                spark.range(0, 64, numPartitions=4).rdd.map(lambda x: time.sleep(3) or x).count()
+        except Exception as exc:  # noqa: BLE001 - the cancelled job raises
+            errors.append(exc)
+
+    th = threading.Thread(target=slow)
+    t = time.perf_counter()
+    th.start()
+    time.sleep(4)
+    assert cancel_jobs() == 1
+    th.join(timeout=60)
+    assert not th.is_alive() and errors and "cancel" in str(errors[0]).lower()
+    assert time.perf_counter() - t < 40  # 64 × 3 s on 2 cores would take 96 s
+    assert spark.range(0, 10).count() == 10  # the session is still usable
