@@ -257,4 +257,8 @@ def generate(out, *, brokers: int = 10, days: int = 2, seed: int = 0, start: str
             {"kind": "hot bundle", "bundle": c.bundles[c.hot_bundle], "broker": c.brokers[c.home[c.hot_bundle]],
              "from": f"{hot_day}T10:00Z", "to": f"{hot_day}T14:00Z"}]
     params.update(extra_params or {})
-    return w.close(source="generate", params=params, name=name)
+    meta = w.close(source="generate", params=params, name=name)
+    from .layout import write_wide  # the jobs' wide layout, written once here (dashboard.history.layout)
+
+    meta.setdefault("layouts", {})["wide"] = write_wide(out)
+    return meta

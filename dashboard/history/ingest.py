@@ -803,4 +803,7 @@ def ingest(inputs: Iterable, out, *, fmt: str = "auto", metric: str | None = Non
                                                           "cluster": cluster, "broker_label": broker_label},
                       report=report, overwrite=overwrite, name=name)
     write_actions(actions, out)
+    from .layout import write_wide  # the jobs' wide layout, written once here (dashboard.history.layout)
+
+    meta.setdefault("layouts", {})["wide"] = write_wide(out)
     return meta

@@ -169,8 +169,9 @@ def bundles_for_view(path, start=None, end=None) -> tuple[dict | None, str]:
 def run_page_job(job: str, path, params: dict, progress=None) -> dict:
     """Run a job for the page inside a background process; returns a small JSON-able summary
     ``{"job", "dataset", "params", "ok", "error", "meta"}`` (the frames stay in the cache)."""
-    from dashboard.spark import stop_spark
+    from dashboard.spark import cancel_on_sigterm, stop_spark
 
+    cancel_on_sigterm()  # the page's Cancel terminates this process: its Spark job group is cancelled first
     ds = dataset_by_name(path)
     name = ds.name  # the summary goes to the browser: the name, never the server path
     try:
