@@ -310,7 +310,7 @@ def build_corpus(d: Path) -> list[Case]:
         f"*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
         for i in range(8))
     sc("billion-laughs", laughs + "name: x\nminutes: 5\n")
-    sc("billion-laughs-in-notes", "name: x\nminutes: 5\nnotes: " + laughs.replace("\n", "\n  ").replace("a: &a", "a: &a", 1))
+    sc("billion-laughs-in-notes", "name: x\nminutes: 5\nnotes:\n  " + laughs.rstrip("\n").replace("\n", "\n  ") + "\n")
     sc("minutes-1e23", base.replace("minutes: 60", "minutes: 1e23"))
     sc("minutes-nan", base.replace("minutes: 60", "minutes: .nan"))
     sc("rate-inf", base.replace("rate: 120000", "rate: .inf"))
