@@ -1,14 +1,17 @@
-"""Slider released → every Tuner figure updated, in headless Chromium, on 100 brokers × 10,000 bundles.
+"""Slider released → every Tuner figure updated, in headless Chromium, on 100 brokers × 10,000 bundles (or more).
 
 Serves the app on 127.0.0.1 (a free port, threaded werkzeug in this process), opens the Tuner on the
-``cluster-100-brokers`` sample (100 brokers, 10,000 bundles) with selenium + /usr/bin/chromedriver,
+``cluster-100-brokers`` sample (100 brokers, 10,000 bundles) — or, with ``--brokers N --bundles M``, on the
+same generated cluster scaled to N brokers and M bundles (``engine.synth.random_snapshot`` with the
+sample's recipe, uploaded as LoadData JSON through the Tuner's own upload path) — with selenium +
+/usr/bin/chromedriver,
 and drags a threshold slider 20 times with the mouse (ActionChains: press, move, release) to 20
 different values. Time is measured inside the page: from the ``pointerup`` of the release to the
 ``plotly_afterplot`` / ``plotly_react`` of the last figure showing the new decision (each figure carries
 ``layout.editrevision``). Prints p50/p95 against the 300 ms budget (``design.md``), plus the server's
 share (the ``update_tuner`` body).
 
-    .venv/bin/python bench/bench_dashboard.py [--moves 20] [--strategy all|threshold|avg]
+    .venv/bin/python bench/bench_dashboard.py [--moves 20] [--strategy all|threshold|avg] [--brokers 1000 --bundles 100000]
 """
 from __future__ import annotations
 
@@ -165,14 +168,33 @@ def drag_to(d, key, target, lo=0.0, hi=100.0):
         int(round(px - round(px / 2))), 0).release().perform()
 
 
-def run_case(d, base, name, moves, rng, server_ms):
+def cluster_source(brokers: int, bundles: int) -> str:
+    """The source id of the generated cluster at this size (the sample at 100 x 10,000)."""
+    if (brokers, bundles) == (100, 10_000):
+        return SAMPLE
+    import base64
+    import json
+
+    from dashboard import sources
+    from engine.synth import NOW, random_snapshot
+
+    per = max(1, bundles // brokers)
+    raw = json.dumps(random_snapshot(brokers, per, seed=100, namespaces=20, skew=0.6, now_ms=NOW).to_json()).encode()
+    got = sources.ingest_files("bench", ["data:application/json;base64," + base64.b64encode(raw).decode()],
+                               [f"cluster-{brokers}-brokers.json"])
+    if got.errors:
+        raise SystemExit(f"upload failed: {got.errors}")
+    return got.sources[0]["id"]
+
+
+def run_case(d, base, name, moves, rng, server_ms, src=SAMPLE):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
     title, shed, place, key, figs = CASES[name]
     extra = "&loadBalancerAvgShedderHitCountLowThreshold=1&loadBalancerAvgShedderHitCountHighThreshold=1" \
         if shed == "AvgShedder" else ""
-    d.get(f"{base}/tuner?src={SAMPLE}&shed={shed}&place={place}&seed=0{extra}")
+    d.get(f"{base}/tuner?src={src}&shed={shed}&place={place}&seed=0{extra}")
     WebDriverWait(d, 60).until(lambda x: x.find_elements(By.CSS_SELECTOR, ".decision-headline"))
     WebDriverWait(d, 60).until(lambda x: all(r for r in x.execute_script(HOOK_JS, figs)))
     time.sleep(1.0)
@@ -227,18 +249,21 @@ def main(argv=None) -> int:
     ap.add_argument("--moves", type=int, default=20)
     ap.add_argument("--strategy", choices=["all", *CASES], default="all")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--brokers", type=int, default=100, help="cluster size (default 100: the sample)")
+    ap.add_argument("--bundles", type=int, default=10_000, help="bundles in all (default 10,000)")
     args = ap.parse_args(argv)
-    from engine.samples import load_sample
-
-    ld = load_sample(SAMPLE.split(":", 1)[1])
-    n_b, n_k = len(ld.brokers), len(ld.bundle_data)
     base, server_ms, srv = serve()
+    src = cluster_source(args.brokers, args.bundles)
+    from dashboard import sources
+
+    info = sources.source_info(src)
+    n_b, n_k = info["brokers"], info["bundles"]
     d = browser()
     rows, ok = [], True
     try:
         for name in (CASES if args.strategy == "all" else [args.strategy]):
             title, times, serv, decisions, nfigs = run_case(d, base, name, args.moves, random.Random(args.seed),
-                                                            server_ms)
+                                                            server_ms, src)
             p50, p95 = pct(times, 50), pct(times, 95)
             ok &= p95 <= BUDGET_MS
             rows.append((title, len(times), p50, p95, max(times), pct(serv, 50), pct(serv, 95), len(decisions),
@@ -246,8 +271,9 @@ def main(argv=None) -> int:
     finally:
         d.quit()
         srv.shutdown()
-    print(f"\nSlider released -> all figures updated (Chromium, {n_b} brokers x {n_k:,} bundles; budget p95 <= "
-          f"{BUDGET_MS:.0f} ms; {os.cpu_count()} cores)\n")
+    load = os.getloadavg()
+    print(f"\nSlider released -> all figures updated (Chromium, {n_b:,} brokers x {n_k:,} bundles; budget p95 <= "
+          f"{BUDGET_MS:.0f} ms; {os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f})\n")
     head = f"{'strategy':<50} {'moves':>5} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'server p50':>11} " \
            f"{'server p95':>11} {'decisions':>9} {'figs/move':>9}  verdict"
     print(head)

@@ -161,22 +161,24 @@ def decision_card(a, inline: int = 3) -> list:
     tv = transfer_view(a)
     if tv is not None:
         out.append(transfer_summary(tv))
-    # each reason and placement as (rich components, plain text): the first few are shown rich, the
-    # rest fold into one text block (a hundred pairs as components would cost the slider release ~30 ms)
+    # each reason and placement as (a function making its rich components, plain text): the first few
+    # are shown rich, the rest fold into one text block; components are made only for those shown (a
+    # thousand brokers' reasons as components cost a 1,000-broker slider release ~100 ms)
     items = []
     if res is not None:
         for v in res.verdicts:
             if v.status in ("over", "skipped") and v.reason:
-                items.append((html.Li([_status_chip(v.status), html.Code(v.broker), " ", v.reason]),
+                items.append((lambda v=v: html.Li([_status_chip(v.status), html.Code(v.broker), " ", v.reason]),
                               f"{v.broker}: {v.reason}"))
         for p in res.pairs:
             if p.reason and (p.triggered or p.gap >= a.config.loadBalancerAvgShedderLowThreshold):
-                items.append((html.Li([_status_chip("over" if p.triggered else "pending"),
-                                       html.Code(f"{p.high} / {p.low}"), " ", p.reason]),
+                items.append((lambda p=p: html.Li([_status_chip("over" if p.triggered else "pending"),
+                                                   html.Code(f"{p.high} / {p.low}"), " ", p.reason]),
                               f"{p.high} / {p.low}: {p.reason}"))
         for d in (getattr(res, "decisions", None) or []) if tv is None else []:  # TransferShedder: the plan lists them
-            items.append((html.Li([_badge(d.label, "success" if d.label == "Success" else "skip"), " ",
-                                   html.B(d.reason), ": ", d.detail or ""]), f"{d.label} {d.reason}: {d.detail or ''}"))
+            items.append((lambda d=d: html.Li([_badge(d.label, "success" if d.label == "Success" else "skip"), " ",
+                                               html.B(d.reason), ": ", d.detail or ""]),
+                          f"{d.label} {d.reason}: {d.detail or ''}"))
     places = []
     for u in c.processed:
         dec = u.placement
@@ -184,13 +186,13 @@ def decision_card(a, inline: int = 3) -> list:
             continue
         head = f" ({dec.strategy}" + (", random draw" if dec.random else "") + f"): {dec.reason}"
         tail = f" — not unloaded: {u.skipped}" if u.skipped else ""
-        places.append((html.Div([html.Code(u.bundle), " → ", html.B(u.destination or "—"), head + tail],
-                                className="decision-place"),
+        places.append((lambda u=u, text=head + tail: html.Div([html.Code(u.bundle), " → ", html.B(u.destination or "—"),
+                                                                 text], className="decision-place"),
                        f"{u.bundle} → {u.destination or '—'}{head}{tail}"))
     if items:
-        out.append(html.Ul([rich for rich, _ in items[:inline]], className="decision-why"))
+        out.append(html.Ul([rich() for rich, _ in items[:inline]], className="decision-why"))
     keep = max(1, inline - 1)
-    out += [rich for rich, _ in places[:keep]]
+    out += [rich() for rich, _ in places[:keep]]
     rest_items, rest_places = items[inline:], places[keep:]
     if rest_items or rest_places:
         what = " and ".join(x for x in (f"{len(rest_items)} more reasons" if rest_items else "",

@@ -21,11 +21,15 @@ _SPLIT = 0.60  # left panel width (paper)
 
 
 _T = np.linspace(0.0, 1.0, 13)  # 12 segments: smooth at this size, few points to draw
+#: above this many pairs each arc is drawn with 4 segments (a thousand-broker cluster has 500 pairs: 13-point
+#: arcs are 150 KB re-sent and redrawn on every slider release, and at that density no curve is told apart)
+MANY_PAIRS = 60
+_T_MANY = np.linspace(0.0, 1.0, 5)
 
 
-def _bezier(x0, y0, cx, cy, x1, y1):
+def _bezier(x0, y0, cx, cy, x1, y1, t=_T):
     """Points of the quadratic Bezier curve from (x0, y0) to (x1, y1) with control point (cx, cy)."""
-    a, b, c = (1 - _T) ** 2, 2 * (1 - _T) * _T, _T ** 2
+    a, b, c = (1 - t) ** 2, 2 * (1 - t) * t, t ** 2
     return (np.round(a * x0 + b * cx + c * x1, 3).tolist(), np.round(a * y0 + b * cy + c * y1, 4).tolist())
 
 
@@ -74,6 +78,7 @@ def avg_pairs(result, cfg, status: dict, *, rev: str = "", height: int = 360) ->
     # each pair a quadratic Bezier curve, sampled; one line trace per pair state (its legend entry too):
     # three SVG paths instead of a path shape per pair, which Plotly lays out and draws one by one
     arcs = {st: ([], []) for st in PAIR_STYLE}
+    t = _T_MANY if len(pairs) > MANY_PAIRS else _T
     for p in pairs:
         st = pair_state(p, cfg)
         col, dash, width = PAIR_STYLE[st]
@@ -89,7 +94,7 @@ def avg_pairs(result, cfg, status: dict, *, rev: str = "", height: int = 360) ->
             placed.append((cx, lh))
         label = f"gap {p.gap:.1f} · {hits_text(p, n_low, n_high)}"
         ctrl = (y0 + y1) / 2 + 2 * h  # the curve peaks at (y0 + y1) / 2 + h
-        xs, ys = _bezier(x0, y0, cx, ctrl, x1, y1)
+        xs, ys = _bezier(x0, y0, cx, ctrl, x1, y1, t)
         arcs[st][0].extend(xs + [None]); arcs[st][1].extend(ys + [None])
         if labelled:
             anns.append(dict(x=cx, y=lh, xref="x", yref="y", text=label, showarrow=False, yanchor="bottom",
@@ -120,8 +125,8 @@ def avg_pairs(result, cfg, status: dict, *, rev: str = "", height: int = 360) ->
         text=[hits_text(p, n_low, n_high).replace("high ", "H ").replace("low ", "L ").replace(" of ", "/")
               for p in pairs] if label_any else None, textposition="outside", textfont=dict(size=10), cliponaxis=False,
         # hovertext, not customdata: Plotly restyles a changed hovertext but recalculates a changed customdata
-        hovertext=[(p.reason or "")[:160] if pair_state(p, cfg) != "below" else "gap below the low threshold"
-                   for p in pairs],
+        hovertext=[(p.reason or "")[:160 if len(pairs) <= MANY_PAIRS else 90] if pair_state(p, cfg) != "below"
+                   else "gap below the low threshold" for p in pairs],
         hovertemplate="<b>%{x}</b><br>gap %{y:.2f}<br>%{hovertext}<extra></extra>",
     ))
     shapes, drag = [], {}

@@ -26,6 +26,10 @@ LINE_KEYS = {
     "average": (LINE["average"], "dot", None, 0.0),
 }
 _SKIP = ("(gap)", "max msg rate", "min msg rate")
+#: above this many brokers the per-resource markers are not drawn (each broker's weighted resources are in
+#: its bar's hover instead) and the hover's reason is shortened: a thousand bars plus two thousand markers,
+#: all redrawn on every slider release, cost the 1,000-broker page its budget
+MANY_BROKERS = 200
 _STATES = ("over", "skipped", "pending", "under", "destination", "ok")
 
 
@@ -33,23 +37,29 @@ def _order(scores: dict) -> list:
     return sorted(scores, key=lambda b: -(scores[b] if math.isfinite(scores[b]) else 1e300))
 
 
-def _bar_traces(order, names, values, status, verdicts, unit, *, xaxis="x", yaxis="y", showlegend=True) -> list:
+def _bar_traces(order, names, values, status, verdicts, unit, *, xaxis="x", yaxis="y", showlegend=True,
+                resources=None) -> list:
     """One bar trace coloured per broker state (one trace redraws much faster than one per state), plus
     an empty trace per state carrying its legend, shown for the states present (always the same traces,
-    so a slider release that changes the states only restyles: see :mod:`dashboard.figpatch`)."""
+    so a slider release that changes the states only restyles: see :mod:`dashboard.figpatch`).
+    ``resources``: per broker (in ``order``) its four weighted resources, shown in the hover (many brokers)."""
     reasons = {v.broker: v.reason for v in verdicts}
     fmt = ".2f" if unit == "%" else ",.0f"
     sts = [status.get(b, "ok") for b in order]
+    cut = 100 if len(order) > MANY_BROKERS else 240
     out = [dict(
         type="bar", x=[names[b] for b in order], y=[round(float(values[b]), 4) for b in order], name="score",
         marker=dict(color=[status_color(st) for st in sts], line=dict(width=0)), showlegend=False,
         xaxis=xaxis, yaxis=yaxis,
         # hovertext, not customdata: Plotly restyles a changed hovertext but recalculates a changed customdata
-        hovertext=[f"{status_label(st)}<br>{(reasons.get(b) or '')[:240] if st != 'ok' else ''}"
+        hovertext=[f"{status_label(st)}<br>{(reasons.get(b) or '')[:cut] if st != 'ok' else ''}"
                    for b, st in zip(order, sts)],
-        customdata=list(order),
-        hovertemplate=("<b>%{customdata}</b><br>score %{y:" + fmt + "} " + unit
-                       + "<br>%{hovertext}<extra></extra>"),
+        customdata=list(order) if resources is None else [[b, *r] for b, r in zip(order, resources)],
+        hovertemplate=("<b>%{customdata" + ("" if resources is None else "[0]") + "}</b><br>score %{y:" + fmt + "} "
+                       + unit + ("" if resources is None else
+                                 "<br>weighted %: cpu %{customdata[1]} · direct memory %{customdata[2]} · bandwidth "
+                                 "in %{customdata[3]} · out %{customdata[4]}<br>weighted usage now "
+                                 "%{customdata[5]} %") + "<br>%{hovertext}<extra></extra>"),
     )]
     if showlegend:
         present = set(sts)
@@ -99,9 +109,19 @@ def broker_scores(view, result, cfg, status: dict, *, rev: str = "", height: int
     order = _order(scores)
     names = dict(zip(order, short_names(order)))
     x = [names[b] for b in order]
-    data = _bar_traces(order, names, scores, status, result.verdicts, "%")
     idx = view.broker_index
-    if all(b in idx for b in order):
+    known = all(b in idx for b in order)
+    if known and len(order) > MANY_BROKERS:  # the resources in the bars' hover, no markers
+        pos = np.array([idx[b] for b in order], dtype=np.int64)
+        w = cfg.weights
+        stack = np.vstack([arr[pos] * w[i] for i, arr in enumerate((view.cpu, view.direct_memory, view.bandwidth_in,
+                                                                     view.bandwidth_out))])
+        real = view.usage_with_weight(w)[pos] * 100  # the weighted usage now (ThresholdShedder's score is smoothed)
+        data = _bar_traces(order, names, scores, status, result.verdicts, "%",
+                           resources=np.round(np.vstack([stack, real]).T, 1).tolist())
+    else:
+        data = _bar_traces(order, names, scores, status, result.verdicts, "%")
+    if known and len(order) <= MANY_BROKERS:
         pos = np.array([idx[b] for b in order], dtype=np.int64)
         w = cfg.weights
         res = {"cpu": view.cpu, "directMemory": view.direct_memory, "bandwidthIn": view.bandwidth_in,
