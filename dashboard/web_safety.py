@@ -36,9 +36,10 @@ log = logging.getLogger(__name__)
 
 #: longest log message / traceback text (characters)
 LOG_MAX_CHARS = int(os.getenv("SHEDLAB_LOG_MAX_CHARS", "2000"))
-#: largest request body (uploads travel base64-encoded in one callback POST: several files of
-#: SHEDLAB_MAX_UPLOAD_MB each)
-MAX_REQUEST_BYTES = int(float(os.getenv("SHEDLAB_MAX_REQUEST_MB", "160")) * 1024 * 1024)
+#: largest request body (uploads travel base64-encoded in one callback POST): SHEDLAB_MAX_REQUEST_MB, by
+#: default 160 MB or, when SHEDLAB_MAX_UPLOAD_MB is raised, enough for one file of that size as a data URL
+_UPLOAD_MB = float(os.getenv("SHEDLAB_MAX_UPLOAD_MB", "100") or 100)
+MAX_REQUEST_BYTES = int(float(os.getenv("SHEDLAB_MAX_REQUEST_MB") or max(160.0, _UPLOAD_MB * 4 / 3 + 8)) * 1024 * 1024)
 _USER_HEADER_MAX = 256
 
 
