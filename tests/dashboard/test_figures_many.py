@@ -1,0 +1,66 @@
+"""The Tuner's figures on a large cluster (issue 16): what is drawn per broker above the thresholds.
+
+The cluster is the generated one (``engine.synth.random_snapshot``, the ``cluster-100-brokers``
+recipe) at 250 brokers, uploaded as LoadData JSON (Jackson field names, ``LoadData.to_json``).
+"""
+import base64
+import json
+
+import plotly.graph_objects as go
+
+from dashboard import analysis, sources
+from dashboard.figures import pairs, scores
+from dashboard.state import build_config, coerce_state
+from engine.synth import NOW, random_snapshot
+from layouts.tuner import decision_card
+
+
+def _analysis(sid, shed, place, **values):
+    raw = json.dumps(random_snapshot(250, 8, seed=100, namespaces=20, skew=0.6, now_ms=NOW).to_json()).encode()
+    got = sources.ingest_files(sid, ["data:application/json;base64," + base64.b64encode(raw).decode()], ["c.json"])
+    st, _ = coerce_state({"src": got.sources[0]["id"], "shed": shed, "place": place,
+                          "values": {k: str(v) for k, v in values.items()}})
+    cfg, _ = build_config(st)
+    return analysis.analyze(sources.get_snapshot(st.src), cfg, 0), cfg
+
+
+def test_scores_many_brokers_resources_in_the_hover_not_markers(sid):
+    a, cfg = _analysis(sid, "ThresholdShedder", "LeastResourceUsageWithWeight")
+    v = a.snap.view
+    assert v.nb > scores.MANY_BROKERS
+    d = scores.broker_scores(v, a.result, cfg, a.status, rev="r").to_dict()
+    go.Figure(d)  # valid plotly
+    assert not [t for t in d["data"] if t["type"] == "scatter"]  # no per-broker markers
+    bar = d["data"][0]
+    assert len(bar["x"]) == v.nb and all(len(row) == 6 for row in bar["customdata"])
+    b = bar["customdata"][0][0]
+    j = v.broker_index[b]
+    w = cfg.weights
+    assert bar["customdata"][0][1] == round(float(v.cpu[j] * w[0]), 1)
+    assert bar["customdata"][0][5] == round(float(v.usage_with_weight(w)[j] * 100), 1)
+    assert "weighted usage now" in bar["hovertemplate"]
+
+
+def test_pairs_many_pairs_drawn_with_short_arcs(sid):
+    a, cfg = _analysis(sid, "AvgShedder", "AvgShedder", loadBalancerAvgShedderHitCountLowThreshold=1,
+                       loadBalancerAvgShedderHitCountHighThreshold=1)
+    assert len(a.result.pairs) > pairs.MANY_PAIRS
+    d = pairs.avg_pairs(a.result, cfg, a.status, rev="r").to_dict()
+    go.Figure(d)
+    arcs = [t for t in d["data"][:3] if t["x"] and t["x"][0] is not None]
+    n_points = sum(len(t["x"]) for t in arcs)
+    assert n_points == 6 * len(a.result.pairs)  # 5 points and a gap per pair
+
+
+def test_decision_card_builds_only_what_it_shows(sid, monkeypatch):
+    a, _ = _analysis(sid, "ThresholdShedder", "LeastResourceUsageWithWeight")
+    over = [v for v in a.result.verdicts if v.status in ("over", "skipped") and v.reason]
+    assert len(over) > 10
+    import layouts.tuner as lt
+
+    made = []
+    real = lt._status_chip
+    monkeypatch.setattr(lt, "_status_chip", lambda *x: made.append(x) or real(*x))
+    card = decision_card(a)
+    assert len(made) == 3  # the three reasons shown; the rest are text in the fold
+    assert any("more reasons" in str(c) for c in card)
