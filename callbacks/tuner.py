@@ -265,7 +265,8 @@ def compute(state: TunerState, shown=None, base_msgs=()) -> dict:
     decided = _h(key, [(u.broker, u.bundle, u.destination, u.skipped) for u in a.cycle.processed])
     dec = a.first_placement
     revs = {"snapshot": key, "scores": rev, "pairs": rev,
-            "placement": _h(decided, dec.to_json() if dec is not None else None),
+            # what the placement figure draws (the full JSON lists every filter's candidates: 10 ms at 1,000)
+            "placement": _h(decided, (dec.to_json(candidates=False), dec.scores, dec.best) if dec is not None else None),
             "before_after": decided, "topics": _h(key, a.unloaded_bundles),
             "plan": _h(a.plan, a.cycle.reason if is_transfer(a.result) else "")}
     same_snapshot = shown.get("snapshot") == key

@@ -24,6 +24,8 @@ _T = np.linspace(0.0, 1.0, 13)  # 12 segments: smooth at this size, few points t
 #: above this many pairs each arc is drawn with 4 segments (a thousand-broker cluster has 500 pairs: 13-point
 #: arcs are 150 KB re-sent and redrawn on every slider release, and at that density no curve is told apart)
 MANY_PAIRS = 60
+#: the gap panel shows at most this many pairs, the largest gaps (those that shed or count hits first)
+MANY_PAIRS_BARS = 100
 _T_MANY = np.linspace(0.0, 1.0, 5)
 
 
@@ -117,7 +119,8 @@ def avg_pairs(result, cfg, status: dict, *, rev: str = "", height: int = 360) ->
                     line=dict(width=1, color="white")),
         hovertemplate="<b>%{customdata}</b><br>score %{x:.2f} %<extra></extra>",
     ))
-    pairs = sorted(pairs, key=lambda p: -p.gap)  # the gap panel: largest gap first
+    n_pairs = len(pairs)
+    pairs = sorted(pairs, key=lambda p: -p.gap)[:MANY_PAIRS_BARS]  # the gap panel: largest gap first
     labels = [f"{short.get(p.high, p.high)} → {short.get(p.low, p.low)}" for p in pairs]
     data.append(dict(
         type="bar", x=labels, y=[p.gap for p in pairs], xaxis="x2", yaxis="y2", showlegend=False,
@@ -155,7 +158,8 @@ def avg_pairs(result, cfg, status: dict, *, rev: str = "", height: int = 360) ->
                    range=[min([-0.28] + [y - 0.2 for y in ypos.values()]), max([1.3] + [ph + 0.2 for _, ph in placed])]),
         xaxis2=axis(domain=[_SPLIT + 0.08, 1], anchor="y2", type="category", showgrid=False,
                     tickangle=-30 if len(pairs) > 3 else 0, tickfont=dict(size=10), showticklabels=label_any,
-                    title=dict(text="" if label_any else f"{len(pairs)} pairs, largest gap first")),
+                    title=dict(text="" if label_any else (f"{len(pairs)} pairs, largest gap first" if len(pairs) == n_pairs
+                                                          else f"the {len(pairs)} largest gaps of {n_pairs} pairs"))),
         yaxis2=axis(domain=[0, 1], anchor="x2", range=[0, gmax * 1.3], title=dict(text="gap (points)")),
     )
     return make_figure(data, lay)

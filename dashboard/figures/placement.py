@@ -16,6 +16,10 @@ from .theme import LINE, STATUS, axis, base_layout, drag_spec, empty_figure, hli
 __all__ = ["placement_scores"]
 
 _BAND_KEY = "loadBalancerAverageResourceUsageDifferenceThresholdPercentage"
+#: above this many candidates only the lowest-scored ones (those the strategies pick from) and the chosen
+#: broker are drawn; the lines are still the strategy's, over every candidate (a thousand bars redrawn on
+#: every slider release cost the 1,000-broker page its budget)
+MANY_CANDIDATES = 150
 
 
 def placement_scores(decision, cfg, *, rev: str = "", height: int = 320) -> go.Figure:
@@ -29,6 +33,12 @@ def placement_scores(decision, cfg, *, rev: str = "", height: int = 320) -> go.F
     finite = [v for v in scores.values() if math.isfinite(v)]
     cap = (max(finite) * 1.15 if finite else 1.0) or 1.0
     order = sorted(scores, key=lambda b: (scores[b] if math.isfinite(scores[b]) else float("inf")))
+    n_all = len(order)
+    if n_all > MANY_CANDIDATES:
+        keep = order[:MANY_CANDIDATES]
+        if decision.broker in scores and decision.broker not in keep:
+            keep.append(decision.broker)
+        order = keep
     names = dict(zip(order, short_names(order)))
     best = set(decision.best)
     colors, texts, ys = [], [], []
@@ -69,6 +79,9 @@ def placement_scores(decision, cfg, *, rev: str = "", height: int = 320) -> go.F
                                          " %", 1)]
     filt = [f for f in decision.filters if f.removed]
     sub = "; ".join(f"{f.name}: removed {len(f.removed)}" for f in filt[:3])
+    if len(order) < n_all:
+        sub = (f"the {MANY_CANDIDATES} lowest-scored of {n_all} candidates" + (" and the chosen broker"
+               if len(order) > MANY_CANDIDATES else "") + (f"; {sub}" if sub else ""))
     title = (f"<b>{decision.bundle}</b> → <b>{decision.broker}</b>"
              + (f"<br>random draw among {len(best)}" if decision.random else "")
              + (f"<br><span style='font-size:11px;color:#57606a'>{sub}</span>" if sub else ""))

@@ -64,3 +64,28 @@ def test_decision_card_builds_only_what_it_shows(sid, monkeypatch):
     card = decision_card(a)
     assert len(made) == 3  # the three reasons shown; the rest are text in the fold
     assert any("more reasons" in str(c) for c in card)
+
+
+def test_placement_many_candidates_lowest_and_chosen(sid):
+    from dashboard.figures import placement
+
+    a, cfg = _analysis(sid, "ThresholdShedder", "LeastResourceUsageWithWeight")
+    dec = a.first_placement
+    assert len(dec.scores) > placement.MANY_CANDIDATES
+    d = placement.placement_scores(dec, cfg, rev="r").to_dict()
+    go.Figure(d)
+    bar = d["data"][0]
+    drawn = bar["customdata"]
+    lowest = sorted(dec.scores, key=dec.scores.get)[:placement.MANY_CANDIDATES]
+    assert drawn[:placement.MANY_CANDIDATES] == lowest and dec.broker in drawn
+    assert f"lowest-scored of {len(dec.scores)} candidates" in d["layout"]["annotations"][-1]["text"]
+    assert {s["y0"] for s in d["layout"]["shapes"]} == {float(y) for y in dec.lines.values()}  # over every candidate
+
+
+def test_pairs_gap_panel_largest_gaps(sid):
+    a, cfg = _analysis(sid, "AvgShedder", "AvgShedder", loadBalancerAvgShedderHitCountLowThreshold=1,
+                       loadBalancerAvgShedderHitCountHighThreshold=1)
+    d = pairs.avg_pairs(a.result, cfg, a.status, rev="r").to_dict()
+    bars = d["data"][-1]
+    n = min(len(a.result.pairs), pairs.MANY_PAIRS_BARS)
+    assert bars["y"] == sorted((p.gap for p in a.result.pairs), reverse=True)[:n]
