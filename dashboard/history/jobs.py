@@ -202,9 +202,9 @@ def write_results(dataset, job: str, params: dict, res: dict) -> Path:
     return d
 
 
-def estimate_rows(dataset, start=None, end=None) -> int:
+def estimate_rows(dataset, start=None, end=None, meta: dict | None = None) -> int:
     """Rows in the time range, from the metadata (whole days; cheap)."""
-    meta = read_meta(dataset)
+    meta = meta if meta is not None else read_meta(dataset)
     days = meta.get("days") or []
     if not days:
         return 0
@@ -260,7 +260,7 @@ def _pandas(job, dataset, p, progress):
     return {"cells": pd.DataFrame(rows)}
 
 
-def _spark(job, dataset, p, progress):
+def _spark(job, dataset, p, progress, meta: dict | None = None):
     """A job on the process's (reused) session: the broker-minute table from the wide layout when the
     dataset has one (only the range's days and the needed columns are read), the long rows only for
     bundle metrics; per-job SQL settings from the data size (:func:`dashboard.spark.tune_for`); every
@@ -270,13 +270,14 @@ def _spark(job, dataset, p, progress):
     from .sparkio import read_broker_minutes, read_bundle_rows, read_history, to_pandas
 
     spark, start_s = timed_start(progress)
-    rows = estimate_rows(dataset, p["start"], p["end"])
+    rows = estimate_rows(dataset, p["start"], p["end"], meta=meta)
     tuned = tune_for(spark, rows // 9 if job != "bundles" else rows)
     report = (lambda d, t, txt: progress(d, t, txt)) if progress else (lambda *a: None)
     t = time.perf_counter()
-    has_b = bool(read_meta(dataset).get("has_bundles"))
+    has_b = bool((meta or read_meta(dataset)).get("has_bundles"))
     info = {}
-    with job_group(spark, job, f"shedlab {job} {Path(dataset).name}"), StageProgress(spark, report):
+    with job_group(spark, job, f"shedlab {job} {str(dataset).rstrip('/').rsplit('/', 1)[-1]}"), \
+            StageProgress(spark, report):
         if job == "aggregate":
             from . import reference
             from .aggregates import cluster_aggregates
@@ -327,14 +328,29 @@ def _spark(job, dataset, p, progress):
 
 
 def run_job(job: str, dataset, params: dict | None = None, *, engine: str = "auto", progress=None,
-            use_cache: bool = True, write: bool = False) -> dict:
+            use_cache: bool = True, write: bool = False, results: str | None = None) -> dict:
     """Run (or fetch from the cache) one job on a dataset; returns ``{name: pandas.DataFrame, "_meta": {...}}``.
 
     ``progress(done, total, text)`` is called while it runs. ``write=True`` also writes the result
     files under the dataset (the command line does).
+
+    ``dataset`` may be a Hadoop-compatible URI (``file://``, ``hdfs://``, ``s3a://``; command line
+    and operator-configured roots only): the job runs on Spark, the cache key's fingerprint comes
+    from a listing through Spark, and with ``write`` the result goes to ``results`` (a URI; default
+    ``DATASET/_results/<job>-<hash>``) as Parquet directories written by Spark (:mod:`.uri`).
     """
     from dashboard.cache import get_cache
 
+    from .uri import is_uri, local_path
+
+    if is_uri(dataset):
+        if local_path(dataset) is not None and engine == "pandas":
+            dataset = local_path(dataset)
+        elif engine == "pandas":
+            raise UsageError("the pandas engine reads local datasets only; use --engine spark for a URI")
+        else:
+            return _run_uri(job, str(dataset), params, progress=progress, use_cache=use_cache, write=write,
+                            results=results)
     dataset = Path(dataset)
     read_meta(dataset)
     p = normalise_params(job, params)
@@ -358,6 +374,31 @@ def run_job(job: str, dataset, params: dict | None = None, *, engine: str = "aut
     get_cache().set(cache_key(dataset, job, p), res, expire=CACHE_EXPIRE)
     if write:
         write_results(dataset, job, p, res)
+    return res
+
+
+def _run_uri(job, uri, params, *, progress, use_cache, write, results):
+    from dashboard.cache import get_cache
+    from dashboard.spark import timed_start
+
+    from .uri import fingerprint_uri, join, read_meta_uri, write_results_uri
+
+    spark, _s = timed_start(progress)
+    meta = read_meta_uri(spark, uri)
+    p = normalise_params(job, params)
+    fp = fingerprint_uri(spark, uri)
+    key = f"history:{fp}:{job}:{_hash(p)}"
+    res = get_cache().get(key) if use_cache else None
+    if res is None:
+        res = _spark(job, uri, p, progress, meta=meta)
+        res["_meta"].update({"job": job, "params": p, "fingerprint": fp, "dataset": uri})
+        get_cache().set(key, res, expire=CACHE_EXPIRE)
+    if write:
+        out = results or join(uri, RESULTS_DIR, f"{job}-{_hash(p)}")
+        write_results_uri(spark, out, res, {"fingerprint": fp, "job": job, "params": p,
+                                            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                                            "info": res.get("_meta", {})})
+        res["_meta"]["results"] = out
     return res
 
 

@@ -13,14 +13,21 @@ def read_history(spark, path, start=None, end=None):
     """The dataset at ``path`` (a time range of it) as a Spark DataFrame; partition pruning on ``day``."""
     from pyspark.sql import functions as F
 
-    read_meta(path)  # clear error for a non-dataset
-    df = spark.read.parquet(str(path))
+    _meta(spark, path)  # clear error for a non-dataset
+    df = spark.read.parquet(str(path))  # Spark skips the "_"-prefixed layout, results and actions dirs
     t0, t1 = parse_time(start), parse_time(end, end=True)
     if t0 is not None:
         df = df.where((F.col("day") >= t0.strftime("%Y-%m-%d")) & (F.col("timestamp") >= F.lit(t0.to_pydatetime())))
     if t1 is not None:
         df = df.where((F.col("day") <= t1.strftime("%Y-%m-%d")) & (F.col("timestamp") <= F.lit(t1.to_pydatetime())))
     return df.select("timestamp", "broker", "metric", "value", "bundle")
+
+
+def _meta(spark, path) -> dict:
+    """The metadata of a local dataset or of one at a Hadoop URI (:mod:`.uri`)."""
+    from .uri import is_uri, read_meta_uri
+
+    return read_meta_uri(spark, str(path)) if is_uri(path) else read_meta(path)
 
 
 def _time_filter(df, start, end):
@@ -42,13 +49,18 @@ def read_broker_minutes(spark, path, start=None, end=None, columns=None):
     metric) are read. Otherwise the long layout pivoted by :func:`broker_minutes` (same rows, same
     values). ``columns`` never drops ``timestamp`` and ``broker``.
     """
-    from .layout import has_wide, wide_path
+    from .layout import WIDE_DIR, has_wide, wide_path
+    from .uri import is_uri, join
 
-    meta = read_meta(path)
+    meta = _meta(spark, path)
     cols = ["timestamp", "broker"] + [m for m in (columns or BROKER_METRICS) if m in BROKER_METRICS]
-    if has_wide(path, meta):
-        df = _time_filter(spark.read.parquet(str(wide_path(path))), start, end)
-        return df.select(*cols)
+    if is_uri(path):  # trusted from the metadata (see dashboard.history.uri)
+        info = (meta.get("layouts") or {}).get("wide")
+        where = join(str(path), info.get("dir", WIDE_DIR)) if info else None
+    else:
+        where = str(wide_path(path)) if has_wide(path, meta) else None
+    if where:
+        return _time_filter(spark.read.parquet(where), start, end).select(*cols)
     return broker_minutes(read_history(spark, path, start, end)).select(*cols)
 
 

@@ -334,3 +334,24 @@ def test_spark011_cancel_stops_the_job_group(spark):
     assert not th.is_alive() and errors and "cancel" in str(errors[0]).lower()
     assert time.perf_counter() - t < 40  # 64 × 3 s on 2 cores would take 96 s
     assert spark.range(0, 10).count() == 10  # the session is still usable
+
+
+def test_spark012_uri_dataset_and_results(spark, gen_ds, tmp_path, monkeypatch):
+    """A dataset named by a Hadoop URI runs through Spark's FileSystem (metadata, listing, results):
+    the same answer as the local path; results land where --results says; a missing one is a clear
+    InputError naming the file."""
+    from dashboard.history.jobs import run_job
+    from engine.errors import InputError
+
+    monkeypatch.setenv("SHEDLAB_CACHE_DIR", str(tmp_path / "cache"))
+    uri = gen_ds.resolve().as_uri()
+    out = (tmp_path / "res").as_uri()
+    a = run_job("aggregate", uri, {"top_n": 3}, engine="spark", use_cache=False, write=True, results=out)
+    b = run_job("aggregate", gen_ds, {"top_n": 3}, engine="pandas", use_cache=False)
+    _cmp(a["minute"], b["minute"], "timestamp")
+    _cmp(a["brokers"], b["brokers"], "broker")
+    assert a["_meta"]["results"] == out and (tmp_path / "res" / "minute").is_dir()
+    back = spark.read.parquet(f"{out}/brokers").toPandas()
+    assert sorted(back["broker"]) == sorted(b["brokers"]["broker"])
+    with pytest.raises(InputError, match="_shedlab.json"):
+        run_job("aggregate", (tmp_path / "nope").as_uri(), {}, engine="spark", use_cache=False)
