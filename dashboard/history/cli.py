@@ -22,7 +22,10 @@ Common options of the jobs: ``--engine spark|pandas|auto`` (default ``spark``: t
 big datasets and cron), ``--no-cache``, ``--json``. DATASET is a path or a name under the datasets
 directory (``SHEDLAB_HISTORY_DIR``; ``sample`` is the shipped sample). Results are written as small
 Parquet files under the app cache directory's ``results/`` (the app reads them) and cached. Spark settings come from
-``LB_SPARK_MASTER`` / ``LB_SPARK_REMOTE`` (see :mod:`dashboard.spark`). Exit status 0 on success,
+``LB_SPARK_MASTER`` / ``LB_SPARK_REMOTE``, ``SHEDLAB_SPARK_DEFAULTS`` / ``SHEDLAB_SPARK_CONF`` and
+``--spark-conf KEY=VALUE`` (``--conf`` is the broker.conf here; see :mod:`dashboard.spark`). ``DATASET``
+may be a Hadoop URI (``file://``, ``hdfs://``, ``s3a://``): the job then runs on Spark and
+``--results URI`` says where its tables go (:mod:`dashboard.history.uri`). Exit status 0 on success,
 2 on bad input or usage (one line, no traceback), 3 when Spark cannot start.
 """
 from __future__ import annotations
@@ -101,6 +104,9 @@ def _parser() -> argparse.ArgumentParser:
         j.add_argument("--engine", default="spark", choices=["spark", "pandas", "auto"])
         j.add_argument("--no-cache", action="store_true")
         j.add_argument("--json", action="store_true")
+        j.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
+                       help="a Spark setting (repeatable), e.g. spark.executor.memory=8g; see dashboard/spark.py")
+        j.add_argument("--results", metavar="URI", help="with a URI dataset: where the result tables go (default: DATASET/_results/...)")
         if name == "aggregate":
             j.add_argument("--weights", help="cpu,directMemory,bandwidthIn,bandwidthOut (default: the config's 1,0,1,1)")
             j.add_argument("--top", type=int, default=10)
@@ -252,12 +258,17 @@ def main(argv=None) -> int:
                             bundles_per_broker=a.bundles_per_broker, bundle_metrics=not a.no_bundle_metrics,
                             incidents=not a.no_incidents, overwrite=a.force, name=a.name)
         else:
+            from dashboard.spark import set_cli_conf
+
             from .dataset import resolve_dataset
             from .jobs import run_job
+            from .uri import is_uri
 
-            ds = resolve_dataset(a.dataset)
+            set_cli_conf(a.spark_conf)
+            # a Hadoop URI (file://, hdfs://, s3a://) is read through Spark; else a path or a dataset name
+            ds = a.dataset if is_uri(a.dataset) else resolve_dataset(a.dataset)
             res = run_job(a.cmd, ds, _job_params(a), engine=a.engine, use_cache=not a.no_cache, write=True,
-                          progress=None)
+                          progress=None, results=a.results)
             out = {"dataset": str(ds), "job": a.cmd, "seconds": round(time.perf_counter() - t, 2),
                    "meta": res.get("_meta", {}), "summary": _summary(a.cmd, res)}
             print(json.dumps(out, indent=1, default=str) if a.json else _text(out))
