@@ -410,7 +410,11 @@ def finding_figures(meta, sid):
     f = SF.finding_for(payload["state"])
     if f is None:
         return [], True
-    return finding_table(f, SF.figure_rows(f, payload["runs"])), False
+    ran = payload["runs"]["a"].summary.get("minutes")
+    full = (payload.get("facts") or {}).get("minutes")
+    note = (f"This page runs at most {S.MAX_MINUTES:,} minutes: these values are over {ran:,} of the scenario's "
+            f"{full:,} minutes; `python -m engine findings` runs it in full." if ran and full and ran < full else "")
+    return finding_table(f, SF.figure_rows(f, payload["runs"]), note), False
 
 
 @callback(

@@ -137,7 +137,7 @@ def summary_table(rows: list, labels: dict) -> html.Table:
     return html.Table([html.Thead(head), html.Tbody(body)], className="data-table sim-summary-table")
 
 
-def finding_table(finding, rows: list) -> list:
+def finding_table(finding, rows: list, note: str = "") -> list:
     """The article's figures beside the run's (:func:`dashboard.sim_findings.figure_rows`)."""
     n_ok = sum(r["ok"] for r in rows)
     head = html.Tr([html.Th("run"), html.Th("figure"), html.Th("article", className="num"),
@@ -149,6 +149,7 @@ def finding_table(finding, rows: list) -> list:
             for r in rows]
     return [html.Div([html.B(f"{finding.article} {finding.section}"), f" — {finding.title}. ",
                       f"{n_ok} of {len(rows)} figures within tolerance."], className="sim-finding-head"),
+            *([html.Div(note, className="muted small")] if note else []),
             html.Table([html.Thead(head), html.Tbody(body)], className="data-table sim-finding-table")]
 
 
