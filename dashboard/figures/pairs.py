@@ -111,14 +111,16 @@ def avg_pairs(result, cfg, status: dict, *, rev: str = "", height: int = 360) ->
                          line=dict(color=col, dash=dash, width=width), xaxis="x", yaxis="y"))
     few = len(brokers) <= 12
     positions = ["middle right" if b in stacked else "bottom center" for b in brokers]
-    data.append(dict(
-        type="scatter", x=[scores[b] for b in brokers], y=[ypos[b] for b in brokers], xaxis="x", yaxis="y",
-        mode="markers+text" if few else "markers", text=[short[b] for b in brokers], textposition=positions,
-        textfont=dict(size=10), showlegend=False, customdata=brokers,
-        marker=dict(size=12 if len(brokers) <= 30 else 7, color=[status_color(status.get(b, "ok")) for b in brokers],
-                    line=dict(width=1, color="white")),
-        hovertemplate="<b>%{customdata}</b><br>score %{x:.2f} %<extra></extra>",
-    ))
+    # above MANY_PAIRS pairs no dot per broker (a thousand, recoloured on every release): the arcs end at them
+    if len(pairs) <= MANY_PAIRS:
+        data.append(dict(
+            type="scatter", x=[scores[b] for b in brokers], y=[ypos[b] for b in brokers], xaxis="x", yaxis="y",
+            mode="markers+text" if few else "markers", text=[short[b] for b in brokers], textposition=positions,
+            textfont=dict(size=10), showlegend=False, customdata=brokers,
+            marker=dict(size=12 if len(brokers) <= 30 else 7,
+                        color=[status_color(status.get(b, "ok")) for b in brokers], line=dict(width=1, color="white")),
+            hovertemplate="<b>%{customdata}</b><br>score %{x:.2f} %<extra></extra>",
+        ))
     n_pairs = len(pairs)
     pairs = sorted(pairs, key=lambda p: -p.gap)[:MANY_PAIRS_BARS]  # the gap panel: largest gap first
     labels = [f"{short.get(p.high, p.high)} → {short.get(p.low, p.low)}" for p in pairs]

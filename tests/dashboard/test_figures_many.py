@@ -89,3 +89,10 @@ def test_pairs_gap_panel_largest_gaps(sid):
     bars = d["data"][-1]
     n = min(len(a.result.pairs), pairs.MANY_PAIRS_BARS)
     assert bars["y"] == sorted((p.gap for p in a.result.pairs), reverse=True)[:n]
+
+
+def test_pairs_many_pairs_no_broker_dots(sid):
+    a, cfg = _analysis(sid, "AvgShedder", "AvgShedder", loadBalancerAvgShedderHitCountLowThreshold=1,
+                       loadBalancerAvgShedderHitCountHighThreshold=1)
+    d = pairs.avg_pairs(a.result, cfg, a.status, rev="r").to_dict()
+    assert [t["type"] for t in d["data"]] == ["scatter"] * 3 + ["bar"]  # three arc traces and the gap panel
