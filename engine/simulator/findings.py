@@ -601,13 +601,13 @@ FINDINGS: dict[str, Finding] = {f.id: f for f in _LIST}
 #: figures the simulator does not reproduce yet: (finding id or experiment, figure, article's number, why)
 OPEN = [
     ("bigo-threshold-scale-in", "round 1: unloads from .206 before it is the coolest", "4",
-     "the simulator's round from .206 is one streak of ~11 unloads: its lagging history keeps .206 above the line longer"),
-    ("bigo-threshold-scale-in", "round 2: bundles unloaded from .32", "11", "no second round from another broker"),
-    ("bigo-threshold-scale-in", "minutes until balanced after the scale-in", "30", "settles ~14 minutes after"),
+     "one streak of ~11 unloads from .206 (minutes 28-33): its lagging history keeps it above the line for 6 checks"),
+    ("bigo-threshold-scale-in", "round 2: bundles unloaded from .32", "11", "none: no second round from another broker (a grid of 72 start states and seeds gave one round, rarely two)"),
+    ("bigo-threshold-scale-in", "minutes until balanced after the scale-in", "30", "~14"),
     ("bigo-heterogeneous", "AvgShedder: max/min message rate and throughput reach", "11",
-     "2.5, the start state's: AvgShedder moves (rate(hot) - rate(cool)) x 0.5 from the hotter broker of a pair, so "
+     "2.5, the start state's (AvgShedder moves (rate(hot) - rate(cool)) x 0.5 from the hotter broker of a pair, so "
      "it never pushes .34 (already the busiest by rate) further ahead; a ratio of 11 needs a start state the "
-     "article does not show"),
+     "article does not show)"),
 ]
 
 
