@@ -256,3 +256,31 @@ def test_import_engine_and_shed_do_not_load_pandas(tmp_path):
             "print(rc, 'pandas' in sys.modules, engine.LoadBalancerConfig.__name__)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["0", "False", "LoadBalancerConfig"]
+
+
+EDGES = [0, -0.0, 1, 1.5, -1, 2**31 - 1, 2**31, 2**53, 2**63 - 1, 2**63, 1e19, 1.0000001e19, 1e300, True, None, "7",
+         "x", [1], {}]
+
+
+@pytest.mark.parametrize("where", ["stat", "short", "long", "topics"])
+def test_edge_values_never_accepted_differently(where):
+    """Every bulk field at edge values: the fast path either gives exactly the reader's snapshot or leaves
+    the input to the reader (so a range rule added to the reader is never bypassed silently)."""
+    base = random_snapshot(3, 2, seed=1, namespaces=1).to_json()
+    keys = {"stat": list(_first_stat(base)), "short": list(_last_bd(base)["shortTermData"]),
+            "long": list(_last_bd(base)["longTermData"]), "topics": ["topics"]}[where]
+    for key in keys:
+        for value in EDGES:
+            obj = copy.deepcopy(base)
+            target = {"stat": _first_stat, "short": lambda o: _last_bd(o)["shortTermData"],
+                      "long": lambda o: _last_bd(o)["longTermData"], "topics": _last_bd}[where](obj)
+            target[key] = value
+            try:
+                want = load_data_from_json(copy.deepcopy(obj), "e.json")
+            except InputError:
+                want = None
+            got = load_data_fast(obj, "e.json")
+            if got is None:
+                continue
+            assert want is not None, (where, key, value)
+            assert got.to_json() == want.to_json(), (where, key, value)
