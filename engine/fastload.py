@@ -484,12 +484,15 @@ def _load(obj: dict, source: str) -> ColumnarLoadData:
              ta.long_term_msg_rate_in, ta.long_term_msg_rate_out) = (float(s[j]) for s in sums)
 
     # ---- the view (LoadView.from_load_data, from the arrays)
-    v_st, v_lt = np.zeros((nk, 4)), np.zeros((nk, 4))
-    v_stn, v_ltn = np.zeros(nk, dtype=np.int64), np.zeros(nk, dtype=np.int64)
-    v_top = np.zeros(nk, dtype=np.int64)
-    inbd = np.zeros(nk, dtype=bool)
     m = len(all_bd)
-    v_st[:m], v_lt[:m], v_stn[:m], v_ltn[:m], v_top[:m] = st, lt, st_n, lt_n, topics
+    if nk == m:  # every bundle has bundle data: the view shares the arrays (one copy in memory and pickles)
+        v_st, v_lt, v_stn, v_ltn, v_top = st, lt, st_n, lt_n, topics
+    else:
+        v_st, v_lt = np.zeros((nk, 4)), np.zeros((nk, 4))
+        v_stn, v_ltn = np.zeros(nk, dtype=np.int64), np.zeros(nk, dtype=np.int64)
+        v_top = np.zeros(nk, dtype=np.int64)
+        v_st[:m], v_lt[:m], v_stn[:m], v_ltn[:m], v_top[:m] = st, lt, st_n, lt_n, topics
+    inbd = np.zeros(nk, dtype=bool)
     inbd[:m] = True
     nb = len(order)
     f = {k: np.zeros(nb) for k in ("cpu_u", "cpu_l", "mem_u", "mem_l", "dm_u", "dm_l", "in_u", "in_l", "out_u",
