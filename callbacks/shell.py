@@ -14,6 +14,7 @@ from dash import ALL, Input, Output, State, callback, clientside_callback, Clien
 from dashboard import ids, permalink, sources
 from dashboard.collect import CollectError, collect_enabled, form_collector, redact
 from dashboard.collect.web import OFF_MESSAGE
+from dashboard.web_safety import as_dict, as_list, as_number, as_str
 from engine.errors import InputError, ShedlabError
 
 log = logging.getLogger(__name__)
@@ -27,6 +28,18 @@ def alert(kind: str, text: str) -> html.Div:
     return html.Div([html.Span(icon, className="alert-icon"), html.Span(text, className="alert-text"),
                      html.Button("×", className="alert-close", title="dismiss", **{"aria-label": "dismiss"})],
                     className=f"alert alert-{kind}", role="alert")
+
+
+def page_source(info) -> dict | None:
+    """A page's source store (``SOURCE`` / ``page_source(page)`` data, written by :func:`on_source`) when it
+    has that shape — ``id`` a short string, ``steps`` (if any) a positive int — else None. A request can
+    carry any JSON there; callbacks check it with this first and treat anything else as "no source"."""
+    info = as_dict(info)
+    if info is None or not as_str(info.get("id"), limit=300):
+        return None
+    if as_number(info.get("steps", 1), lo=1, hi=10**9) is None or not isinstance(info.get("steps", 1), int):
+        return None
+    return info
 
 
 def summary(info: dict | None) -> list:
@@ -120,6 +133,8 @@ def _snapshot_param(search) -> str | None:
 def on_source(picked, search, current, sid):
     """Picking a source, opening a permalink with ``src=``, or loading a page (restore the tab's source)."""
     trigger = ctx.triggered_id
+    picked, search, sid = as_str(picked, limit=300), as_str(search, ""), as_str(sid, limit=100)
+    current = page_source(current)
     want, info, imp, alerts = choose_source(trigger, picked, search, current, sid)
     same = isinstance(current, dict) and current.get("id") == want and trigger is not None
     opts = sources.source_options(sid)
@@ -173,8 +188,14 @@ def upload_outcome(got: sources.Ingested) -> dict:
 )
 def on_upload(contents, names, sid):
     """Files dropped on the shell's upload zone."""
+    if isinstance(contents, list):  # multiple=True: data URLs and file names, one each
+        contents = [c if isinstance(c, str) else "" for c in contents[:1000]]
+        names = [n if isinstance(n, str) and len(n) <= 1000 else None for n in as_list(names, [])[:1000]]
+    else:
+        contents, names = as_str(contents, limit=1 << 40), as_str(names, limit=1000)
     if not contents:
         return (no_update,) * 6 + (None,)
+    sid = as_str(sid, limit=100)
     try:
         got = sources.ingest_files(sid, contents, names)
     except Exception as exc:  # never lose the page over an upload

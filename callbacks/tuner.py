@@ -39,7 +39,8 @@ from dashboard.keys import allowed_placements, default_conf, default_placement, 
 from dashboard.state import STRATEGY_KEYS, TunerState, build_config, coerce_state, state_from_config
 from layouts.tuner import (controls, cycles_table, decision_card, default_state, placement_note, plan_table,
                            source_line, strategy_options, why_panel)
-from callbacks.shell import alert
+from callbacks.shell import alert, page_source
+from dashboard.web_safety import as_dict, as_list, as_number, as_str, str_list
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +57,7 @@ def control_values(*pairs) -> dict:
     for id_list, val_list in pairs:
         for i, v in zip(id_list or [], val_list or []):
             k = i.get("key") if isinstance(i, dict) else None
-            if not k:
+            if not isinstance(k, str) or not k:
                 continue
             try:
                 out[k] = value_to_conf(key_spec(k), v)
@@ -74,6 +75,39 @@ def overlay(values: dict, current: dict) -> dict:
         else:
             out[k] = v
     return out
+
+
+def _tuner_base(base) -> dict | None:
+    """``TUNER_BASE`` data when it has the shape :func:`sync_controls` writes (``values`` a dict,
+    ``messages`` a list, ``n`` an int), else None (a request can carry any JSON there)."""
+    base = as_dict(base)
+    if base is None or not isinstance(base.get("values", {}) or {}, dict) \
+            or not isinstance(base.get("messages", []) or [], list) \
+            or not isinstance(base.get("n", 0) or 0, int) or as_number(base.get("n", 0) or 0, lo=0, hi=2**53) is None \
+            or as_str(base.get("nonce"), "", limit=100) != (base.get("nonce") or ""):
+        return None
+    return base
+
+
+def _with_nonce(d: dict | None) -> dict | None:
+    """``d`` with its ``nonce`` dropped unless it is a short string (nonces go back to the browser)."""
+    if d is None or d.get("nonce") is None or as_str(d.get("nonce"), limit=100) is not None:
+        return d
+    return {k: v for k, v in d.items() if k != "nonce"}
+
+
+def _tuner_config(config) -> dict | None:
+    """``TUNER_STATE``/``CONFIG`` data naming a source (``src`` a short non-empty string), else None."""
+    config = as_dict(config)
+    return config if config is not None and as_str(config.get("src"), limit=300) else None
+
+
+def _tuner_link(link) -> dict | None:
+    """``TUNER_LINK`` data (a decoded permalink: ``state`` a dict, ``errors`` strings), else None."""
+    link = as_dict(link)
+    if link is None:
+        return None
+    return {"state": as_dict(link.get("state")), "errors": str_list(link.get("errors"), limit=2000)}
 
 
 def _fix_pairing(state: TunerState, trigger) -> tuple[TunerState, list]:
@@ -212,6 +246,12 @@ _CONTROL_STATES = (
 def sync_controls(shed, place, _reset, _p5, _bigo, conf_contents, conf_import, link, conf_name, base, config, source,
                   seed, k_ids, k_vals, f_ids, f_vals, t_ids, t_vals):
     """Strategy pickers, presets, broker.conf import and page load: (re)render the key controls."""
+    base, link, source, config = _tuner_base(base), _tuner_link(link), page_source(source), as_dict(config)
+    shed, place = as_str(shed, limit=100), as_str(place, limit=100)
+    seed = seed if as_number(seed, lo=0, hi=2**31 - 1) is not None or (  # TunerState's range
+        isinstance(seed, str) and len(seed) <= 10 and seed.isdigit() and int(seed) < 2**31) else None
+    conf_contents, conf_name = as_str(conf_contents, limit=1 << 40), as_str(conf_name, limit=1000)
+    config, conf_import = _with_nonce(config), _with_nonce(as_dict(conf_import))
     trigger = ctx.triggered_id if base is not None else None
     if trigger == ids.page_import("tuner"):
         trigger = ids.CONF_IMPORT
@@ -370,6 +410,8 @@ def compute(state: TunerState, shown=None, base_msgs=()) -> dict:
 def update_tuner(k_vals, f_vals, t_vals, seed, step, source, base, k_ids, f_ids, t_ids, shed, place, shown,
                  conf_import):
     """A slider released (or the base, the seed, the source or the timeline step changed): recompute."""
+    base, source, conf_import, shown = _tuner_base(base), page_source(source), as_dict(conf_import), as_dict(shown)
+    shed, place = as_str(shed, limit=100), as_str(place, limit=100)
     if base is None or not isinstance(source, dict) or not source.get("id"):
         raise PreventUpdate  # sync_controls has not run yet, or no source yet
     imp = conf_import.get("nonce") if isinstance(conf_import, dict) else None
@@ -408,6 +450,7 @@ def update_tuner(k_vals, f_vals, t_vals, seed, step, source, base, k_ids, f_ids,
 )
 def step_row(source, link):
     """Timeline sources get a snapshot slider (the last snapshot first, or the permalink's step)."""
+    source, link = page_source(source), _tuner_link(link)
     steps = int((source or {}).get("steps", 1) or 1)
     if steps <= 1:
         return 0, 0, None, True
@@ -433,7 +476,8 @@ def step_row(source, link):
 def run_cycles_cb(n_clicks, relayed, config, n):
     """"Run N cycles" (and keep the run in step with the sliders once it has been asked for)."""
     config = relayed if isinstance(relayed, dict) and ctx.triggered_id == ids.TUNER_CYCLES_STATE else config
-    if not n_clicks or not isinstance(config, dict):
+    config, n = _tuner_config(config), as_number(n, 10, lo=1, hi=10**6)
+    if not n_clicks or config is None:
         raise PreventUpdate
     state = TunerState.from_json(config)
     try:
@@ -442,7 +486,8 @@ def run_cycles_cb(n_clicks, relayed, config, n):
         cfg, _ = build_config(state)
         cycles = run_cycles(snap, cfg, state.seed, n)
     except Exception as exc:  # noqa: BLE001 - say so in the panel, keep the page
-        log.exception("cycles failed")
+        if not isinstance(exc, ShedlabError):  # bad input (an unknown or expired source) is said, not logged
+            log.exception("cycles failed")
         return empty_figure(f"cannot run the cycles: {exc}", height=200), ""
     hits = None
     if any(is_transfer(c.shedding) for c in cycles):  # TransferShedder: the hit count building up
@@ -461,7 +506,8 @@ def run_cycles_cb(n_clicks, relayed, config, n):
 def why_not(target, relayed, config):
     """Explain a broker or a bundle (re-explained when the settings change)."""
     config = relayed if isinstance(relayed, dict) and ctx.triggered_id == ids.TUNER_WHY_STATE else config
-    if not target or not isinstance(config, dict):
+    config, target = _tuner_config(config), as_str(target, limit=1000)
+    if not target or config is None:
         return []
     state = TunerState.from_json(config)
     try:
@@ -487,6 +533,8 @@ def why_not(target, relayed, config):
 )
 def why_options(source, search, value, step):
     """Brokers, then bundles (busiest first, or those matching what is typed)."""
+    source, search, value = page_source(source), as_str(search, limit=1000), as_str(value, limit=1000)
+    step = step if isinstance(step, int) and not isinstance(step, bool) else None
     if not isinstance(source, dict) or not source.get("id"):
         raise PreventUpdate
     try:
@@ -532,14 +580,15 @@ def _analysis_for(config):
 )
 def export_figures(n, fmt, config):
     """"Download figures": every figure rendered server-side by Kaleido, zipped."""
-    if not n or not isinstance(config, dict):
+    if not n or _tuner_config(config) is None:
         raise PreventUpdate
     fmt = fmt if fmt in ("png", "svg") else "png"
     try:
         state, a, _ = _analysis_for(config)
         data = figures_zip(tuner_figures(a), fmt)
     except Exception as exc:  # Chromium missing, a render timeout, …: say so, keep the page
-        log.exception("figure export failed")
+        if not isinstance(exc, ShedlabError):  # bad input (an unknown or expired source) is said, not logged
+            log.exception("figure export failed")
         return no_update, [alert("error", f"figure export failed: {type(exc).__name__}: {exc}")]
     name = f"shedlab-figures-{a.shedding}-{a.rev}.zip"
     return dcc.send_bytes(data, name), no_update
@@ -559,15 +608,18 @@ def export_figures(n, fmt, config):
 )
 def export_report(n, config, link, target, cycles_clicks, cycles_n):
     """"Export report": one self-contained HTML file (figures, config diff, decisions, reasons)."""
-    if not n or not isinstance(config, dict):
+    link, target = as_str(link, limit=20_000), as_str(target, limit=1000)
+    if not n or _tuner_config(config) is None:
         raise PreventUpdate
     try:
         state, a, errors = _analysis_for(config)
-        cycles = run_cycles(a.snap, a.config, state.seed, max(1, min(200, int(cycles_n or 10)))) if cycles_clicks else None
+        cycles_n = as_number(cycles_n, 10, lo=1, hi=10**6)
+        cycles = run_cycles(a.snap, a.config, state.seed, max(1, min(200, int(cycles_n)))) if cycles_clicks else None
         w = whynot.explain(a, target, budget_s=2.0) if target and whynot.target_kind(a.view, target) else None
         html_text = build_report(a, state, permalink=link or None, cycles=cycles, whynot=w, warnings=errors)
     except Exception as exc:
-        log.exception("report failed")
+        if not isinstance(exc, ShedlabError):  # bad input (an unknown or expired source) is said, not logged
+            log.exception("report failed")
         return no_update, [alert("error", f"report failed: {type(exc).__name__}: {exc}")]
     return {"content": html_text, "filename": report_filename(a), "type": "text/html"}, no_update
 
@@ -580,7 +632,7 @@ def export_report(n, config, link, target, cycles_clicks, cycles_n):
 )
 def export_conf(n, config):
     """"Export changed keys": the broker.conf lines to paste into a real cluster."""
-    if not n or not isinstance(config, dict):
+    if not n or _tuner_config(config) is None:
         raise PreventUpdate
     cfg, _ = build_config(TunerState.from_json(config))
     text = "# load-balancer keys changed from Pulsar 4.x defaults (Shedlab)\n" + to_broker_conf(cfg, comments=True)
@@ -608,7 +660,7 @@ def commands_download(a, style: str = "pulsar-admin") -> dict:
 )
 def export_commands(n, style, config):
     """"Download commands": the unload plan as the pulsar-admin lines (or REST calls) that would carry it out."""
-    if not n or not isinstance(config, dict):
+    if not n or _tuner_config(config) is None:
         raise PreventUpdate
     try:
         _, a, _ = _analysis_for(config)

@@ -26,11 +26,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import logging
+import math
 import os
 import threading
 from pathlib import Path
 
-__all__ = ["harden", "bound_log_records", "clip", "load_users", "LOG_MAX_CHARS", "MAX_REQUEST_BYTES"]
+__all__ = ["harden", "bound_log_records", "clip", "load_users", "LOG_MAX_CHARS", "MAX_REQUEST_BYTES", "as_dict",
+           "as_list", "as_str", "as_number", "str_list", "MAX_VALUE_CHARS"]
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +82,45 @@ def bound_log_records(limit: int | None = None) -> None:
     _installed = True
 
 
+# ------------------------------------------------------------------------------------------------- callback values
+#: longest string a callback takes from a request value (longer ones are treated as missing)
+MAX_VALUE_CHARS = 20_000
+
+
+def as_dict(value, default=None):
+    """``value`` when it is a dict, else ``default`` (callbacks check a request's values with these first:
+    a client can send any JSON for any property)."""
+    return value if isinstance(value, dict) else default
+
+
+def as_list(value, default=None):
+    """``value`` when it is a list, else ``default``."""
+    return value if isinstance(value, list) else default
+
+
+def as_str(value, default=None, limit: int = MAX_VALUE_CHARS):
+    """``value`` when it is a string of at most ``limit`` characters, else ``default``."""
+    return value if isinstance(value, str) and len(value) <= limit else default
+
+
+def as_number(value, default=None, lo: float | None = None, hi: float | None = None):
+    """``value`` when it is a finite int/float (not a bool) within ``[lo, hi]``, else ``default``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return default
+    if isinstance(value, float) and not math.isfinite(value):
+        return default
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        return default
+    return value
+
+
+def str_list(value, limit: int = MAX_VALUE_CHARS, max_items: int = 10_000):
+    """The strings of ``value`` when it is a list (other items dropped), else ``[]``."""
+    if not isinstance(value, list):
+        return []
+    return [v for v in value[:max_items] if isinstance(v, str) and len(v) <= limit]
+
+
 # ------------------------------------------------------------------------------------------------- requests
 def _callback_body_problem(body, callback_map) -> str | None:
     """What is wrong with a ``/_dash-update-component`` body (None when its shape is Dash's)."""
@@ -111,7 +152,49 @@ def _callback_body_problem(body, callback_map) -> str | None:
     outs = body["outputs"] if isinstance(body["outputs"], list) else [body["outputs"]]
     if not items_ok(outs):
         return "malformed outputs"
+    # one item per declared dependency, a list for a wildcard (ALL/ALLSMALLER) one: Dash indexes them
+    # by position and raises IndexError otherwise
+    spec = callback_map[out]
+    for k in ("inputs", "state"):
+        want = spec.get(k) or []
+        got = body.get(k) or []
+        if len(got) != len(want):
+            return f"{k}: {len(want)} expected"
+        for w, g in zip(want, got):
+            wild = isinstance(w, dict) and '"ALL' in str(w.get("id", ""))
+            if wild != isinstance(g, list):
+                return f"malformed {k}"
+    if not spec.get("no_output"):
+        n_out = _n_outputs(spec.get("outputs_indices"))
+        if isinstance(body["outputs"], list) != isinstance(spec.get("outputs_indices"), list) or len(outs) != n_out:
+            return "outputs do not match the callback"
     return None
+
+
+def _n_outputs(indices) -> int:
+    if isinstance(indices, (list, tuple)):
+        return sum(_n_outputs(i) for i in indices)
+    if isinstance(indices, dict):
+        return sum(_n_outputs(i) for i in indices.values())
+    return 1
+
+
+def _normalise_router_body(body, prefix: str) -> None:
+    """Dash's pages router (``_pages_location`` pathname/search → page content) raises on a pathname
+    that is not a string under the app's path prefix (``UnsupportedRelativePath``, ``AttributeError``)
+    and on a search that is not a string. A browser only sends strings there, so such values are
+    crafted: the pathname becomes one that no page has (Dash answers its "404 - Page not found"
+    layout), an odd search becomes empty. Over-long values are treated the same way."""
+    for item in body.get("inputs") or []:
+        if not isinstance(item, dict) or item.get("id") != "_pages_location":
+            continue
+        v = item.get("value")
+        if item.get("property") == "pathname":
+            if not (isinstance(v, str) and v.startswith(prefix) and len(v) <= 2000):
+                item["value"] = prefix + "not-found"
+        elif item.get("property") == "search":
+            if not (isinstance(v, str) and len(v) <= 8000):
+                item["value"] = ""
 
 
 def _short(code: int, text: str):
@@ -144,6 +227,8 @@ def harden(app) -> None:
         if problem:
             log.info("refused callback request: %s", problem)
             return _short(400, f"bad request: {problem}")
+        if body["output"].startswith(".._pages_content."):
+            _normalise_router_body(body, prefix)  # in place: Dash reads the same (cached) parsed body
         return None
 
     @server.errorhandler(DependencyException)
