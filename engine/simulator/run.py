@@ -1133,7 +1133,9 @@ def simulate(scenario: Scenario, config: LoadBalancerConfig | None = None, *, se
     SimulationResult
     """
     cfg = config if config is not None else scenario.lb_config()
-    return Simulation(scenario, cfg, seed=seed, minutes=minutes, leader=leader).run(progress, cancel)
+    # a scenario may name its own simulation (engine.simulator.from_snapshot: a snapshot as the start)
+    cls = getattr(scenario, "simulation_class", None) or Simulation
+    return cls(scenario, cfg, seed=seed, minutes=minutes, leader=leader).run(progress, cancel)
 
 
 def run_scenario(scenario, *, strategy: str | None = None, placement: str | None = None,

@@ -1,0 +1,652 @@
+"""A snapshot as the starting state of a simulation: the cluster as it was, its traffic held steady.
+
+:func:`scenario_from_snapshot` turns a modular ``LoadData`` snapshot (a sample, an upload, a collected
+snapshot) or an Extensible Load Manager snapshot (:class:`~engine.extensible.snapshot.ExtensibleLoadData`,
+or the display ``LoadData`` that carries it as ``ld.elm``) into a :class:`SnapshotScenario`: a
+:class:`~engine.simulator.scenario.Scenario` (brokers, namespaces, no workloads, no events) plus a
+:class:`SnapshotStart` with the measured state. :func:`engine.simulator.run_scenario` /
+:func:`~engine.simulator.simulate` run it with :class:`SnapshotSimulation` (the scenario names its
+simulation class), so a run takes every override (strategy, placement, preset, ``set``) a scenario
+file takes.
+
+What is taken from the snapshot
+-------------------------------
+* **Brokers**: every broker with a load report (modular ``LocalBrokerData``; ELM ``BrokerLoadData``), with
+  its limits as reported: ``cpu.limit`` (percent of one core × cores), ``memory.limit`` (heap MB),
+  ``directMemory.limit`` (MB), ``bandwidthIn.limit`` / ``bandwidthOut.limit`` (Kbit/s), and its usages,
+  message rates and throughputs as reported. Registered ELM brokers without load data are not simulated.
+* **Bundles and owners**: modular — every bundle a broker lists in its ``bundles`` (the first broker
+  in ``brokerData`` order when two list it during a handover); ELM — the service-unit channel
+  (``bundleOwnership``) when the snapshot has it, else the broker listing the bundle in its top-K report.
+  Bundle data of bundles no broker owns is dropped (nothing serves them, so nothing can move them).
+* **Traffic per bundle** (msg/s and bytes/s in and out), held constant over the run: modular — the
+  bundle's ``bundleData`` short-term averages (``lastStats`` when it has no bundle data); ELM — the
+  ``NamespaceBundleStats`` of the top-K reports (a channel bundle outside every top-K list carries no
+  traffic of its own). ``topics`` per bundle from ``bundleData.topics`` / the stats (at least 1, so the
+  bundle stays in its owner's report); sessions are ``producerCount + consumerCount``.
+* **Background load**: what a broker reports beyond its bundles' traffic stays on that broker and
+  never moves: its message rates and throughputs minus those of its bundles (for ELM: the bundles
+  outside its top K), its CPU, heap, direct memory and NIC usage not explained by the cost model.
+  Each minute a broker reports ``reported value + cost × (traffic it serves now − traffic it served in
+  the snapshot)``; on the unchanged snapshot that is exactly the reported value.
+* **The leader's memory**: modular — the bundle data (short- and long-term averages and their sample
+  counts), the brokers' long-term message rates and topic counts, ``recentlyUnloadedBundles``, the
+  strategies' state the snapshot records (``shedlabStrategyState``), the broker versions and load-manager
+  classes the filters read, resource quotas and the cluster's isolation / anti-affinity / failure-domain
+  policies; ELM — the published ``BrokerLoadData`` (``weightedMaxEMA`` is the starting EMA, the brokers'
+  EMAs advance from it), the top-K lists, the broker registry (``BrokerLookupData``),
+  ``recentlyUnloadedBundles`` / ``recentlyUnloadedBrokers`` and TransferShedder's hit count.
+* **Strategy**: an ELM snapshot's scenario config names ``ExtensibleLoadManagerImpl``, TransferShedder
+  and the extensible LeastResourceUsageWithWeight placement; a modular snapshot's the keys given to
+  :func:`scenario_from_snapshot` (e.g. a sample's own ``broker.conf`` values).
+* **Time**: every timestamp of the snapshot is shifted so that the simulation's first shedding check
+  (minute ``loadBalancerSheddingIntervalMinutes``) runs at the snapshot's own time. On the unchanged
+  snapshot no report changes before that check (traffic is steady), so **the first cycle sees exactly
+  the snapshot and decides what the Tuner decides** for it under the same config (tested for
+  ThresholdShedder on a modular sample and TransferShedder on ``pulsar-client consume`` output).
+
+Approximations (what a snapshot does not say)
+---------------------------------------------
+* **CPU cost per message**: a snapshot has no per-message CPU cost. It is fitted: the median over the
+  brokers carrying traffic of ``cpu.usage / 100 / (msgRateIn + msgRateOut)`` cores per msg/s; a bundle
+  moving away takes that much CPU per message with it; the rest of each broker's CPU is its own
+  background. With no traffic anywhere, the scenario default (``CostModel.cpu_per_msg_in``).
+* **Bandwidth**: a moving bundle takes ``bytes × 8 / 1000`` Kbit/s of NIC in and
+  ``(bytes out + r × bytes in) × 8 / 1000`` of NIC out, ``r`` (writes to bookies) fitted as the median
+  over brokers of ``(bandwidthOut − msgThroughputOut) / msgThroughputIn`` (clipped to 0..10; 2 without data).
+* **Direct memory** per MiB/s of throughput: the scenario default (``CostModel.direct_memory_per_mib``);
+  heap usage stays as reported.
+* **Per-topic split of a bundle**: not in a snapshot (neither has topic names). Bundles therefore do not
+  split during the run (auto split is off whatever the config says: a split needs the topics' hashes),
+  and a bundle's traffic moves as one.
+* **Traffic over time**: held at the snapshot's values (optionally with the scenario's per-minute
+  noise, :class:`~engine.simulator.scenario.NoiseModel`; off by default so the first cycle is exact).
+* Modular preallocations of the snapshot are not carried over; the brokers' ``lastUpdate`` times are
+  the simulator's (the leader's strategies do not read them).
+* For ELM, the load of bundles outside the top-K lists cannot move (it is background); the top-K lists
+  are rebuilt every minute from the simulated bundle stats after the first minute, as brokers do.
+
+Examples
+--------
+>>> from engine.samples import load_sample
+>>> sc = scenario_from_snapshot(load_sample("yahoo-japan-3-brokers"), minutes=5)
+>>> [b.id for b in sc.brokers], sc.start.kind, len(sc.start.bundles)
+(['broker1:8080', 'broker2:8080', 'broker3:8080'], 'modular', 8)
+"""
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from ..javacompat import percent_usage_array
+from ..model import LoadData, bundle_namespace
+from .leader import ModularLeader
+from .run import EPOCH_MS, MIB, Simulation
+from .scenario import (
+    BrokerSpec,
+    CostModel,
+    MetricsSpec,
+    NamespaceSpec,
+    NoiseModel,
+    Scenario,
+    TimingModel,
+    check_scenario_size,
+)
+
+__all__ = ["SnapshotStart", "SnapshotScenario", "SnapshotSimulation", "scenario_from_snapshot", "snapshot_kind"]
+
+_MIN = 60_000
+_RANGE = re.compile(r"^0x([0-9a-fA-F]{1,8})_0x([0-9a-fA-F]{1,8})$")
+#: resources in the simulator's order (cpu, memory, directMemory, bandwidthIn, bandwidthOut)
+_RES = ("cpu", "memory", "direct_memory", "bandwidth_in", "bandwidth_out")
+
+
+@dataclass(eq=False)
+class SnapshotStart:
+    """The measured state a :class:`SnapshotSimulation` starts from (see the module docs).
+
+    Arrays per broker follow :attr:`brokers`; per bundle :attr:`bundles` (grouped by namespace, in
+    hash-range order). ``traffic`` rows: msgRateIn, msgRateOut, msgThroughputIn, msgThroughputOut
+    (bytes/s); ``rates`` the brokers' reported totals in the same order; ``usage`` / ``limit`` the
+    reported resource usages and limits (cpu, memory, directMemory, bandwidthIn, bandwidthOut).
+    """
+
+    kind: str  # "modular" or "elm"
+    source: str
+    now_ms: int
+    brokers: list
+    usage: np.ndarray
+    limit: np.ndarray
+    rates: np.ndarray
+    bundles: list
+    bounds: list  # (lo, hi) per bundle
+    owner: np.ndarray
+    traffic: np.ndarray
+    topics: np.ndarray
+    sessions: np.ndarray
+    cpu_per_msg: float
+    replication: float
+    direct_memory_per_mib: float
+    # modular leader memory (None for ELM)
+    st: np.ndarray | None = None
+    lt: np.ndarray | None = None
+    st_n: np.ndarray | None = None
+    lt_n: np.ndarray | None = None
+    in_bd: np.ndarray | None = None
+    num_topics: np.ndarray | None = None
+    long_term_msg_rate: np.ndarray | None = None
+    broker_info: list | None = None
+    resource_quotas: dict = field(default_factory=dict)
+    recently_unloaded: dict = field(default_factory=dict)
+    recently_unloaded_brokers: dict = field(default_factory=dict)
+    strategy_state: dict = field(default_factory=dict)
+    #: the ELM snapshot itself (its BrokerLoadData, top-K lists and registry seed the ELM leader)
+    elm: Any = None
+    notes: list = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SnapshotScenario(Scenario):
+    """A :class:`Scenario` whose run starts from a snapshot (``start``); run with :class:`SnapshotSimulation`."""
+
+    start: Any = None
+
+    @property
+    def simulation_class(self):
+        return SnapshotSimulation
+
+
+# ============================================================================================ conversion
+def snapshot_kind(data) -> str:
+    """``"elm"`` for an ELM snapshot (or a display ``LoadData`` carrying one as ``.elm``), else ``"modular"``."""
+    if getattr(data, "elm", None) is not None or getattr(data, "extensible", False) is True and not isinstance(
+            data, LoadData):
+        return "elm"
+    return "modular"
+
+
+def _range(name: str, source) -> tuple[int, int]:
+    m = _RANGE.match(name.rsplit("/", 1)[-1])
+    if not m:
+        raise InputError(f"bundle {name[:120]!r} has no 0xLOWER_0xUPPER hash range", source=source,
+                         field="bundles")
+    return int(m.group(1), 16), int(m.group(2), 16)
+
+
+def _median_ratio(num: np.ndarray, den: np.ndarray, default: float, lo: float = 0.0, hi: float | None = None) -> float:
+    ok = (den > 0) & np.isfinite(num) & (num >= 0)
+    if not ok.any():
+        return default
+    v = float(np.median(num[ok] / den[ok]))
+    if hi is not None:
+        v = min(v, hi)
+    return max(v, lo)
+
+
+def scenario_from_snapshot(data, *, minutes: int = 60, config: dict | None = None, noise: NoiseModel | None = None,
+                           seed: int = 0, name: str | None = None, title: str | None = None) -> SnapshotScenario:
+    """The scenario that starts from ``data`` (see the module docs for what is taken and approximated).
+
+    Parameters
+    ----------
+    data : LoadData or ExtensibleLoadData
+        A modular snapshot, an ELM snapshot, or the display ``LoadData`` of an ELM upload (``.elm``).
+    minutes : int
+        Length of the run.
+    config : dict, optional
+        ``broker.conf`` keys of the scenario (a modular source's own values); an ELM snapshot always
+        adds ``loadManagerClassName``, TransferShedder and its placement (unless ``config`` names them).
+    noise : NoiseModel, optional
+        Per-minute noise; default none (traffic held exactly steady).
+    """
+    elm = getattr(data, "elm", None)
+    if elm is None and getattr(data, "extensible", False) is True and not isinstance(data, LoadData):
+        elm = data
+    source = getattr(elm if elm is not None else data, "source", None) or "snapshot"
+    start = _elm_start(elm, source) if elm is not None else _modular_start(data, source)
+    if not start.brokers:
+        raise InputError("the snapshot has no broker with load data: nothing to simulate", source=source,
+                         field="brokers")
+    values = dict(config or {})
+    if start.kind == "elm":
+        from ..extensible.snapshot import EXTENSIBLE_LOAD_MANAGER
+        from ..strategies import SHEDDING, fqn
+
+        values.setdefault("loadManagerClassName", EXTENSIBLE_LOAD_MANAGER)
+        values.setdefault("loadBalancerLoadSheddingStrategy", fqn("TransferShedder"))
+        values.setdefault("loadBalancerLoadPlacementStrategy", fqn(SHEDDING["TransferShedder"].default_placement))
+    # brokers: limits as reported (the simulator's own arrays are set from start.limit)
+    brokers = []
+    for i, b in enumerate(start.brokers):
+        lim, use = start.limit[i], start.usage[i]
+        brokers.append(BrokerSpec(
+            id=b, cores=max(float(lim[0]) / 100.0, 1e-9), nic_gbps=max(float(lim[3]) / 1e6, 1e-12),
+            heap_mb=max(float(lim[1]), 1e-9), direct_memory_mb=max(float(lim[2]), 1e-9), background_cpu=0.0,
+            heap_used=float(100.0 * use[1] / lim[1]) if lim[1] > 0 else 0.0, join=0))
+    namespaces, counts = [], {}
+    for bn in start.bundles:
+        counts[bundle_namespace(bn)] = counts.get(bundle_namespace(bn), 0) + 1
+    for ns, n in counts.items():
+        namespaces.append(NamespaceSpec(ns, n, "placement"))
+    cost = CostModel(cpu_per_msg_in=start.cpu_per_msg, cpu_per_msg_out=start.cpu_per_msg, cpu_per_mib=0.0,
+                     replication=start.replication, direct_memory_per_mib=start.direct_memory_per_mib)
+    policies = None
+    if start.kind == "modular":
+        from ..policies import policies_of
+
+        policies = policies_of(data)
+    label = "ELM snapshot" if start.kind == "elm" else "snapshot"
+    sc = SnapshotScenario(
+        name=name or f"{label}: {str(source)[:80]}", minutes=int(minutes), brokers=tuple(brokers),
+        namespaces=tuple(namespaces), title=title or f"from the {label} {str(source)[:80]}",
+        description="The cluster as the snapshot recorded it, its traffic held steady: " + "; ".join(start.notes),
+        seed=int(seed), config=tuple(sorted((str(k), str(v)) for k, v in values.items())), cost=cost,
+        noise=noise or NoiseModel(0.0, 0.0, 0.0), timing=TimingModel(), metrics=MetricsSpec(),
+        source=str(source), policies=policies, start=start)
+    check_scenario_size(sc)
+    return sc
+
+
+def _sort_bundles(names: list[str], source) -> list[str]:
+    """Grouped by namespace (first appearance), each namespace's bundles in hash-range order."""
+    order = {}
+    for n in names:
+        order.setdefault(bundle_namespace(n), len(order))
+    return sorted(names, key=lambda n: (order[bundle_namespace(n)], _range(n, source)))
+
+
+def _fits(usage, limit, rates, traffic, owner, S, notes):
+    """CPU per message and the bookie-write factor of NIC out, fitted over the brokers (module docs)."""
+    msg = rates[:, 0] + rates[:, 1]
+    cpu = _median_ratio(usage[:, 0] / 100.0, msg, CostModel().cpu_per_msg_in)
+    notes.append(f"CPU per message fitted from the brokers' CPU and msg rates: {cpu:.3g} cores per msg/s")
+    # bandwidthOut (Kbit/s) -> bytes/s, minus what the broker sends to consumers, per byte received
+    repl = _median_ratio(usage[:, 4] * 1000.0 / 8.0 - rates[:, 3], rates[:, 2], CostModel().replication, 0.0, 10.0)
+    notes.append(f"NIC out per byte in (writes to bookies) fitted: {repl:.3g}")
+    notes.append("direct memory per MiB/s: the scenario default; no per-topic split (bundles do not split)")
+    return cpu, repl
+
+
+def _modular_start(ld: LoadData, source) -> SnapshotStart:
+    from ..view import LoadView
+
+    v = LoadView.from_load_data(ld)
+    brokers = list(v.brokers)
+    S = len(brokers)
+    owner_of: dict[str, int] = {}
+    for i, ks in enumerate(v.owned):
+        for k in np.asarray(ks).tolist():
+            owner_of.setdefault(v.bundles[k], i)
+    names = _sort_bundles(list(owner_of), source)
+    vk = v.bundle_index
+    idx = np.array([vk[n] for n in names], dtype=np.int64)
+    K = len(names)
+    traffic = np.zeros((K, 4))
+    topics = np.ones(K, dtype=np.int64)
+    sessions = np.zeros(K, dtype=np.int64)
+    for j, n in enumerate(names):
+        k = int(idx[j])
+        stats = ld.brokers[brokers[owner_of[n]]].local.last_stats.get(n)
+        if v.in_bundle_data[k]:
+            thr_in, thr_out, r_in, r_out = (float(x) for x in v.st[k])
+            traffic[j] = (r_in, r_out, thr_in, thr_out)
+            topics[j] = max(1, int(v.topics[k]))
+        elif stats is not None:
+            traffic[j] = (stats.msg_rate_in, stats.msg_rate_out, stats.msg_throughput_in, stats.msg_throughput_out)
+        if stats is not None:
+            sessions[j] = int(stats.producer_count) + int(stats.consumer_count)
+            if not v.in_bundle_data[k]:
+                topics[j] = max(1, int(stats.topics))
+    usage = np.zeros((S, 5))
+    limit = np.zeros((S, 5))
+    rates = np.zeros((S, 4))
+    for i, b in enumerate(brokers):
+        L = ld.brokers[b].local
+        for j, a in enumerate(_RES):
+            r = getattr(L, a)
+            usage[i, j], limit[i, j] = float(r.usage), float(r.limit)
+        rates[i] = (L.msg_rate_in, L.msg_rate_out, L.msg_throughput_in, L.msg_throughput_out)
+    owner = np.array([owner_of[n] for n in names], dtype=np.int64)
+    notes = []
+    dropped = int(v.in_bundle_data.sum()) - int(v.in_bundle_data[idx].sum()) if K else int(v.in_bundle_data.sum())
+    if dropped:
+        notes.append(f"{dropped} bundle(s) with bundle data but no owner dropped")
+    cpu, repl = _fits(usage, limit, rates, traffic, owner, S, notes)
+    return SnapshotStart(
+        kind="modular", source=str(source), now_ms=int(v.now_ms), brokers=brokers, usage=usage, limit=limit,
+        rates=rates, bundles=names, bounds=[_range(n, source) for n in names], owner=owner, traffic=traffic,
+        topics=topics, sessions=sessions, cpu_per_msg=cpu, replication=repl,
+        direct_memory_per_mib=CostModel().direct_memory_per_mib,
+        st=v.st[idx].copy(), lt=v.lt[idx].copy(), st_n=v.st_samples[idx].copy(), lt_n=v.lt_samples[idx].copy(),
+        in_bd=v.in_bundle_data[idx].copy(), num_topics=np.asarray(v.num_topics, dtype=np.int64).copy(),
+        long_term_msg_rate=np.asarray(v.long_term_msg_rate, dtype=float).copy(), broker_info=list(v.broker_info),
+        resource_quotas=dict(v.resource_quotas), recently_unloaded=dict(ld.recently_unloaded),
+        strategy_state=copy.deepcopy(dict(getattr(ld, "strategy_state", None) or {})), notes=notes)
+
+
+def _elm_start(ext, source) -> SnapshotStart:
+    from ..javacompat import java_map_order
+
+    brokers = [b for b in java_map_order(list(ext.broker_load_data), concurrent=True)]
+    S = len(brokers)
+    pos = {b: i for i, b in enumerate(brokers)}
+    owners = {bn: b for bn, b in ext.owners().items() if b in pos}
+    stats = {}
+    for b in java_map_order(list(ext.top_bundles), concurrent=True):
+        for x in ext.top_bundles[b]:
+            if owners.get(x.bundle_name) == b:
+                stats.setdefault(x.bundle_name, x.stats)
+    names = _sort_bundles(list(owners), source)
+    K = len(names)
+    traffic = np.zeros((K, 4))
+    topics = np.ones(K, dtype=np.int64)
+    sessions = np.zeros(K, dtype=np.int64)
+    for j, n in enumerate(names):
+        s = stats.get(n)
+        if s is not None:
+            traffic[j] = (s.msg_rate_in, s.msg_rate_out, s.msg_throughput_in, s.msg_throughput_out)
+            topics[j] = max(1, int(s.topics))
+            sessions[j] = int(s.producer_count) + int(s.consumer_count)
+    usage = np.zeros((S, 5))
+    limit = np.zeros((S, 5))
+    rates = np.zeros((S, 4))
+    for i, b in enumerate(brokers):
+        d = ext.broker_load_data[b]
+        for j, a in enumerate(_RES):
+            r = getattr(d, a)
+            usage[i, j], limit[i, j] = float(r.usage), float(r.limit)
+        rates[i] = (d.msg_rate_in, d.msg_rate_out, d.msg_throughput_in, d.msg_throughput_out)
+    owner = np.array([pos[owners[n]] for n in names], dtype=np.int64)
+    notes = ["the load of bundles outside each broker's top-K report stays on it as background"]
+    missing = [b for b in ext.brokers if b not in pos]
+    if missing:
+        notes.append(f"{len(missing)} registered broker(s) without load data not simulated: {', '.join(missing[:5])}")
+    cpu, repl = _fits(usage, limit, rates, traffic, owner, S, notes)
+    return SnapshotStart(
+        kind="elm", source=str(source), now_ms=int(ext.now), brokers=brokers, usage=usage, limit=limit, rates=rates,
+        bundles=names, bounds=[_range(n, source) for n in names], owner=owner, traffic=traffic, topics=topics,
+        sessions=sessions, cpu_per_msg=cpu, replication=repl,
+        direct_memory_per_mib=CostModel().direct_memory_per_mib,
+        recently_unloaded=dict(ext.recently_unloaded), recently_unloaded_brokers=dict(ext.recently_unloaded_brokers),
+        strategy_state=copy.deepcopy(dict(ext.strategy_state or {})), elm=ext, notes=notes)
+
+
+# ============================================================================================ simulation
+class SnapshotSimulation(Simulation):
+    """:class:`~engine.simulator.run.Simulation` of a :class:`SnapshotScenario`: the snapshot's bundles,
+    owners and steady traffic instead of workloads, each broker's reported usage plus the cost of the
+    traffic that moved (module docs), the leader seeded with the snapshot's memory."""
+
+    def __init__(self, scenario: SnapshotScenario, config, seed=None, minutes=None, leader=None):
+        st = scenario.start
+        if st is None:
+            raise InputError("a snapshot scenario without its snapshot", source=scenario.source)
+        self.start = st
+        interval = max(1, int(config.loadBalancerSheddingIntervalMinutes))
+        #: added to every timestamp of the snapshot: the first check runs at the snapshot's time
+        self.shift = (EPOCH_MS + interval * _MIN) - int(st.now_ms)
+        if leader is None:
+            leader = self._make_leader
+        super().__init__(scenario, config, seed=seed, minutes=minutes, leader=leader)
+
+    # ------------------------------------------------------------------ leader
+    def _rebased(self, d: dict) -> dict:
+        return {k: int(v) + self.shift for k, v in d.items()}
+
+    def _make_leader(self, config, seed=None):
+        from ..strategies import SHEDDING, _load
+
+        _load()
+        cls = SHEDDING.get(config.shedding_strategy)
+        st = self.start
+        if getattr(cls, "leader_factory", None) is not None:
+            from ..extensible.sim_leader import ExtensibleLeader
+
+            base = cls.leader_factory(config, seed=seed)
+            if type(base) is ExtensibleLeader:
+                ldr = _SnapshotExtensibleLeader(config, seed=base.rng)
+                ldr.seed_from(st, self.shift)
+                return ldr
+            return base
+        ldr = _SnapshotModularLeader(config, seed, manager_factory=getattr(cls, "manager_factory", None))
+        ldr.seeds = (self._rebased(st.recently_unloaded), st.strategy_state)
+        return ldr
+
+    # ------------------------------------------------------------------ setup
+    def _build(self):
+        super()._build()
+        st = self.start
+        S = self.S
+        self.lim = np.asarray(st.limit, dtype=float).copy()
+        self.cores = self.lim[:, 0] / 100.0
+        self.heap_mb = self.lim[:, 1]
+        self.dm_mb = self.lim[:, 2]
+        self.nic_kbps = self.lim[:, 3]
+        # the snapshot's bundles replace the equal ranges the namespaces were built with
+        names = list(st.bundles)
+        self.names = names
+        K = len(names)
+        assert K == self.K, "namespaces were built from the same bundles"
+        self.b_lo = np.array([lo for lo, _ in st.bounds], dtype=np.int64)
+        self.b_hi = np.array([hi for _, hi in st.bounds], dtype=np.int64)
+        for i in range(len(self.ns_names)):
+            ks = self.ns_bundles[i]
+            self.ns_bounds[i] = np.asarray([int(self.b_lo[ks[0]])] + [int(self.b_hi[k]) for k in ks], dtype=np.int64)
+        self.owner = np.asarray(st.owner, dtype=np.int64).copy()
+        self._refresh_bundle_caches()
+        self.bt = np.asarray(st.traffic, dtype=float)
+        self._top_c = np.asarray(st.topics, dtype=np.int64)
+        self._ses_c = np.asarray(st.sessions, dtype=np.int64)
+        # what each broker's bundles carried in the snapshot (the base of the deltas)
+        self.base_rates = self._per_broker(self.bt)
+        self.base_ntop = np.bincount(self.owner, self._top_c, S).astype(np.int64)
+        self.snap_usage = np.asarray(st.usage, dtype=float)
+        self.snap_rates = np.asarray(st.rates, dtype=float)
+        self._seeded_bd = False
+        self._ltr0 = None
+        self.info_of = dict(zip(st.brokers, st.broker_info)) if st.broker_info else None
+        self.ntop_of = dict(zip(st.brokers, st.num_topics.tolist())) if st.num_topics is not None else None
+        self.ltr_of = dict(zip(st.brokers, st.long_term_msg_rate.tolist())) if st.long_term_msg_rate is not None else None
+
+    def _per_broker(self, x: np.ndarray) -> np.ndarray:
+        o = np.where(self.b_active & (self.owner >= 0), self.owner, self.S)
+        return np.column_stack([np.bincount(o, x[:, j], self.S + 1)[:self.S] for j in range(x.shape[1])])
+
+    # ------------------------------------------------------------------ traffic and usage
+    def _auto_split(self, t):
+        return False  # no topic names in a snapshot: bundles do not split (module docs)
+
+    def _topics(self, t):
+        return self._top_c, self._ses_c
+
+    def _traffic(self, t):
+        x = self.bt
+        sig = self.sc.noise.traffic
+        if sig > 0:
+            f = 1.0 + (sig * 3.4641016151377544) * (self.rng_traffic.random(self.K) - 0.5)
+            np.maximum(f, 0.0, out=f)
+            x = x * f[:, None]
+        return x[:, 0], x[:, 1], x[:, 2], x[:, 3]
+
+    def _usage(self, t, r_in, r_out, t_in, t_out, top):
+        S, cost = self.S, self.sc.cost
+        now = self._per_broker(np.column_stack([r_in, r_out, t_in, t_out]))
+        d = now - self.base_rates  # exactly 0 on the unchanged snapshot
+        rates = np.maximum(self.snap_rates + d, 0.0)
+        u = self.snap_usage
+        cpu = u[:, 0] + 100.0 * cost.cpu_per_msg_in * (d[:, 0] + d[:, 1])
+        if self.sc.noise.cpu > 0:
+            cpu = cpu + self.sc.noise.cpu * self.lim[:, 0] / 100.0 * self.rng_cpu.standard_normal(S)
+        cpu = np.clip(cpu, 0.0, np.maximum(self.lim[:, 0], u[:, 0]))
+        heap = u[:, 1]
+        if self.sc.noise.heap > 0:
+            heap = np.clip(heap + self.sc.noise.heap * self.lim[:, 1] / 100.0 * self.rng_cpu.standard_normal(S),
+                           0.0, None)
+        dm = np.maximum(u[:, 2] + cost.direct_memory_per_mib * (d[:, 2] + d[:, 3]) / MIB, 0.0)
+        bw_in = np.maximum(u[:, 3] + d[:, 2] * 8.0 / 1000.0, 0.0)
+        bw_out = np.maximum(u[:, 4] + (d[:, 3] + cost.replication * d[:, 2]) * 8.0 / 1000.0, 0.0)
+        self._raw = (cpu, heap, dm, bw_in, bw_out)
+        pct = np.column_stack([percent_usage_array(x, self.lim[:, j]) for j, x in enumerate(self._raw)])
+        o = np.where(self.b_active & (self.owner >= 0), self.owner, S)
+        nb = np.bincount(np.where(top > 0, o, S), minlength=S + 1)[:S].astype(np.int64)
+        return pct, rates, nb
+
+    def _broker_reports(self, t, *args):
+        r = super()._broker_reports(t, *args)
+        al = np.flatnonzero(self.alive)
+        r.limit = self.lim[al]
+        if self.ntop_of is None:  # ELM: topics as reported, plus those of the bundles that moved
+            r.topics = np.asarray(r.topics) + self._topic_offset()[al]
+        return r
+
+    def _topic_offset(self) -> np.ndarray:
+        st = self.start
+        if st.elm is not None:
+            rep = np.array([st.elm.broker_load_data[b].topics for b in self.ids], dtype=np.int64)
+        else:
+            rep = np.asarray(st.num_topics, dtype=np.int64)
+        return rep - self.base_ntop
+
+    # ------------------------------------------------------------------ leader memory
+    def _update_bundle_data(self, n_updates: int):
+        super()._update_bundle_data(n_updates)
+        st = self.start
+        if n_updates > 0 and not self._seeded_bd and st.st is not None:
+            self._seeded_bd = True  # the snapshot's bundle data is the leader's at the start
+            m = np.asarray(st.in_bd, dtype=bool) & self.in_bd[:len(st.bundles)]
+            ks = np.flatnonzero(m)
+            self.st[ks], self.lt[ks] = st.st[ks], st.lt[ks]
+            self.st_n[ks], self.lt_n[ks] = st.st_n[ks], st.lt_n[ks]
+
+    def _view(self, t):
+        v = super()._view(t)
+        if self.info_of is not None:
+            from ..view import BrokerInfo
+
+            v.broker_info = [self.info_of.get(b) or BrokerInfo() for b in v.brokers]
+            v.resource_quotas = dict(self.start.resource_quotas)
+        if self.ntop_of is not None:
+            off = self._topic_offset()
+            v.num_topics = v.num_topics + off[[self.slot[b] for b in v.brokers]]
+        if self.ltr_of is not None:
+            cur = np.asarray(v.long_term_msg_rate, dtype=float)
+            if self._ltr0 is None:  # the first view: the brokers' long-term rates as the snapshot has them
+                self._ltr0 = dict(zip(v.brokers, cur.tolist()))
+            v.long_term_msg_rate = np.array([self.ltr_of[b] + (c - self._ltr0.get(b, c))
+                                             for b, c in zip(v.brokers, cur.tolist())])
+        return v
+
+
+class _SnapshotModularLeader(ModularLeader):
+    """The modular leader whose manager starts with the snapshot's grace-period map and strategy state."""
+
+    seeds = None
+
+    def observe(self, view) -> None:
+        first = self.manager is None
+        super().observe(view)
+        if first and self.seeds is not None:
+            recent, state = self.seeds
+            m = self.manager
+            for b, t in recent.items():
+                m.recently_unloaded[b] = max(int(t), m.recently_unloaded.get(b, 0))
+            if state:
+                if m.shedding.name in state:
+                    m.shedding.load_state(state[m.shedding.name])
+                if m.placement is not m.shedding and m.placement.name in state:
+                    m.placement.load_state(state[m.placement.name])
+            self.seeds = None
+
+
+def _elm_leader_classes():
+    from ..extensible.sim_leader import ExtensibleLeader, SimulatedBrokers
+
+    class SnapshotBrokers(SimulatedBrokers):
+        """The brokers' side starting from the snapshot: at minute 0 their load data *is* the published
+        ``BrokerLoadData`` (timestamps shifted), their top-K the snapshot's; then they report as usual."""
+
+        def __init__(self, data: dict, tops: dict):
+            super().__init__()
+            self._pending = (data, tops)
+            self._kept: dict = {}
+
+        @staticmethod
+        def _key(lst) -> set:
+            return {(x.bundle_name, x.stats.msg_rate_in, x.stats.msg_throughput_in, x.stats.msg_rate_out,
+                     x.stats.msg_throughput_out) for x in lst}
+
+        def report(self, r, conf) -> None:
+            if self._pending is None:
+                super().report(r, conf)
+                # a broker whose bundles and their stats are still the snapshot's republishes the list
+                # it published (same entries; kept in the snapshot's order, which decides ties)
+                for b, lst in list(self._kept.items()):
+                    if b in self.top and self._key(self.top[b]) == self._key(lst):
+                        self.top[b] = list(lst)
+                    else:
+                        del self._kept[b]
+                return
+            data, tops = self._pending
+            self._kept = {b: list(tops.get(b, [])) for b in data}
+            self._pending = None
+            rest = [b for b in r.brokers if b not in data]
+            for b in r.brokers:
+                if b in data:
+                    self.local[b] = copy.copy(data[b])
+                    self.store[b] = copy.copy(data[b])
+                    self.published_minute[b] = int(r.minute)
+                    self.top[b] = list(tops.get(b, []))
+            if rest:  # not expected (every simulated broker has load data); report them normally
+                super().report(r, conf)
+
+    class SnapshotExtensibleLeader(ExtensibleLeader):
+        """The ELM leader reading the snapshot's registry, grace-period maps and hit count first."""
+
+        _seed = None
+        _lookup = None
+
+        def seed_from(self, st: SnapshotStart, shift: int) -> None:
+            ext = st.elm
+            data = {}
+            for b in st.brokers:
+                d = copy.copy(ext.broker_load_data[b])
+                d.updated_at = int(d.updated_at) + shift
+                d.reported_at = int(d.reported_at) + shift if d.reported_at else d.reported_at
+                data[b] = d
+            self.brokers = SnapshotBrokers(data, {b: ext.top_bundles.get(b, []) for b in st.brokers})
+            self._lookup = None if ext.lookup is None else dict(ext.lookup)
+            self._seed = ({k: int(v) + shift for k, v in st.recently_unloaded.items()},
+                          {k: int(v) + shift for k, v in st.recently_unloaded_brokers.items()},
+                          copy.deepcopy(st.strategy_state))
+
+        def take_over(self, previous) -> None:
+            super().take_over(previous)
+            self._lookup = getattr(previous, "_lookup", None)
+
+        def snapshot(self, registry, now_ms):
+            data = super().snapshot(registry, now_ms)
+            if self._lookup is not None:
+                from ..extensible.snapshot import BrokerLookupData
+
+                data.lookup = {b: self._lookup.get(b) or BrokerLookupData(None) for b in registry}
+            if self._seed is not None:
+                data.recently_unloaded, data.recently_unloaded_brokers, data.strategy_state = self._seed
+                self._seed = None
+            return data
+
+    return SnapshotExtensibleLeader
+
+
+_ELM_CLASS = None
+
+
+def _SnapshotExtensibleLeader(config, seed=None):
+    global _ELM_CLASS
+    if _ELM_CLASS is None:
+        _ELM_CLASS = _elm_leader_classes()
+    return _ELM_CLASS(config, seed=seed)
