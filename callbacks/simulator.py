@@ -27,6 +27,7 @@ from dash import (ALL, MATCH, ClientsideFunction, Input, Output, State, callback
 from dash.exceptions import PreventUpdate
 
 from callbacks.shell import alert
+from dashboard.web_safety import as_dict, as_list, as_str
 from dashboard import ids
 from dashboard import sim_findings as SF
 from dashboard import simulator_service as S
@@ -52,6 +53,9 @@ def _sid(kind, s):
 
 
 # ------------------------------------------------------------------------------------------ form
+_MAX_EXTRA_CHARS = 1_000_000  # the "other keys" text of a side (a whole broker.conf is ~100 KB)
+
+
 def form_state(scenario, minutes, seed, sheds: dict, places: dict, presets: dict, key_ids, key_vals,
                extras: dict) -> tuple[S.SimState, list, dict]:
     """The state the controls show: ``(state, messages, {side: [messages]})`` (pure; never raises).
@@ -59,14 +63,24 @@ def form_state(scenario, minutes, seed, sheds: dict, places: dict, presets: dict
     A side's values are its "other keys" lines with its sliders on top; values equal to the side's
     base config (scenario + preset) are dropped by :func:`dashboard.simulator_service.coerce_state`.
     """
+    # request values may be any JSON: a value of the wrong type is treated as missing
+    scenario = as_str(scenario, limit=300)
+    sheds, places, presets = ({s: as_str((as_dict(d) or {}).get(s), limit=100) for s in SIDES}
+                              for d in (sheds, places, presets))
+    key_ids, key_vals = as_list(key_ids, []), as_list(key_vals, [])
     notes = {s: [] for s in SIDES}
+    raw_extras, extras = as_dict(extras) or {}, {}
+    for s in SIDES:
+        extras[s] = as_str(raw_extras.get(s), limit=_MAX_EXTRA_CHARS)
+        if extras[s] is None and raw_extras.get(s) is not None:
+            notes[s].append(f"run {s.upper()}: other keys: not text of at most {_MAX_EXTRA_CHARS:,} characters; ignored")
     data = {"scenario": scenario, "minutes": minutes, "seed": seed}
     for s in SIDES:
         values, errs = S.parse_extra((extras or {}).get(s), s)
         notes[s] += errs
         sliders = {}
         for i, v in zip(key_ids or [], key_vals or []):
-            if not isinstance(i, dict) or i.get("side") != s or not i.get("key"):
+            if not isinstance(i, dict) or i.get("side") != s or not isinstance(i.get("key"), str) or not i["key"]:
                 continue
             try:
                 sliders[i["key"]] = value_to_conf(key_spec(i["key"]), v)
@@ -223,6 +237,11 @@ def sync_form(_sa, _sb, _ra, _rb, _scen, click, link, uploaded, finding, form, s
     """Page load, a strategy or base-config change, a new scenario upload, a sweep cell clicked, a field
     finding picked: (re)render both sides' controls. The page never opens blank: on arrival it shows
     the form's A/B from this session's cache, or starts running it in the background at once."""
+    form, saved, link, uploaded = as_dict(form), as_dict(saved), as_dict(link), as_dict(uploaded)
+    click, sweep_meta = as_dict(click), as_dict(sweep_meta)
+    seen, sid, finding = as_str(seen, limit=300), as_str(sid, limit=100), as_str(finding, limit=300)
+    if form is not None and not (isinstance(form.get("n", 0), int) and 0 <= form.get("n", 0) < 2**53):
+        form = dict(form, n=0)
     trigger = ctx.triggered_id if form is not None else None
     current = _form(form_args)[0] if form is not None else None
     sweep = _sweep_payload(sweep_meta, sid) if trigger == ids.SIM_SWEEP_FIG else None
@@ -302,7 +321,8 @@ def _sink(set_progress):
 def run_simulation(set_progress, n_clicks, autorun, *args):
     """"Run A and B" (or a permalink opened without cached results): both runs in this background job."""
     form_args, sid, previous = args[:-2], args[-2], args[-1]
-    prev_key = previous.get("key") if isinstance(previous, dict) else None
+    prev_key = as_str(previous.get("key"), limit=200) if isinstance(previous, dict) else None
+    sid = as_str(sid, limit=100)
     if ctx.triggered_id == ids.SIM_AUTORUN and isinstance(autorun, dict):
         state, msgs = S.coerce_state(autorun.get("state"))
     elif n_clicks:
@@ -338,8 +358,11 @@ def run_sweep_job(set_progress, n_clicks, x_key, x_values, y_key, y_values, *arg
     """"Run sweep": one run of run A's settings per cell of the grid, in this background job."""
     if not n_clicks:
         raise PreventUpdate
+    x_key, y_key = as_str(x_key, limit=200), as_str(y_key, limit=200)
+    x_values, y_values = as_str(x_values, limit=20_000), as_str(y_values, limit=20_000)
     form_args, sid, previous = args[:-2], args[-2], args[-1]
-    prev_key = previous.get("key") if isinstance(previous, dict) else None
+    prev_key = as_str(previous.get("key"), limit=200) if isinstance(previous, dict) else None
+    sid = as_str(sid, limit=100)
     state, _, _ = _form(form_args)
     try:
         plan = S.plan_sweep(state, x_key, x_values, y_key, y_values)
