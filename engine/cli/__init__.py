@@ -53,9 +53,27 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def print_json(obj) -> None:
-    """Print ``obj`` as JSON (the stable contract for scripts)."""
-    json.dump(obj, sys.stdout, indent=2, allow_nan=False, default=_json_default)
-    sys.stdout.write("\n")
+    """Print ``obj`` as JSON (the stable contract for scripts), indented by 2.
+
+    ``orjson`` writes it (the ``json`` module indents in pure Python: 0.25 s for the 1.6 MB answer of
+    ``shed --json`` on 1,000 brokers) as UTF-8, a non-finite float as ``null``; ``json`` when orjson
+    cannot (an integer beyond 64 bits)."""
+    try:
+        import orjson
+
+        data = orjson.dumps(obj, default=_json_default,
+                            option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS)
+    except (ImportError, TypeError, ValueError):
+        json.dump(obj, sys.stdout, indent=2, allow_nan=False, default=_json_default)
+        sys.stdout.write("\n")
+        return
+    buf = getattr(sys.stdout, "buffer", None)
+    if buf is not None:  # UTF-8 bytes, whatever the console's encoding (JSON is UTF-8)
+        sys.stdout.flush()
+        buf.write(data + b"\n")
+        buf.flush()
+    else:
+        sys.stdout.write(data.decode() + "\n")
 
 
 def _json_default(o):

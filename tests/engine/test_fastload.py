@@ -284,3 +284,16 @@ def test_edge_values_never_accepted_differently(where):
                 continue
             assert want is not None, (where, key, value)
             assert got.to_json() == want.to_json(), (where, key, value)
+
+
+def test_print_json_same_document_as_json(capsys):
+    from engine.cli import print_json
+
+    obj = {"a": [1, 2.5, 1e16, None, True, "broker → é"], "n": np.float64(0.25), "i": np.int64(3), "t": (1, 2),
+           "big": 2**70}
+    print_json(obj)  # an integer beyond 64 bits: the json module writes it
+    assert json.loads(capsys.readouterr().out) == {**obj, "n": 0.25, "i": 3, "t": [1, 2]}
+    del obj["big"]
+    print_json(obj)
+    out = capsys.readouterr().out
+    assert json.loads(out) == {**obj, "n": 0.25, "i": 3, "t": [1, 2]} and out.startswith('{\n  "a": [\n    1,')
