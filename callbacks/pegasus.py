@@ -9,10 +9,19 @@ from dashboard.figures_pegasus import node_counts_figure, skew_figure
 from dashboard.pegasus_service import (PageOptions, health_rows, plan_csv, plan_for, plan_json,
                                        skew_points, source_digest, source_from_sample,
                                        source_from_upload, step_rows)
+from dashboard.web_safety import as_number, as_str, str_list
 from engine.errors import InputError
 from layouts.pegasus import alert, health_table, proposal_table, step_label, summary_view
 
 __all__ = ["choose_source", "compute_plan", "show_step", "download_plan"]
+
+
+def _options(options, seed) -> PageOptions:
+    """The toggles and seed as the page sends them; a request can carry any JSON, so the toggles are
+    its strings and a seed that is not a number or a short text is refused naming the field."""
+    if not (seed is None or as_str(seed, limit=40) is not None or as_number(seed) is not None):
+        raise InputError("not a number", field="seed")
+    return PageOptions.from_inputs(str_list(options, limit=100), seed)
 
 
 @callback(
@@ -27,6 +36,8 @@ __all__ = ["choose_source", "compute_plan", "show_step", "download_plan"]
 def choose_source(sample, contents, filename):
     """A sample picked or a file dropped: load it; a bad file keeps the previous cluster."""
     trigger = dash.ctx.triggered_id
+    sample, filename = as_str(sample, limit=300), as_str(filename, limit=1000)
+    contents = as_str(contents, limit=1 << 40)
     try:
         if trigger == ids.PEGASUS_UPLOAD:
             if not contents:
@@ -52,8 +63,9 @@ def choose_source(sample, contents, filename):
 )
 def compute_plan(source, options, seed, table):
     """Cluster or toggles changed: run the plan, reset the slider to the end of the plan."""
+    table = as_str(table, "", limit=1000)
     try:
-        plan = plan_for(source, PageOptions.from_inputs(options, seed))
+        plan = plan_for(source, _options(options, seed))
     except InputError as exc:
         return (no_update,) * 6 + (alert(f"Cannot plan: {exc}"),)
     names = [t.app_name for t in plan.snapshot.tables]
@@ -78,8 +90,9 @@ def compute_plan(source, options, seed, table):
 )
 def show_step(step, table, source, options, seed):
     """Slider moved or table picked: counts at that step, skew line, proposal list window."""
+    step, table = as_number(step, 0, lo=0, hi=10**9), as_str(table, limit=1000)
     try:
-        plan = plan_for(source, PageOptions.from_inputs(options, seed))
+        plan = plan_for(source, _options(options, seed))
     except InputError:
         return no_update, no_update, no_update, no_update
     steps = len(plan.proposals)
@@ -103,7 +116,7 @@ def show_step(step, table, source, options, seed):
 def download_plan(_csv, _json, source, options, seed):
     """Export the plan as CSV (proposal list) or JSON (the CLI's contract)."""
     try:
-        plan = plan_for(source, PageOptions.from_inputs(options, seed))
+        plan = plan_for(source, _options(options, seed))
     except InputError:
         return no_update
     stem = f"pegasus-plan-{source_digest(source)}"
