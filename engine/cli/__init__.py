@@ -88,6 +88,8 @@ def _json_default(o):
         pass
     if isinstance(o, float) and not math.isfinite(o):
         return None
+    if isinstance(o, (bool, int, float, str)):  # a numpy scalar, as its Python value
+        return o
     if isinstance(o, (set, frozenset, tuple)):
         return list(o)
     if hasattr(o, "to_json"):
