@@ -215,8 +215,9 @@ def scenario_from_snapshot(data, *, minutes: int = 60, config: dict | None = Non
     values = dict(config or {})
     if start.kind == "elm":
         from ..extensible.snapshot import EXTENSIBLE_LOAD_MANAGER
-        from ..strategies import SHEDDING, fqn
+        from ..strategies import SHEDDING, _load, fqn
 
+        _load()
         values.setdefault("loadManagerClassName", EXTENSIBLE_LOAD_MANAGER)
         values.setdefault("loadBalancerLoadSheddingStrategy", fqn("TransferShedder"))
         values.setdefault("loadBalancerLoadPlacementStrategy", fqn(SHEDDING["TransferShedder"].default_placement))
