@@ -13,6 +13,7 @@ from dash.exceptions import PreventUpdate
 from dashboard import ids
 from dashboard.figures.history import aggregates_figure, backtest_figure, bundle_figure, hottest_figure, sweep_heatmap
 from dashboard.history import service as S
+from dashboard.web_safety import as_str
 from engine.errors import InputError, UsageError
 from layouts.history import alert, pairs_table
 
@@ -66,6 +67,7 @@ def show_aggregates(path, start, end, resolution, weights, _job):
 )
 def strategy_changed(strategy):
     """Strategy picked: offer its keys for the sweep, with default grids."""
+    strategy = as_str(strategy, limit=100)  # a request may carry any JSON: anything else is the default
     opts, xk, xv, yk, yv = S.sweep_defaults(strategy or "AvgShedder")
     return opts, xk, xv, opts, yk, yv
 
@@ -200,6 +202,7 @@ _AGREE_STATE = (State(ids.HISTORY_DATASET, "value"), State(ids.HISTORY_RANGE, "s
           Input(ids.HISTORY_AGREE_CONF, "filename"), Input(ids.HISTORY_AGREE_TIMELINE, "filename"))
 def agreement_files(conf_name, timeline_name):
     """Say which files the comparison will use."""
+    conf_name, timeline_name = as_str(conf_name, limit=255), as_str(timeline_name, limit=255)  # file names only
     return (f"broker.conf: {conf_name or 'none (Pulsar defaults)'} · "
             f"compares: {'timeline ' + timeline_name if timeline_name else 'the dataset range (counters)'}")
 
@@ -216,6 +219,8 @@ def show_agreement(_n, path, start, end, conf, conf_name, timeline, timeline_nam
     from dashboard.history.predicted import page_agreement
     from layouts.history import agreement_summary, agreement_table
 
+    conf, timeline = as_str(conf, limit=1 << 40), as_str(timeline, limit=1 << 40)  # data URLs
+    conf_name, timeline_name = as_str(conf_name, limit=255), as_str(timeline_name, limit=255)
     try:
         ag, _conf = page_agreement(path, start, end, conf, conf_name, timeline, timeline_name)
     except (InputError, UsageError) as exc:
@@ -234,6 +239,8 @@ def agreement_report(_n, path, start, end, conf, conf_name, timeline, timeline_n
     from dashboard.figures.history import agreement_figure
     from dashboard.history.predicted import page_agreement
 
+    conf, timeline = as_str(conf, limit=1 << 40), as_str(timeline, limit=1 << 40)  # data URLs
+    conf_name, timeline_name = as_str(conf_name, limit=255), as_str(timeline_name, limit=255)
     try:
         ag, conf_text = page_agreement(path, start, end, conf, conf_name, timeline, timeline_name)
     except (InputError, UsageError):

@@ -316,7 +316,7 @@ def dataset_by_name(name) -> Path:
     exists). The sample is generated on first use. Never a user path: the command line, the operator's
     own tool, takes paths through :func:`resolve_dataset`."""
     unknown = InputError("unknown dataset (pick one from the list)", field="dataset")
-    if not isinstance(name, str) or not name or len(name) > 4096:
+    if not isinstance(name, str) or not name or len(name) > 4096 or "\x00" in name:  # os.path raises on NUL
         raise unknown
     roots = history_roots()
     if name.startswith("/"):  # a stored absolute path: accepted only as a root's direct child
