@@ -5,6 +5,7 @@ from dash import ALL, MATCH, Input, Output, State, callback, clientside_callback
 
 from dashboard import bundles_service as S
 from dashboard import ids
+from dashboard.web_safety import as_str, str_list
 from dashboard.figures.bundles import namespace_layout, split_preview
 from engine.bundles import bundle_ranges
 from engine.errors import InputError
@@ -107,7 +108,8 @@ def source_changed(source, namespace):
 )
 def slider_state(source, namespace, options):
     """Grey out a slider the current source ignores (bundles named by a snapshot, fixed topic lists)."""
-    return S.slider_state(source, namespace, options)
+    source, namespace = as_str(source, limit=300), as_str(namespace, limit=1000)  # a request may carry any JSON
+    return S.slider_state(source, namespace, str_list(options, limit=100))
 
 
 @callback(
