@@ -158,7 +158,7 @@ def set_cli_conf(pairs) -> dict[str, str]:
     return dict(_cli_conf)
 
 
-def tune_for(spark, rows: int, bytes_per_row: int = 60) -> dict:
+def tune_for(spark, rows: int, bytes_per_row: int = 60, groups: int | None = None) -> dict:
     """Per-job SQL settings from the data size and the cores (runtime settings; the session is reused).
 
     Measured on 2 cores (``bench/bench_history.py``): the default 200 shuffle partitions, and even 8,
@@ -166,6 +166,11 @@ def tune_for(spark, rows: int, bytes_per_row: int = 60) -> dict:
     of shuffled rows, at least one per core and at most four per core, with adaptive execution on
     and its partition coalescing on (it merges the small post-aggregation partitions). Settings the
     operator gave (``LB_SPARK_SHUFFLE_PARTITIONS``, ``--spark-conf`` ...) are left alone.
+
+    ``groups``: a job whose tasks are Python groups (backtest chunks, sweep cells): one shuffle
+    partition per group and no coalescing — adaptive execution would otherwise merge the small
+    partitions of the (tiny-looking) input into one task and run every group on one core
+    (measured: a 5 × 6 sweep ran slower on two cores than on one).
     """
     try:
         cores = int(spark.sparkContext.defaultParallelism)
@@ -176,6 +181,10 @@ def tune_for(spark, rows: int, bytes_per_row: int = 60) -> dict:
     if "spark.sql.shuffle.partitions" not in given and not os.getenv("LB_SPARK_SHUFFLE_PARTITIONS"):
         want = -(-max(1, rows) * bytes_per_row // (128 << 20))
         chosen["spark.sql.shuffle.partitions"] = str(max(cores, min(4 * cores, want)))
+        if groups:
+            chosen["spark.sql.shuffle.partitions"] = str(max(1, int(groups)))
+    if "spark.sql.adaptive.coalescePartitions.enabled" not in given:
+        chosen["spark.sql.adaptive.coalescePartitions.enabled"] = "false" if groups else "true"
     for k, v in chosen.items():
         spark.conf.set(k, v)
     return {"cores": cores, **chosen}

@@ -271,7 +271,17 @@ def _spark(job, dataset, p, progress, meta: dict | None = None):
 
     spark, start_s = timed_start(progress)
     rows = estimate_rows(dataset, p["start"], p["end"], meta=meta)
-    tuned = tune_for(spark, rows // 9 if job != "bundles" else rows)
+    groups = None
+    if job in ("backtest", "sweep"):  # Python groups: chunks, cells × chunks (see backtest.run_chunks)
+        from .sweep import grid_cells
+
+        n = len(grid_cells(p["x_key"], p["x_values"], p["y_key"], p["y_values"])) if job == "sweep" else 1
+        try:
+            cores = int(spark.sparkContext.defaultParallelism)
+        except Exception:  # noqa: BLE001 - Spark Connect: no sparkContext
+            cores = 2
+        groups = max(n, 4 * cores)
+    tuned = tune_for(spark, rows // 9 if job != "bundles" else rows, groups=groups)
     report = (lambda d, t, txt: progress(d, t, txt)) if progress else (lambda *a: None)
     t = time.perf_counter()
     has_b = bool((meta or read_meta(dataset)).get("has_bundles"))

@@ -229,7 +229,8 @@ def replay(broker_wide: pd.DataFrame, bundle_wide: pd.DataFrame | None, strategy
         elif res.selected:
             evs = _events(res, name, now)
             if before is not None:
-                state = json.dumps({"strategy": name, "strategy_state": before, "recently_unloaded": recent_before})
+                state = json.dumps({"strategy": name, "strategy_state": before, "recently_unloaded": recent_before},
+                                   sort_keys=True)  # canonical text: a chunked replay gives the same
                 for e in evs:
                     e["state"] = state
             events.extend(evs)

@@ -74,8 +74,8 @@ def sweep(df, strategy: str, config: LoadBalancerConfig | None, x_key: str, x_va
     if len(starts) > 1:
         events, _info = run_chunks(data, params, starts, warmup_minutes, len(cells))
     else:
-        events = data.repartition(len(cells), "cell").groupBy("cell").applyInPandas(group_udf(**params),
-                                                                                    schema=EVENT_SCHEMA)
+        events = data.repartitionByRange(len(cells), "cell").groupBy("cell").applyInPandas(group_udf(**params),
+                                                                                           schema=EVENT_SCHEMA)
     counts = events.groupBy("cell").agg(
         F.count("*").alias("events"), F.sum("n_bundles").alias("bundles"),
         F.countDistinct("timestamp").alias("minutes"),
