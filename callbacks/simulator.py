@@ -36,7 +36,7 @@ from dashboard.figures.simulator import sweep_heatmaps
 from dashboard.keys import key_spec, value_to_conf
 from engine.errors import InputError, ShedlabError
 from layouts.simulator import (event_table, finding_table, headline, minutes_placeholder, scenario_line, side_controls,
-                               summary_table)
+                               start_options, summary_table)
 from layouts.tuner import strategy_options
 
 log = logging.getLogger(__name__)
@@ -109,13 +109,73 @@ def _scenario_label(scenario_id: str) -> str:
 
 
 def resolve_form(trigger, *, form, saved, seen, link, uploaded, current: S.SimState | None, click=None,
-                 plan: dict | None = None, finding=None):
+                 plan: dict | None = None, finding=None, source=None, start=None, src_seen=None):
     """The state the controls should show after ``trigger`` and what else to do (pure).
 
     Returns ``(state, messages, extra)``; ``extra``: ``seen`` (the uploaded scenario now accounted
-    for), ``autorun`` (run at once: a permalink opened), ``load`` (a page load: show cached results).
+    for), ``autorun`` (run at once: a permalink opened), ``load`` (a page load: show cached results),
+    ``start`` (the "start from" choice: ``scenario`` / ``snapshot``), ``start_box`` (show it: the
+    shell's source is a snapshot), ``start_label``, ``src_seen`` (the source now accounted for).
     Raises :class:`PreventUpdate` when nothing changes.
     """
+    state, msgs, extra = _resolve_form(trigger, form=form, saved=saved, seen=seen, link=link, uploaded=uploaded,
+                                       current=current, click=click, plan=plan, finding=finding)
+    return _start_choice(trigger, state, msgs, extra, source, start, src_seen)
+
+
+def _start_choice(trigger, state: S.SimState, msgs: list, extra: dict, source, start, src_seen):
+    """The "start from: scenario | the current snapshot" choice (issue 13).
+
+    The shell's source (``page_source("simulator")`` data) is the snapshot a run can start from
+    (``snapshot:<source id>``, :func:`dashboard.simulator_service.load`). Choosing it switches the
+    scenario to that snapshot and run A to the source's own strategies (an ELM snapshot: TransferShedder
+    + the ELM placement) and runs at once; choosing "a scenario" goes back to the default scenario. When
+    the source changes while the form starts from a snapshot, the form follows it; a new upload or live
+    snapshot (one the page had not seen) is taken as the start at once, so an ELM file dropped on this
+    page is simulated here.
+    """
+    from callbacks.shell import page_source
+
+    info = page_source(source)
+    src = as_str(info.get("id"), limit=300) if info else None
+    src_seen = as_str(src_seen, limit=300)
+    on_snap = S.snapshot_source(state.scenario)
+    target = None
+    if trigger == ids.SIM_START:
+        if start == "snapshot" and src and on_snap != src:
+            target = S.snapshot_scenario_id(src)
+        elif start == "scenario" and on_snap:
+            target = S.DEFAULT_SCENARIO
+    elif trigger == ids.page_source("simulator") and src and src_seen and src != src_seen:
+        if on_snap or info.get("kind") in ("upload", "live"):
+            target = S.snapshot_scenario_id(src)
+    if target is not None:
+        st2, errs = S.coerce_state({**state.to_json(), "scenario": target, "minutes": None})
+        if st2.scenario == target:
+            state = st2
+            if S.snapshot_source(target):
+                state, m = S.source_strategies(state)
+                msgs += [f"starting from the current snapshot: {_scenario_label(target)}"] + m + errs
+            else:
+                msgs += [f"scenario {target} selected"] + errs
+            extra["autorun"] = True
+        else:
+            msgs += errs
+    elif trigger == ids.SIM_SCENARIO and on_snap:  # the snapshot picked in the scenario list
+        state, m = S.source_strategies(state)
+        msgs += m
+    elif trigger == ids.SIM_START and (start == "snapshot") == bool(on_snap):
+        raise PreventUpdate  # the choice the form already shows (set by this callback)
+    extra["start"] = "snapshot" if S.snapshot_source(state.scenario) else "scenario"
+    extra["start_box"] = bool(src) or extra["start"] == "snapshot"
+    extra["start_label"] = str(info.get("label") or src)[:80] if src else None
+    extra["src_seen"] = src or src_seen
+    return state, msgs, extra
+
+
+def _resolve_form(trigger, *, form, saved, seen, link, uploaded, current: S.SimState | None, click=None,
+                  plan: dict | None = None, finding=None):
+    """:func:`resolve_form` without the "start from" choice."""
     msgs: list = []
     up = uploaded.get("id") if isinstance(uploaded, dict) and isinstance(uploaded.get("id"), str) else None
     extra = {"seen": seen, "autorun": False, "load": form is None}
@@ -224,16 +284,20 @@ def _side_outputs(state: S.SimState, s: str) -> tuple:
                                                          (ids.SIM_CONTROLS, "children"), (ids.SIM_EXTRA, "value"))],
     Output(ids.SIM_FORM, "data"), Output(ids.SIM_SEEN, "data"), Output(ids.SIM_ALERT, "children"),
     Output(ids.SIM_AUTORUN, "data"), Output(ids.SIM_RESULT, "data", allow_duplicate=True),
+    Output(ids.SIM_START, "value"), Output(ids.SIM_START, "options"), Output(ids.SIM_START_BOX, "hidden"),
+    Output(ids.SIM_START_SEEN, "data"),
     *[Input(_sid(ids.SIM_SHED, s), "value") for s in SIDES],
     *[Input(_sid(ids.SIM_PRESET, s), "value") for s in SIDES],
     Input(ids.SIM_SCENARIO, "value"), Input(ids.SIM_SWEEP_FIG, "clickData"), Input(ids.SIM_LINK, "data"),
     Input(ids.sim_uploaded(), "data"), Input(ids.SIM_FINDING, "value"),
+    Input(ids.SIM_START, "value"), Input(ids.page_source("simulator"), "data"),
     State(ids.SIM_FORM, "data"), State(ids.SIM_SAVED, "data"), State(ids.SIM_SEEN, "data"), State(ids.SESSION, "data"),
-    State(ids.SIM_SWEEP_RESULT, "data"),
+    State(ids.SIM_SWEEP_RESULT, "data"), State(ids.SIM_START_SEEN, "data"),
     *_FORM_STATES,
     prevent_initial_call="initial_duplicate",
 )
-def sync_form(_sa, _sb, _ra, _rb, _scen, click, link, uploaded, finding, form, saved, seen, sid, sweep_meta, *form_args):
+def sync_form(_sa, _sb, _ra, _rb, _scen, click, link, uploaded, finding, start, source, form, saved, seen, sid,
+              sweep_meta, src_seen, *form_args):
     """Page load, a strategy or base-config change, a new scenario upload, a sweep cell clicked, a field
     finding picked: (re)render both sides' controls. The page never opens blank: on arrival it shows
     the form's A/B from this session's cache, or starts running it in the background at once."""
@@ -245,8 +309,10 @@ def sync_form(_sa, _sb, _ra, _rb, _scen, click, link, uploaded, finding, form, s
     trigger = ctx.triggered_id if form is not None else None
     current = _form(form_args)[0] if form is not None else None
     sweep = _sweep_payload(sweep_meta, sid) if trigger == ids.SIM_SWEEP_FIG else None
+    start = start if start in ("scenario", "snapshot") else None
     state, msgs, extra = resolve_form(trigger, form=form, saved=saved, seen=seen, link=link, uploaded=uploaded,
-                                      current=current, click=click, plan=(sweep or {}).get("plan"), finding=finding)
+                                      current=current, click=click, plan=(sweep or {}).get("plan"), finding=finding,
+                                      source=source, start=start, src_seen=src_seen)
     if form is not None and trigger == ids.SIM_SCENARIO and state.to_json() == form.get("state"):
         raise PreventUpdate
     autorun = no_update
@@ -263,7 +329,8 @@ def sync_form(_sa, _sb, _ra, _rb, _scen, click, link, uploaded, finding, form, s
                     m) for m in msgs]
     return (opts, state.scenario, state.minutes, state.seed, *side_out,
             {"state": state.to_json(), "n": int((form or {}).get("n", 0)) + 1}, extra["seen"],
-            alerts or ([] if extra["load"] else no_update), autorun, result)
+            alerts or ([] if extra["load"] else no_update), autorun, result,
+            extra["start"], start_options(extra["start_label"]), not extra["start_box"], extra["src_seen"])
 
 
 @callback(

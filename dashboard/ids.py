@@ -134,6 +134,9 @@ def tuner_key_value(key: str) -> dict:
 # ---------------------------------------------------------------- simulator page
 SIM_SCENARIO = "sim-scenario"              # dcc.Dropdown: shipped scenario or this session's uploaded one
 SIM_SCENARIO_INFO = "sim-scenario-info"    # html.Div: what the scenario is (title, brokers, minutes)
+SIM_START = "sim-start"                    # dcc.RadioItems: start from a scenario / the current snapshot (source picker)
+SIM_START_BOX = "sim-start-box"            # html.Div: SIM_START and its label (hidden without a snapshot source)
+SIM_START_SEEN = "sim-start-seen"          # dcc.Store(session): the last source the page saw (a new upload is simulated)
 SIM_FINDING = "sim-finding"                # dcc.Dropdown: a field finding, run as a one-click A/B
 SIM_FINDING_FIGURES = "sim-finding-figures"  # html.Div: the article's figures beside the run's (a finding's A/B)
 SIM_FINDING_CARD = "sim-finding-card"      # html.Section: card of SIM_FINDING_FIGURES (hidden unless a finding's A/B is shown)

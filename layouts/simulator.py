@@ -16,7 +16,7 @@ from dashboard.figures.theme import empty_figure, graph_config
 from dashboard.keys import conf_to_value, fmt_conf_value, format_value, key_spec, spaced_marks
 from layouts.tuner import fmt_store, key_label, page_actions, strategy_options
 
-__all__ = ["layout", "side_controls", "side_panel", "summary_table", "event_table", "headline", "scenario_line",
+__all__ = ["layout", "start_options", "side_controls", "side_panel", "summary_table", "event_table", "headline", "scenario_line",
            "preset_options", "minutes_placeholder", "finding_table"]
 
 
@@ -44,6 +44,13 @@ def _key_row(side: str, key: str, text: str, base_text: str) -> html.Div:
                    allow_direct_input=False, updatemode="mouseup", included=False, className="tk-slider"),
         html.Div(meta, className="tk-meta"),
     ], className="tk-row sim-key-row" + (" tk-changed" if changed else ""), **{"data-key": key, "data-side": side})
+
+
+def start_options(label: str | None) -> list[dict]:
+    """The "start from" choice: a scenario file, or the snapshot the shell's source picker shows
+    (:mod:`engine.simulator.from_snapshot`: its brokers, bundles and traffic, held steady)."""
+    snap = f"the current snapshot ({label})" if label else "the current snapshot"
+    return [{"label": "a scenario", "value": "scenario"}, {"label": snap, "value": "snapshot"}]
 
 
 def side_controls(state: S.SimState, side: str) -> list:
@@ -203,6 +210,10 @@ def layout(**kwargs):
         dcc.Dropdown(id=ids.SIM_FINDING, options=finding_options(), value=None, clearable=True, searchable=True,
                      placeholder="Reproduce an article's figures…", className="tuner-dd sim-finding-dd",
                      optionHeight=44),
+        html.Div([html.Span("Start from", className="field-label"),
+                  dcc.RadioItems(id=ids.SIM_START, value="snapshot" if S.snapshot_source(init.scenario) else "scenario",
+                                 inline=True, className="fmt-radio sim-start-radio", options=start_options(None))],
+                 id=ids.SIM_START_BOX, hidden=not S.snapshot_source(init.scenario), className="sim-start"),
         dcc.Dropdown(id=ids.SIM_SCENARIO, options=S.scenario_options(None, init.scenario), value=init.scenario,
                      clearable=False, searchable=True, className="tuner-dd sim-scenario-dd", optionHeight=44),
         html.Div(scenario_line(facts), id=ids.SIM_SCENARIO_INFO, className="sim-scen-info"),
@@ -289,6 +300,8 @@ def layout(**kwargs):
 
     return html.Div([
         dcc.Store(id=ids.sim_uploaded()),
+        dcc.Store(id=ids.page_source("simulator")),
+        dcc.Store(id=ids.SIM_START_SEEN, storage_type="session"),
         dcc.Store(id=ids.SIM_LINK, data=link_data),
         dcc.Store(id=ids.SIM_FORM, data=None),
         dcc.Store(id=ids.SIM_SAVED, storage_type="session"),
