@@ -45,3 +45,13 @@ def test_elm_consume_upload_shows_transfer_shedders_decision(dash_duo, dash_app,
     wait_headline(duo, "· Overloaded")
     duo.wait_for_contains_text("#tuner-plan", "public/default/0x00000000_0x40000000", timeout=10)
     shot(duo, "tuner-elm-consume-upload", full=True)
+    # the Simulator starts from the same upload (start from: the current snapshot): run A is TransferShedder
+    # with the ELM placement on the ELM data, run at once
+    duo.find_element('a.shell-nav-link[href="/simulator"]').click()
+    duo.wait_for_contains_text("#sim-start-box", "the current snapshot", timeout=20)
+    duo.driver.find_element(By.XPATH, "//*[@id='sim-start']//label[contains(., 'the current snapshot')]").click()
+    duo.wait_for_contains_text("#sim-headline", "ELM snapshot", timeout=60)
+    duo.wait_for_contains_text("#sim-headline", "TransferShedder + ExtensibleLeastResourceUsageWithWeight", timeout=10)
+    duo.wait_for_element("#sim-summary table", timeout=10)
+    assert not duo.find_elements("#sim-alert .alert-error")
+    assert all(e["level"] != "SEVERE" for e in duo.get_logs() or [])
