@@ -4,11 +4,19 @@
 
 * **Malformed requests get a short 4xx, never a 500 or a traceback.** A body to
   ``/_dash-update-component`` must be a JSON object naming a registered callback output with list-shaped
-  ``inputs``/``state`` (checked before Dash parses it: Dash answers 500 with a ``KeyError`` otherwise);
+  ``inputs``/``state`` (checked before Dash parses it: Dash answers 500 with a ``KeyError`` otherwise),
+  one item per declared input/state naming that dependency (id and property; a list of items for a
+  wildcard ``ALL`` one) and as many outputs as the callback has (Dash takes values by position and
+  raises ``IndexError``); a pathname/search for Dash's pages router that is not a path/string is
+  replaced before Dash sees it, so the router answers its 404 page (:func:`_normalise_router_body`);
   an unknown ``/_dash-component-suites/`` path is 404 (Dash raises ``DependencyException``); any other
   exception inside a callback request is logged (bounded, below) and answered ``400 the request could
   not be processed``; an HTTP error keeps its code with a one-line text body. Request bodies are capped
   (``SHEDLAB_MAX_REQUEST_MB``, Flask's ``MAX_CONTENT_LENGTH`` → 413).
+* **Callbacks check their values first** with :func:`as_dict`, :func:`as_list`, :func:`as_str`,
+  :func:`as_number` and :func:`str_list`: any JSON may arrive for any property, so a callback treats a
+  value of the wrong type or size as missing (or says so in its page's alert) and never raises. The
+  request fuzz (``tests/dashboard/test_request_fuzz.py``) asserts no callback raised.
 * **Log lines are bounded** (:func:`bound_log_records`): a record's message and traceback are cut to
   ``SHEDLAB_LOG_MAX_CHARS`` characters (default 2000), so a 300 KB id sent by a client is not echoed.
 * **Optional login** (off by default, for a server on 127.0.0.1):
@@ -25,6 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import logging
 import math
 import os
@@ -152,8 +161,8 @@ def _callback_body_problem(body, callback_map) -> str | None:
     outs = body["outputs"] if isinstance(body["outputs"], list) else [body["outputs"]]
     if not items_ok(outs):
         return "malformed outputs"
-    # one item per declared dependency, a list for a wildcard (ALL/ALLSMALLER) one: Dash indexes them
-    # by position and raises IndexError otherwise
+    # one item per declared dependency, naming it (a list of items for a wildcard ALL/ALLSMALLER one):
+    # Dash takes the values by position (IndexError when some are missing) without looking at the ids
     spec = callback_map[out]
     for k in ("inputs", "state"):
         want = spec.get(k) or []
@@ -161,14 +170,35 @@ def _callback_body_problem(body, callback_map) -> str | None:
         if len(got) != len(want):
             return f"{k}: {len(want)} expected"
         for w, g in zip(want, got):
-            wild = isinstance(w, dict) and '"ALL' in str(w.get("id", ""))
-            if wild != isinstance(g, list):
-                return f"malformed {k}"
+            if not _item_matches(w, g):
+                return f"{k} do not match the callback"
     if not spec.get("no_output"):
         n_out = _n_outputs(spec.get("outputs_indices"))
         if isinstance(body["outputs"], list) != isinstance(spec.get("outputs_indices"), list) or len(outs) != n_out:
             return "outputs do not match the callback"
     return None
+
+
+def _item_matches(want: dict, got) -> bool:
+    """Whether a request's input/state item ``got`` is one the renderer sends for dependency ``want``
+    (``{"id", "property"}`` of Dash's callback map; a pattern id is its JSON text)."""
+    wid, prop = str(want.get("id", "")), want.get("property")
+    if not wid.startswith("{"):
+        return isinstance(got, dict) and got.get("id") == wid and got.get("property") == prop
+    try:
+        pattern = json.loads(wid)
+    except ValueError:
+        return False
+    wild = any(v in (["ALL"], ["ALLSMALLER"]) for v in pattern.values())
+    items = got if wild else [got]
+    if not isinstance(items, list):
+        return False
+    for it in items:
+        if not (isinstance(it, dict) and it.get("property") == prop and isinstance(it.get("id"), dict)
+                and set(it["id"]) == set(pattern)
+                and all(isinstance(v, list) or it["id"][key] == v for key, v in pattern.items())):
+            return False
+    return True
 
 
 def _n_outputs(indices) -> int:

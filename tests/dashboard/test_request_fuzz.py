@@ -3,8 +3,10 @@
 One real server (``python app.py``: Flask's threaded server on a free 127.0.0.1 port, its own cache
 directory) serves every test here. The fuzz sends a bounded number of crafted requests (about 340, seeded:
 the same requests every run, well under a minute) of the kinds listed in :data:`KINDS` and asserts: no 5xx,
-no traceback text in any response, and afterwards the server still serves a session's upload made before
-the fuzz. The concurrency test has 20 sessions upload distinct snapshots and ask the Tuner about them at
+no traceback text in any response, no exception logged by the server while it ran (web_safety logs a
+callback that raised as ``callback request failed: …`` with its traceback and answers 400 "the request could
+not be processed"; a callback handling junk values the careful way never gets there), and afterwards the
+server still serves a session's upload made before the fuzz. The concurrency test has 20 sessions upload distinct snapshots and ask the Tuner about them at
 once, each through the real callbacks over HTTP; each must see only its own data.
 """
 from __future__ import annotations
@@ -270,21 +272,35 @@ def test_fuzz001_crafted_requests_never_5xx_nor_traceback_and_state_survives(ser
     base = server["base"]
     sid = secrets.token_hex(16)
     before_id, _ = upload(server, sid, snapshot_bytes("keep"), "keep.json")
+    mark = server["log"].stat().st_size
     reqs = crafted_requests(server["deps"])
     assert 300 <= len(reqs) <= 400
     codes: dict[str, Counter] = defaultdict(Counter)
-    bad = []
+    bad, raised = [], []
     t0 = time.time()
     with ThreadPoolExecutor(4) as pool:
         for (kind, method, path, _kw), (code, text) in zip(reqs, pool.map(lambda q: _send(base, *q), reqs)):
             codes[kind][code] += 1
             if code >= 500 or any(m in text for m in TRACE_MARKERS):
                 bad.append((kind, method, path[:80], code, text[:200]))
+            if "could not be processed" in text:  # web_safety's answer when a callback raised
+                raised.append((kind, (_kw.get("json") or {}).get("output", "")[:80] if isinstance(_kw.get("json"), dict)
+                               else path[:80]))
     took = time.time() - t0
     print(f"\nrequest fuzz: {len(reqs)} requests in {took:.1f} s")
     for kind in KINDS:
         print(f"  {kind:<24} {sum(codes[kind].values()):>4}  " + ", ".join(f"{c}:{n}" for c, n in sorted(codes[kind].items())))
+    time.sleep(0.5)  # the server writes its log lines before answering; let the last ones land
+    during = server["log"].read_bytes()[mark:].decode(errors="replace")
+    failed = [line[:160] for line in during.splitlines() if line.startswith("callback request failed")]
+    print(f"  callbacks that raised: {len(raised)}; exceptions logged: {len(failed)} "
+          f"(tracebacks in the log: {during.count('Traceback (most recent call last)')})")
     assert not bad, bad[:5]
+    # every callback the fuzz reaches validates its values: none raised (no 400 "could not be processed"),
+    # and nothing in the server (callbacks, Dash, Flask) logged an exception while the fuzz ran
+    assert not raised, raised[:5]
+    assert not failed, failed[:5]
+    assert "Traceback (most recent call last)" not in during, during[during.find("Traceback"):][:3000]
     assert took < 240
     # the server still serves what the session had before the fuzz
     info, opts = pick(server, sid, before_id)
@@ -357,3 +373,30 @@ def test_fuzz003_background_jobs_of_the_running_app_leave_no_zombie(server):
         time.sleep(0.2)
     else:
         pytest.fail(f"jobs still children of the server after 60 s (zombies: {zombies})")
+
+
+def test_fuzz004_router_junk_pathname_is_404_and_bodies_must_match_the_callback(server):
+    """Dash's pages router with a pathname that is not a path answers its 404 page (it raised
+    ``UnsupportedRelativePath`` / ``AttributeError``); a real path still routes; a body whose items do not
+    name the callback's inputs is a 400 naming the problem; the Tuner's step callback given junk stores
+    answers like for no source (it raised ``AttributeError``)."""
+    base, deps = server["base"], server["deps"]
+    router = find_dep(deps, "_pages_content.children")
+    for junk in ("upload:zz", 3.5, {"a": 1}, ["/tuner"], "/" + "a" * 5000):
+        r = call(base, router, {"_pages_location.pathname": junk, "_pages_location.search": {"x": 1}})
+        assert r.status_code == 200, (junk, r.text[:200])
+        assert "404 - Page not found" in r.text
+    r = call(base, router, {"_pages_location.pathname": "/tuner", "_pages_location.search": "?seed=3"})
+    assert r.status_code == 200 and "404 - Page not found" not in r.text and "tuner-step" in r.text
+    step = find_dep(deps, "tuner-step.max")
+    body = callback_body(step, {})
+    body["inputs"] = [{"id": "session-id", "property": "data", "value": 1}]
+    r = requests.post(base + "/_dash-update-component", json=body, timeout=30)
+    assert r.status_code == 400 and "do not match the callback" in r.text
+    body["inputs"] = []
+    r = requests.post(base + "/_dash-update-component", json=body, timeout=30)
+    assert r.status_code == 400 and "inputs: 1 expected" in r.text
+    for junk in (7, "x" * 300_000, [1, 2], {"id": {"a": 1}, "steps": "many"}, {"id": "sample:x", "steps": 2**70}):
+        r = call(base, step, {'{"page":"tuner","type":"page-source"}.data': junk, "tuner-link.data": junk})
+        assert r.status_code == 200, (str(junk)[:60], r.text[:200])
+        assert r.json()["response"]["tuner-step-row"]["hidden"] is True  # no timeline: no slider
