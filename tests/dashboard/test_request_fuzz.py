@@ -220,12 +220,14 @@ def crafted_requests(deps: list, n_callback: int = 120):
         else:
             del body["outputs"]
         out.append(("bad-envelope", "POST", upd, {"json": body}))
-    for _ in range(n_callback):
-        d = rng.choice(real)
+    for i in range(n_callback):
+        d = real[i % len(real)]  # every server callback in turn (each gets two or three), whichever input fired
         vals = {f"{x['id']}.{x['property']}": _junk(rng) for x in d["inputs"] + d["state"]}
         if rng.random() < 0.5:  # a well-formed session id half of the time
             vals["session-id.data"] = secrets.token_hex(16)
-        out.append(("fuzzed-callback-values", "POST", upd, {"json": callback_body(d, vals)}))
+        fired = rng.choice(d["inputs"])
+        out.append(("fuzzed-callback-values", "POST", upd,
+                    {"json": callback_body(d, vals, changed=f"{fired['id']}.{fired['property']}")}))
     suites = ["dash/../../etc/passwd", "nope/x.js", "dash/dcc/", "dash/x.exe", "dash/%2e%2e/%2e%2e/etc/passwd",
               "plotly/" + "a" * 5000 + ".js", "dash/dcc/dash_core_components.v0_0_0m0.js", "", "dash",
               "dash/dcc/async-graph.js.map/..", "..%2f..%2fetc%2fpasswd", "dash/deps/react@18.3.1.min.js%00.txt"]
