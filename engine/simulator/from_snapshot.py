@@ -63,8 +63,10 @@ Approximations (what a snapshot does not say)
   noise, :class:`~engine.simulator.scenario.NoiseModel`; off by default so the first cycle is exact).
 * Modular preallocations of the snapshot are not carried over; the brokers' ``lastUpdate`` times are
   the simulator's (the leader's strategies do not read them).
-* For ELM, the load of bundles outside the top-K lists cannot move (it is background); the top-K lists
-  are rebuilt every minute from the simulated bundle stats after the first minute, as brokers do.
+* For ELM, the load of bundles outside the top-K lists cannot move (it is background). A broker whose
+  bundles and their stats are still the snapshot's republishes the list it published (its order decides
+  ties, and a recorded list need not be in the order Shedlab's ``top_k_bundles`` would give); once they
+  change, its list is rebuilt every minute from the simulated bundle stats, as brokers do.
 
 Examples
 --------
