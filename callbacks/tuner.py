@@ -32,7 +32,7 @@ from engine.policies import broker_groups, policies_of
 from dashboard.figures.plan import before_after
 from dashboard.figures.scores import broker_scores
 from dashboard.figures.theme import MB, empty_figure, plain_figures
-from dashboard.figures.topics import ring_shapes, selected_overlay, topic_distribution, y_span
+from dashboard.figures.topics import MANY, MANY_RINGS, dots_title, ring_shapes, selected_overlay, topic_distribution, y_span
 from dashboard.figures.transfer import broker_load
 from dashboard.transfer import hit_counts, is_transfer, start_hit_count, transfer_view
 from dashboard.keys import allowed_placements, default_conf, default_placement, fmt_conf_value, key_spec, value_to_conf
@@ -318,7 +318,10 @@ def compute(state: TunerState, shown=None, base_msgs=()) -> dict:
         topics = no_update
     elif same_snapshot and shown.get("topics"):
         topics = Patch()
-        topics["layout"]["shapes"] = ring_shapes(selected_overlay(v, a.unloaded_bundles), y_span(v), v.nb)
+        ov = selected_overlay(v, a.unloaded_bundles)
+        topics["layout"]["shapes"] = ring_shapes(ov, y_span(v), v.nb)
+        if v.nk > MANY_RINGS:  # the title may say "the 300 busiest of ... ringed"
+            topics["layout"]["annotations"][0]["text"] = dots_title(v.nk > MANY, ov)
         topics["layout"]["editrevision"] = revs["topics"]
     else:
         topics = topic_distribution(v, snap.ld.bundle_topics, selected=a.unloaded_bundles, rev=revs["topics"])

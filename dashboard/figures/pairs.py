@@ -141,7 +141,10 @@ def avg_pairs(result, cfg, status: dict, *, rev: str = "", height: int = 360) ->
                            line=dict(color=col, width=1.6, dash="dash")))
         anns.append(dict(xref="x2 domain", x=1, xanchor="left", xshift=4, yref="y2", y=val, yanchor="middle",
                          text=f"{text} {val:g}", showarrow=False, font=dict(size=11, color=col)))
-        drag[key] = [drag_spec(len(shapes) - 1, len(anns) - 1, 0.0, 1.0, text, "", 0)]
+        if n_pairs <= MANY_PAIRS:  # the lines follow the slider while it is dragged (assets/shedlab.js)
+            drag[key] = [drag_spec(len(shapes) - 1, len(anns) - 1, 0.0, 1.0, text, "", 0)]
+        # above MANY_PAIRS pairs they move on release only: each move redraws the figure (~50 ms at 500
+        # pairs), and the moves of a quick drag were still being drawn after the release
     anns += [title_ann("pairs on the score axis (arc = pair, label = gap and hit counts)", 0),
              title_ann("score gap per pair", _SPLIT + 0.08)]
     lo_x = min(scores.values()) if scores else 0.0

@@ -96,3 +96,27 @@ def test_pairs_many_pairs_no_broker_dots(sid):
                        loadBalancerAvgShedderHitCountHighThreshold=1)
     d = pairs.avg_pairs(a.result, cfg, a.status, rev="r").to_dict()
     assert [t["type"] for t in d["data"]] == ["scatter"] * 3 + ["bar"]  # three arc traces and the gap panel
+
+
+def test_pairs_many_pairs_lines_move_on_release_only(sid):
+    a, cfg = _analysis(sid, "AvgShedder", "AvgShedder", loadBalancerAvgShedderHitCountLowThreshold=1,
+                       loadBalancerAvgShedderHitCountHighThreshold=1)
+    d = pairs.avg_pairs(a.result, cfg, a.status, rev="r").to_dict()
+    assert d["layout"]["meta"]["drag"] == {}
+    assert {s["y0"] for s in d["layout"]["shapes"]} == {cfg.loadBalancerAvgShedderLowThreshold,
+                                                        cfg.loadBalancerAvgShedderHighThreshold}
+
+
+def test_topics_rings_the_busiest_unloaded_and_says_so(sid):
+    from dashboard.figures import topics
+
+    a, cfg = _analysis(sid, "AvgShedder", "AvgShedder", loadBalancerAvgShedderHitCountLowThreshold=1,
+                       loadBalancerAvgShedderHitCountHighThreshold=1)
+    v = a.snap.view
+    sel = sorted(v.bundles[k] for k in range(0, v.nk, 3))[:topics.MANY_RINGS + 50]
+    ov = topics.selected_overlay(v, sel)
+    assert ov["total"] == len(sel) and len(ov["x"]) == topics.MANY_RINGS
+    thr = sorted((float(v.short_throughput[v.bundle_index[b]]) / 1048576 for b in sel), reverse=True)
+    assert min(ov["y"]) >= thr[topics.MANY_RINGS - 1] - 1e-9  # the busiest
+    assert f"{topics.MANY_RINGS} busiest of {len(sel)}" in topics.dots_title(True, ov)
+    assert topics.dots_title(True, topics.selected_overlay(v, sel[:5])).startswith("bundle throughput per broker")
