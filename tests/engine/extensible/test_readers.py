@@ -58,9 +58,13 @@ def test_zip_of_both_topics_consume_output_equals_json_lines():
     # both `pulsar-client consume` outputs in one zip (3.0 and 3.x print formats) == {key, value} lines
     ext = load_snapshot_bytes(_zip(BLD, TOP), "elm.zip")
     assert sorted(ext.broker_load_data) == BROKERS
-    assert [x.bundle_name for x in ext.top_bundles["broker-1:8080"]][0] == "public/default/0x00000000_0x40000000"
+    # kept in the published order: ascending, smallest of the top K first (TopKBundles.update adds
+    # the partition-sorted head from index k-1 down to 0)
+    assert [x.bundle_name for x in ext.top_bundles["broker-1:8080"]] == [
+        "public/default/0x80000000_0xc0000000", "public/default/0x40000000_0x80000000",
+        "public/default/0x00000000_0x40000000"]
     assert ext.owners()["tenant-a/ns1/0x00000000_0x80000000"] == "broker-2:8080"
-    assert ext.top_bundles["broker-1:8080"][0].stats.msg_throughput_out == 6.0e6
+    assert ext.top_bundles["broker-1:8080"][-1].stats.msg_throughput_out == 6.0e6
     assert not any("top-K lists show" in w for w in ext.warnings)  # bundleCount 3 + 2 + 1: all listed
     lines = load_snapshot(JSONL)
     assert lines.to_json() == ext.to_json()
