@@ -37,13 +37,14 @@ def test_elm_consume_upload_shows_transfer_shedders_decision(dash_duo, dash_app,
     # the loads are the brokers' published weightedMaxEMA (0.8, 0.3, 0.1), not derived from their usage
     loads = graph_js(duo, "tuner-fig-scores", "gd.data[0].y")
     assert sorted(round(x, 2) for x in loads) == [10.0, 30.0, 80.0]
-    # hit-count threshold 3 -> 0: the next hit sheds broker-1's top bundle, reason Overloaded
+    # hit-count threshold 3 -> 0: the next hit sheds broker-1's bundles (its published top-K list,
+    # smallest first) and swaps broker-3's bundle, reason Overloaded
     thumb = duo.find_element('[data-key="loadBalancerSheddingConditionHitCountThreshold"] .dash-slider-thumb')
     for _ in range(3):
         thumb.send_keys(Keys.ARROW_LEFT)
         time.sleep(0.15)
     wait_headline(duo, "· Overloaded")
-    duo.wait_for_contains_text("#tuner-plan", "public/default/0x00000000_0x40000000", timeout=10)
+    duo.wait_for_contains_text("#tuner-plan", "public/default/0x40000000_0x80000000", timeout=10)
     shot(duo, "tuner-elm-consume-upload", full=True)
     # the Simulator starts from the same upload (start from: the current snapshot): run A is TransferShedder
     # with the ELM placement on the ELM data, run at once
