@@ -27,7 +27,7 @@ from dash import (ALL, MATCH, ClientsideFunction, Input, Output, State, callback
 from dash.exceptions import PreventUpdate
 
 from callbacks.shell import alert
-from dashboard.web_safety import as_dict, as_list, as_str
+from dashboard.web_safety import as_dict, as_list, as_str, str_list
 from dashboard import ids
 from dashboard import sim_findings as SF
 from dashboard import simulator_service as S
@@ -302,6 +302,8 @@ def sync_form(_sa, _sb, _ra, _rb, _scen, click, link, uploaded, finding, start, 
     finding picked: (re)render both sides' controls. The page never opens blank: on arrival it shows
     the form's A/B from this session's cache, or starts running it in the background at once."""
     form, saved, link, uploaded = as_dict(form), as_dict(saved), as_dict(link), as_dict(uploaded)
+    if link is not None:  # a decoded permalink: its state and messages
+        link = dict(link, state=as_dict(link.get("state")), errors=str_list(link.get("errors"), limit=2000))
     click, sweep_meta = as_dict(click), as_dict(sweep_meta)
     seen, sid, finding = as_str(seen, limit=300), as_str(sid, limit=100), as_str(finding, limit=300)
     if form is not None and not (isinstance(form.get("n", 0), int) and 0 <= form.get("n", 0) < 2**53):
@@ -443,6 +445,16 @@ def run_sweep_job(set_progress, n_clicks, x_key, x_values, y_key, y_values, *arg
 
 
 # ------------------------------------------------------------------------------------------ results
+def _result_meta(meta) -> dict | None:
+    """``SIM_RESULT``/``SIM_SWEEP_RESULT`` data as the runs write it (``key``, ``error``, ``warnings`` of the
+    right types; a request can carry any JSON there: other values are dropped), None when not a dict."""
+    meta = as_dict(meta)
+    if meta is None:
+        return None
+    return dict(meta, key=as_str(meta.get("key"), limit=200), error=as_str(meta.get("error"), limit=4000),
+                warnings=str_list(meta.get("warnings"), limit=4000))
+
+
 def result_figures(payload: dict) -> dict:
     """The page's figures of a result (``{"a", "b", "cluster", "std"}``; ``std`` None without TransferShedder)."""
     figs = S.figures(payload)
@@ -466,6 +478,7 @@ def result_figures(payload: dict) -> dict:
 )
 def show_results(meta, sid):
     """A run finished (or cached results were found): the summary, every figure, the log's kinds."""
+    meta = _result_meta(meta)
     if not isinstance(meta, dict):
         raise PreventUpdate
     if meta.get("error"):
@@ -544,6 +557,7 @@ def show_events(meta, kinds, which, sid):
 )
 def show_sweep(meta, saved, sid):
     """A sweep finished, or run A's setting changed: the two heatmaps (run A's own cell outlined)."""
+    meta = _result_meta(meta)
     if not isinstance(meta, dict):
         raise PreventUpdate
     if meta.get("error"):
@@ -572,9 +586,11 @@ def show_sweep(meta, saved, sid):
 def sweep_options(form, x_key, y_key):
     """Run A's strategy changed: offer its keys for the sweep (default grids when the keys no longer apply)."""
     st = (form or {}).get("state") if isinstance(form, dict) else None
+    x_key, y_key = as_str(x_key, limit=200), as_str(y_key, limit=200)
     if not isinstance(st, dict):
         raise PreventUpdate
-    a = st.get("a") or {}
+    a = as_dict(st.get("a"), {})
+    a = {k: as_str(a.get(k), limit=100) for k in ("shed", "place")}
     opts = S.sweep_keys(a.get("shed") or "AvgShedder", a.get("place"))
     keys = {o["value"] for o in opts}
     if x_key in keys and y_key in keys:

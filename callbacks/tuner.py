@@ -107,7 +107,7 @@ def _tuner_link(link) -> dict | None:
     link = as_dict(link)
     if link is None:
         return None
-    return {"state": as_dict(link.get("state")), "errors": str_list(link.get("errors"), limit=2000)}
+    return dict(link, state=as_dict(link.get("state")), errors=str_list(link.get("errors"), limit=2000))
 
 
 def _fix_pairing(state: TunerState, trigger) -> tuple[TunerState, list]:
