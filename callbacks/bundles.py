@@ -27,13 +27,17 @@ _CONFIG_INPUTS = [
 
 
 def _view(source, namespace, topic, gen_ns, rate, kbps, partitions, bundles, options) -> S.BundlesView:
+    # a request may carry any JSON: names are short strings (else missing), the options the list's strings
+    source, namespace, topic, gen_ns = (as_str(v, limit=1000) for v in (source, namespace, topic, gen_ns))
+    options = str_list(options, limit=100)
     return S.build_view(source or S.GEN, namespace=namespace, topic=topic, gen_namespace=gen_ns, partitions=partitions,
                         bundles=bundles, options=options or (), rate=rate, kbps=kbps)
 
 
 def _config(algorithm, auto_enabled, th_values, th_ids):
-    values = {i["key"]: v for i, v in zip(th_ids or (), th_values or ())}
-    return S.config_from_inputs(values, algorithm, "on" in (auto_enabled or ()))
+    th_ids, th_values = (v if isinstance(v, list) else [] for v in (th_ids, th_values))
+    values = {i["key"]: v for i, v in zip(th_ids, th_values) if isinstance(i, dict) and isinstance(i.get("key"), str)}
+    return S.config_from_inputs(values, as_str(algorithm, limit=100), "on" in str_list(auto_enabled, limit=100))
 
 
 @callback(

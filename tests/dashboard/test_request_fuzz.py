@@ -166,8 +166,8 @@ def snapshot_bytes(tag: str) -> bytes:
 
 
 # ------------------------------------------------------------------------------------------------ generator
-def _junk(rng: random.Random, depth: int = 0):
-    k = rng.randrange(9 if depth < 3 else 6)
+def _junk(rng: random.Random, depth: int = 0, kind: int | None = None):
+    k = kind if kind is not None else rng.randrange(9 if depth < 3 else 6)
     if k == 0:
         return None
     if k == 1:
@@ -402,3 +402,74 @@ def test_fuzz004_router_junk_pathname_is_404_and_bodies_must_match_the_callback(
         r = call(base, step, {'{"page":"tuner","type":"page-source"}.data': junk, "tuner-link.data": junk})
         assert r.status_code == 200, (str(junk)[:60], r.text[:200])
         assert r.json()["response"]["tuner-step-row"]["hidden"] is True  # no timeline: no slider
+
+
+def _store_like(rng: random.Random):
+    """Junk in the shapes of the app's own stores (a source, a Tuner base, a permalink, a run's result,
+    a Tuner state, a click), so callbacks get past their first ``isinstance`` check."""
+    j = lambda: _junk(rng)  # noqa: E731
+    return rng.choice([
+        lambda: {"id": rng.choice(["sample:bigo-threshold-first-unload", j()]), "steps": rng.choice([1, 3, j()]),
+                 "warnings": j(), "label": j(), "kind": j()},
+        lambda: {"values": rng.choice([{}, {"loadBalancerBrokerOverloadedThresholdPercentage": j()}, j()]),
+                 "nonce": j(), "n": rng.choice([0, j()]), "messages": j()},
+        lambda: {"state": rng.choice([{"src": "sample:bigo-threshold-first-unload", "step": j(), "values": j()}, j()]),
+                 "errors": j()},
+        lambda: {"key": j(), "error": j(), "warnings": j(), "cached": j(), "ok": j(), "params": j(), "meta": j(),
+                 "job": rng.choice(["backtest", "sweep", "aggregate", j()])},
+        lambda: {"src": rng.choice(["sample:bigo-threshold-first-unload", j()]), "shed": j(), "place": j(),
+                 "values": j(), "seed": j(), "step": j(), "nonce": j()},
+        lambda: {"points": [{"customdata": [rng.choice([0, 1, j()])], "x": j(), "y": j()}]},
+    ])()
+
+
+def test_fuzz005_every_callback_in_process_takes_junk_without_raising():
+    """Every server callback except the background ones (they fork a job) gets 12 sets of junk values
+    through Flask's test client (the app in this process, no network): one set per kind of junk (every
+    value None, a number, a short odd string, a long string, a path-like id, a data URL, a list, a dict,
+    deep brackets), then three in the shapes of the app's stores, each with a random input firing: no
+    5xx, no 400 "could not be processed" (a callback that raised) and nothing logged at ERROR (a
+    callback that caught its own exception on junk)."""
+    import logging
+
+    import app as shedlab_app
+
+    records = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            if record.name.split(".")[0] in ("choreographer", "kaleido"):
+                return  # the figure-export browser's own chatter (a store naming a real source exports figures)
+            if record.levelno >= logging.ERROR or record.exc_info:
+                records.append(record.getMessage()[:200])
+
+    client = shedlab_app.server.test_client()
+    client.get("/")  # the first request registers Dash's pages router
+    deps = client.get("/_dash-dependencies").get_json()
+    cmap = shedlab_app.app.callback_map
+    real = [d for d in deps if d.get("clientside_function") is None and not cmap[d["output"]].get("background")]
+    assert len(real) >= 30
+    rng = random.Random(SEED + 5)
+    keep = Keep()
+    logging.getLogger().addHandler(keep)
+    raised, codes = [], Counter()
+    try:
+        for d in real:
+            for kind in range(12):
+                vals = {f"{x['id']}.{x['property']}": _junk(rng, kind=kind) if kind < 9 else
+                        (_store_like(rng) if rng.random() < 0.6 else _junk(rng)) for x in d["inputs"] + d["state"]}
+                if rng.random() < 0.5:
+                    vals["session-id.data"] = secrets.token_hex(16)
+                fired = rng.choice(d["inputs"])
+                r = client.post("/_dash-update-component",
+                                json=callback_body(d, vals, changed=f"{fired['id']}.{fired['property']}"))
+                codes[r.status_code] += 1
+                text = r.get_data(as_text=True)
+                if r.status_code >= 500 or "could not be processed" in text or any(m in text for m in TRACE_MARKERS):
+                    raised.append((d["output"][:80], r.status_code, text[:120]))
+    finally:
+        logging.getLogger().removeHandler(keep)
+    print(f"\nin-process callback fuzz: {sum(codes.values())} requests to {len(real)} callbacks: "
+          + ", ".join(f"{c}:{n}" for c, n in sorted(codes.items())))
+    assert not raised, raised[:5]
+    assert not records, records[:5]
