@@ -7,7 +7,8 @@ no traceback text in any response, no exception logged by the server while it ra
 callback that raised as ``callback request failed: …`` with its traceback and answers 400 "the request could
 not be processed"; a callback handling junk values the careful way never gets there), and afterwards the
 server still serves a session's upload made before the fuzz. The concurrency test has 20 sessions upload distinct snapshots and ask the Tuner about them at
-once, each through the real callbacks over HTTP; each must see only its own data.
+once, each through the real callbacks over HTTP; each must see only its own data. ``test_fuzz005`` is the
+same idea in process (Flask's test client): every non-background callback, every kind of junk, none raises.
 """
 from __future__ import annotations
 
