@@ -109,7 +109,10 @@ def run_history_job(set_progress, _n_agg, _n_bt, _n_sw, path, start, end, weight
         set_progress((str(int(done)), str(max(int(total), 1)), text))
 
     progress(0, 1, f"{job}: starting")
-    out = S.run_page_job(job, path, params, progress=progress)
+    try:
+        out = S.run_page_job(job, path, params, progress=progress)
+    except (InputError, UsageError) as exc:  # an unknown dataset name (a request can name anything)
+        return {"job": job, "ok": False, "error": str(exc)}
     set_progress(("1", "1", "done" if out["ok"] else "failed"))
     return out
 
