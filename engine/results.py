@@ -168,6 +168,25 @@ class FilterStep(_Names):
         after = set(self.candidates)
         return [b for b in self._ls(self._before) if b not in after]
 
+    @property
+    def count(self) -> int:
+        """How many candidates are left after this step (``len(candidates)`` without the names)."""
+        return 0 if self._after is None else len(self._after)
+
+    @property
+    def removed_count(self) -> int:
+        """``len(removed)``, computed once on the index arrays (steps are shared by many placements)."""
+        got = getattr(self, "_removed_count", None)
+        if got is None:
+            if self._before is None:
+                got = 0
+            elif self._names is None:
+                got = len(self.removed)
+            else:
+                got = int(np.count_nonzero(~np.isin(np.asarray(self._before), np.asarray(self._after))))
+            self._removed_count = got
+        return got
+
     def to_json(self) -> dict:
         d = {"name": self.name, "candidates": self.candidates, "removed": self.removed, "note": self.note}
         if self.reasons:
@@ -217,6 +236,19 @@ class PlacementDecision(_Names):
             return {}
         return dict(zip(self.candidates, np.asarray(self._scores, dtype=float).tolist()))
 
+    def _score_of(self, broker):
+        """``scores[broker]`` without building the dict of every candidate (``None`` when not scored)."""
+        if self._scores is None or broker is None:
+            return None
+        if self._names is None:
+            return self.scores.get(broker)
+        try:
+            j = self._names.index(broker)
+        except ValueError:
+            return None
+        pos = np.flatnonzero(np.asarray(self._cand) == j)
+        return float(np.asarray(self._scores, dtype=float)[pos[0]]) if len(pos) else None
+
     def set_best(self, best) -> None:
         self._best = best
 
@@ -229,13 +261,13 @@ class PlacementDecision(_Names):
         their counts, the destination's ``score`` and the filters' names and notes instead — the
         default of ``shed --json``, whose full answer on 1,000 brokers is ~100 KB per unload."""
         if not candidates:
-            sc = self.scores.get(self.broker) if self._scores is not None and self.broker is not None else None
             return _clean({
                 "bundle": self.bundle, "broker": self.broker, "strategy": self.strategy, "random": self.random,
-                "candidate_count": len(self.candidates),
-                "filters": [{"name": f.name, "count": len(f.candidates), "removed_count": len(f.removed),
-                             "note": f.note} for f in self.filters],
-                "score": sc, "score_unit": self.score_unit, "best": self.best, "retried": self.retried,
+                "candidate_count": 0 if self._cand is None else len(self._cand),
+                "filters": [{"name": f.name, "count": f.count, "removed_count": f.removed_count, "note": f.note}
+                            for f in self.filters],
+                "score": self._score_of(self.broker), "score_unit": self.score_unit, "best": self.best,
+                "retried": self.retried,
                 "first_choice": self.first_choice, "preallocated": self.preallocated, "from_plan": self.from_plan,
                 "reason": self.reason, "lines": self.lines,
             })
