@@ -125,6 +125,17 @@ class Collector:
     def get_json(self, url: str):
         return self.http.get_json(url, quiet=self.quiet)
 
+    def get_text(self, url: str) -> str:
+        return self.http.get_json(url, quiet=self.quiet, text=True)
+
+    def policies(self, cluster: str, namespaces, notes: list | None = None) -> dict | None:
+        """The cluster's isolation policies, failure domains and the anti-affinity groups of ``namespaces``
+        (:mod:`dashboard.policy_fetch`; a part that cannot be read is left out with a line in ``notes``)."""
+        from ..policy_fetch import fetch_policies
+
+        return fetch_policies(self.get_json, self.base, cluster, namespaces, get_text=self.get_text, notes=notes,
+                              errors=(CollectError,))
+
     def broker_url(self, broker_id: str) -> str:
         if not _BROKER_ID.match(broker_id or ""):
             raise CollectError(f"{self.base}: unexpected broker id {str(broker_id)[:80]!r}")
@@ -247,6 +258,15 @@ class Collector:
                                      "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}}
         if missing:
             snap["shedlabMissingBrokers"] = {b: missing[b] for b in ids if b in missing}
+        notes: list = []  # issue 18: namespace isolation, failure domains, anti-affinity groups
+        namespaces = {b.rsplit("/", 1)[0] for r in brokers.values()
+                      for b in list(r.get("bundles") or []) + list(r.get("lastStats") or {})
+                      if isinstance(b, str) and "/" in b}
+        pol = self.policies(name, namespaces, notes)
+        if pol:
+            snap["shedlabPolicies"] = pol
+        if notes:
+            snap["shedlabCollected"]["policyNotes"] = notes[:10]
         return snap
 
 

@@ -204,8 +204,9 @@ class Http:
             resp.close()
         return resp
 
-    def get_json(self, url: str, *, quiet: bool = False):
-        """The JSON body of ``GET url``. ``quiet``: errors say only "no answer" / "not allowed" / the HTTP status."""
+    def get_json(self, url: str, *, quiet: bool = False, text: bool = False):
+        """The JSON body of ``GET url``. ``quiet``: errors say only "no answer" / "not allowed" / the HTTP status.
+        ``text``: the body as text instead (an endpoint answering a bare string, e.g. ``.../antiAffinity``)."""
         shown = redact(url)
         cred_origin = origin_of(url)
         current, hops, refreshed = url, 0, False
@@ -255,6 +256,8 @@ class Http:
                                       f"{hint}")
                 err.status = code
                 raise err
+            if text:
+                return resp.content.decode("utf-8", "replace")
             try:
                 return json.loads(resp.content.decode("utf-8"))
             except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:

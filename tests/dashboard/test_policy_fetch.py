@@ -66,3 +66,33 @@ def test_fetch_policies_from_the_admin_api(server):
 def test_parse_group():
     assert parse_group("payments-ha\n") == "payments-ha" and parse_group('"g"') == "g"
     assert parse_group("") is None and parse_group(b"  ") is None
+
+
+def test_collector_reads_the_policies(server):
+    """The collector's own client (credentials, retries, text answers) on the policy endpoints."""
+    from dashboard.collect.cluster import Collector
+
+    notes = []
+    with Collector(server, retries=0) as col:
+        got = col.policies("c1", ["acme/payments-a", "acme/web"], notes)
+    assert set(got["namespaceIsolationPolicies"]) == {"payments", "analytics"}
+    assert got["antiAffinityGroups"] == {"acme/payments-a": "payments-ha"}
+    assert any("failure domains not read" in n and "HTTP 403" in n for n in notes)
+
+
+def test_snapshot_without_policy_endpoints_still_collects():
+    """A cluster whose admin API answers 404 on the policy endpoints (the replay knows none): the snapshot
+    is the same, with a note per part left out, and the engine reads it."""
+    from dashboard.collect.cluster import collect_snapshot
+    from engine.io import load_data_from_json
+
+    from .pulsar_replay import PulsarReplay
+
+    with PulsarReplay(token="s3cret") as p:
+        snap = collect_snapshot(p.admin_url, "s3cret")
+        asked = {path for _, path, _ in p.requests}
+    assert "/admin/v2/clusters/standalone/namespaceIsolationPolicies" in asked
+    assert any(x.endswith("/antiAffinity") for x in asked)
+    assert "shedlabPolicies" not in snap and snap["shedlabCollected"]["policyNotes"]
+    ld = load_data_from_json(snap, "live")
+    assert len(ld.brokers) == 3 and getattr(ld, "cluster_policies", None) is None
