@@ -49,12 +49,12 @@ def _q(x: str) -> str:
 
 
 def fetch_policies(get_json, base: str, cluster: str, namespaces, *, get_text=None, notes: list | None = None,
-                   errors=(Exception,)) -> dict | None:
+                   errors=(Exception,), parallel: int = 1) -> dict | None:
     """The policies bundle for ``cluster`` (``None`` when nothing could be read).
 
     ``get_json(url)`` / ``get_text(url)`` do the requests (``get_text`` may be ``None``: no anti-affinity
-    look-ups); ``errors`` are the exceptions they raise for an HTTP or transport failure; ``notes``
-    collects one line per part left out.
+    look-ups; with ``parallel`` > 1 they run on that many threads); ``errors`` are the exceptions they
+    raise for an HTTP or transport failure; ``notes`` collects one line per part left out.
     """
     notes = notes if notes is not None else []
     out: dict = {}
@@ -75,21 +75,26 @@ def fetch_policies(get_json, base: str, cluster: str, namespaces, *, get_text=No
         if got:
             out[key] = got
     if get_text is not None:
-        groups = {}
         nss = sorted({n for n in namespaces if isinstance(n, str) and n.count("/") == 1})
         if len(nss) > MAX_NAMESPACES:
             notes.append(f"anti-affinity groups read for the first {MAX_NAMESPACES} of {len(nss)} namespaces")
             nss = nss[:MAX_NAMESPACES]
-        failed = 0
-        for ns in nss:
+        def one(ns):
             tenant, name = ns.split("/")
             try:
-                g = parse_group(get_text(f"{base}/admin/v2/namespaces/{_q(tenant)}/{_q(name)}/antiAffinity"))
+                return ns, parse_group(get_text(f"{base}/admin/v2/namespaces/{_q(tenant)}/{_q(name)}/antiAffinity"))
             except errors:
-                failed += 1
-                continue
-            if g is not None:
-                groups[ns] = g
+                return ns, False
+
+        if parallel > 1 and len(nss) > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=min(parallel, len(nss))) as pool:
+                answers = list(pool.map(one, nss))
+        else:
+            answers = [one(ns) for ns in nss]
+        failed = sum(1 for _, g in answers if g is False)
+        groups = {ns: g for ns, g in answers if g}
         if failed:
             notes.append(f"anti-affinity group not read for {failed} of {len(nss)} namespace(s)")
         if groups:

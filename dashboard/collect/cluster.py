@@ -134,7 +134,7 @@ class Collector:
         from ..policy_fetch import fetch_policies
 
         return fetch_policies(self.get_json, self.base, cluster, namespaces, get_text=self.get_text, notes=notes,
-                              errors=(CollectError,))
+                              errors=(CollectError,), parallel=self.parallel)
 
     def broker_url(self, broker_id: str) -> str:
         if not _BROKER_ID.match(broker_id or ""):
