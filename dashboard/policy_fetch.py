@@ -79,6 +79,7 @@ def fetch_policies(get_json, base: str, cluster: str, namespaces, *, get_text=No
         if len(nss) > MAX_NAMESPACES:
             notes.append(f"anti-affinity groups read for the first {MAX_NAMESPACES} of {len(nss)} namespaces")
             nss = nss[:MAX_NAMESPACES]
+
         def one(ns):
             tenant, name = ns.split("/")
             try:
