@@ -1,7 +1,7 @@
 """Field findings: wall time of each finding's runs (what ``python -m engine findings`` and its test cost).
 
 Prints a table (finding, scenario, simulated minutes, median wall time of the runs its figures need,
-per simulated minute). vivo's case is a simulated day of one-minute cycles (12 brokers, 180 bundles);
+per simulated minute). vivo's case is a simulated day of one-minute cycles (13 brokers, 180 bundles);
 BIGO's production finding a month (5 brokers, 128 bundles).
 
 Run: ``.venv/bin/python bench/bench_findings.py`` (about a minute; ``--repeat N``, default 1).
