@@ -84,3 +84,27 @@ def _placement_or_none(cfg):
     except UsageError:
         return None
 
+
+
+def add_policies_args(p: argparse.ArgumentParser) -> None:
+    """``--policies FILE`` (repeatable): the cluster's isolation / anti-affinity / failure-domain policy
+    files (:mod:`engine.policies`), given to every snapshot read."""
+    p.add_argument("--policies", metavar="FILE", action="append", default=[],
+                   help="the cluster's policies: `ns-isolation-policy list`, anti-affinity groups "
+                        "({\"tenant/ns\": \"group\"}) or `clusters list-failure-domains` JSON (repeatable)")
+
+
+def attach_policy_files(args, snapshots) -> None:
+    """Read ``args.policies`` once and attach them to each snapshot (modular or ELM); a bad file raises
+    :class:`~engine.errors.InputError` naming it (exit status 2)."""
+    paths = getattr(args, "policies", None) or []
+    if not paths:
+        return
+    from ..policies import attach, read_policy_file
+
+    got = None
+    for path in paths:
+        one = read_policy_file(path)
+        got = one if got is None else got.merge(one)
+    for ld in snapshots:
+        attach(ld, got)

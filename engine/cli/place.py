@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..io import load_snapshot
 from . import print_json
-from .common import add_config_args, build_config
+from .common import add_config_args, add_policies_args, attach_policy_files, build_config
 from .format import placement_text
 from .shed import make_manager
 
@@ -30,9 +30,7 @@ def register(sub):
     p.add_argument("--non-persistent", action="store_true", help="the bundle holds non-persistent topics")
     p.add_argument("--assign", action="store_true",
                    help="as a new assignment (reuse and record a preallocation)")
-    p.add_argument("--policies", metavar="FILE", action="append", default=[],
-                   help="the cluster's policies: `ns-isolation-policy list`, anti-affinity groups "
-                        "({\"tenant/ns\": \"group\"}) or `clusters list-failure-domains` JSON (repeatable)")
+    add_policies_args(p)
     add_config_args(p)
     p.set_defaults(func=run)
 
@@ -57,11 +55,7 @@ def run(args) -> int:
         args.strategy = "AvgShedder" if args.placement == "AvgShedder" else None
     cfg = build_config(args)
     ld = load_snapshot(args.snapshot, broker=args.broker)
-    if args.policies:
-        from ..policies import attach, read_policy_file
-
-        for path in args.policies:
-            attach(ld, read_policy_file(path))
+    attach_policy_files(args, [ld])
     lm = make_manager(ld, cfg, args.seed)
     cands = [c.strip() for c in args.candidates.split(",") if c.strip()] if args.candidates else None
     if args.assign:

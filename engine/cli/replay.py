@@ -19,7 +19,7 @@ import sys
 from ..config import changed_keys
 from ..io import load_timeline
 from . import print_json
-from .common import add_config_args, build_config
+from .common import add_config_args, add_policies_args, attach_policy_files, build_config
 from .format import cycle_text
 from .shed import add_commands_args, commands_style, make_manager, print_commands
 
@@ -33,6 +33,7 @@ def register(sub):
     p.add_argument("--observed", action="store_true",
                    help="compare with what the cluster did: ownership changes between consecutive snapshots")
     add_config_args(p)
+    add_policies_args(p)
     add_commands_args(p)
     p.set_defaults(func=run)
 
@@ -56,6 +57,7 @@ def run(args) -> int:
     style = commands_style(args)
     cfg = build_config(args)
     snaps = load_timeline(args.timeline)
+    attach_policy_files(args, snaps)
     lm, cycles, warnings = replay_timeline(snaps, cfg, args.seed)
     if style:
         for w in warnings:

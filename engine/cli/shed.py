@@ -38,7 +38,7 @@ from ..config import changed_keys
 from ..io import load_snapshot
 from ..load_manager import ModularLoadManager
 from . import print_json
-from .common import add_config_args, build_config
+from .common import add_config_args, add_policies_args, attach_policy_files, build_config
 from .format import cycle_text
 
 
@@ -56,6 +56,7 @@ def register(sub):
                    help="with --json: each placement's per-candidate detail (every candidate, its score, each "
                         "filter's candidates and removed brokers); without it a placement gives their counts "
                         "and the destination's score (on 1,000 brokers the detail is ~100 KB per unload)")
+    add_policies_args(p)
     add_commands_args(p)
     p.set_defaults(func=run)
 
@@ -98,6 +99,7 @@ def run(args) -> int:
         raise UsageError("--candidates goes with --json (the per-candidate detail of each placement)")
     cfg = build_config(args)
     ld = load_snapshot(args.snapshot, broker=args.broker)
+    attach_policy_files(args, [ld])
     lm = make_manager(ld, cfg, args.seed)
     check_cycles(args.cycles, len(lm.view.brokers), len(lm.view.bundles))
     cycles = lm.run_cycles(args.cycles)

@@ -16,6 +16,10 @@ there is no REST endpoint for them. Accepted, each alone, several together, or i
   (``{"topBundlesLoadData": [{"bundleName", "stats": NamespaceBundleStats}]}``) — the broker is the
   one given (``--broker`` on the command line), else the file name without its extension.
 * the **container** of :mod:`engine.extensible.snapshot` (``{"brokerLoadData": ..., "topBundlesLoadData": ...}``).
+* beside them (or in the zip), the cluster's **policies** (:mod:`engine.policies`): ``ns-isolation-policy
+  list``, anti-affinity groups, ``clusters list-failure-domains`` JSON, the ZooKeeper ``admin/...`` nodes,
+  or the container's ``shedlabPolicies`` key; the snapshot carries them, so ``BrokerIsolationPoliciesFilter``,
+  ``AntiAffinityGroupPolicyFilter`` and ``loadBalancerSheddingBundlesWithPoliciesEnabled`` apply.
 
 As Pulsar's ``TableView``, the last message of a key wins, in file order; which topic a message
 came from is told by its value (``BrokerLoadData`` fields vs ``topBundlesLoadData``).
@@ -139,6 +143,12 @@ class _Messages:
         self.top: dict = {}
         self.n = 0
         self.notes: list[str] = []
+        #: the cluster's policies read beside the messages (engine.policies.ClusterPolicies) or None
+        self.policies = None
+
+    def add_policies(self, got) -> None:
+        if got is not None and not got.empty:
+            self.policies = got if self.policies is None else self.policies.merge(got)
 
     def add(self, key, value, where: str, kind: str | None = None) -> str | None:
         """Fold one message; returns the topic kind it belonged to (``"broker"``/``"top"``/None)."""
@@ -194,6 +204,10 @@ class _Messages:
             data.warnings.append(f"{self.source}: bundle owners are taken from the brokers' top-K lists and every "
                                  "broker with load data counts as available (the ELM's channel and registry "
                                  "are not in these topics)")
+        if self.policies is not None:
+            from ..policies import attach
+
+            attach(data, self.policies)
         return data
 
 
@@ -314,9 +328,21 @@ def _fold_file(msgs: _Messages, raw: bytes, name: str, broker: str | None) -> bo
     from ..io import read_json_bytes
 
     obj = read_json_bytes(raw, name)
-    shape, fld = json_shape(obj, name)
+    try:
+        shape, fld = json_shape(obj, name)
+    except InputError:
+        from ..policies import classify_policy_json, read_policies_json
+
+        kind = classify_policy_json(obj)
+        if kind is None:
+            raise
+        msgs.add_policies(read_policies_json(obj, name, kind))  # a policy file beside the ELM data
+        return True
     if shape == CONTAINER:
         data = extensible_from_json(obj, name)
+        from ..policies import policies_of
+
+        msgs.add_policies(policies_of(data))  # its shedlabPolicies
         for b, d in data.broker_load_data.items():
             msgs.add(b, d.to_json(), f"{name}:brokerLoadData[{b!r}]")
         for b, lst in data.top_bundles.items():
@@ -368,12 +394,17 @@ def _zip_members(raw: bytes, source: str, limit: int, first_only: bool = False) 
     return out[:1] if first_only else out
 
 
-def elm_from_files(files: list[tuple[bytes, str]], source: str, broker: str | None = None) -> ExtensibleLoadData:
+def elm_from_files(files: list[tuple[bytes, str]], source: str, broker: str | None = None,
+                   policies=None) -> ExtensibleLoadData:
     """One ELM snapshot from several files (both topics' consume output, JSON lines, single values).
 
-    Every file must be an ELM input; the first one that is not raises :class:`InputError` naming it.
+    Every file must be an ELM input or a policy JSON file (:mod:`engine.policies`: ``ns-isolation-policy
+    list``, anti-affinity groups, failure domains, the bundle); the first one that is neither raises
+    :class:`InputError` naming it. ``policies`` (a ``ClusterPolicies``, e.g. a zip's ZooKeeper
+    ``admin/...`` nodes) are attached too.
     """
     msgs = _Messages(source)
+    msgs.add_policies(policies)
     for raw, name in files:
         if not _fold_file(msgs, raw, name, broker if len(files) == 1 else None):
             raise InputError("not Extensible Load Manager data (pulsar-client consume output, {key, value} lines, "
@@ -381,20 +412,38 @@ def elm_from_files(files: list[tuple[bytes, str]], source: str, broker: str | No
     return msgs.build()
 
 
+def _is_policy_json(raw: bytes) -> bool:
+    """A small JSON file in one of the policy shapes of :mod:`engine.policies`."""
+    if len(raw) > 8 * 1024 * 1024 or raw.lstrip()[:1] not in (b"{", b"\xef"):
+        return False
+    from ..policies import classify_policy_json
+
+    try:
+        return classify_policy_json(json.loads(raw.decode("utf-8-sig"))) is not None
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return False
+
+
 def elm_from_bytes(raw: bytes, source: str, broker: str | None = None) -> ExtensibleLoadData | None:
     """An ELM snapshot from consume output, ``{key, value}`` lines or a zip of ELM files; ``None`` otherwise.
 
     A single JSON value is left to the caller (parsed once, then :func:`elm_from_json`). A zip is ELM
-    when its first member is (then every member must be).
+    when its first member that is not a policy file is (then every member must be ELM data or a policy
+    file: loose policy JSON or ZooKeeper ``admin/...`` nodes, attached as the snapshot's policies).
     """
     from ..io import MAX_INPUT_BYTES
 
     if raw[:2] == b"PK":
-        first = _zip_members(raw, source, MAX_INPUT_BYTES, first_only=True)
-        if not first or not is_elm_bytes(first[0][1], first[0][0]):
-            return None
         members = _zip_members(raw, source, MAX_INPUT_BYTES)
-        return elm_from_files([(b, f"{source}:{n}") for n, b in members], source, broker)
+        admin = {n: b for n, b in members if "admin" in PurePosixPath(n).parts}  # ZooKeeper policy nodes
+        rest = [(n, b) for n, b in members if n not in admin]
+        first = next(((n, b) for n, b in rest if not _is_policy_json(b)), None)
+        if first is None or not is_elm_bytes(first[1], first[0]):
+            return None
+        from ..policies import policies_from_files
+
+        pol = policies_from_files(admin, source) if admin else None
+        return elm_from_files([(b, f"{source}:{n}") for n, b in rest], source, broker, policies=pol)
     text = _decode(raw, source)
     if text is None or not _text_kind(text):
         return None  # one JSON value: the caller parses it once and asks elm_from_json
@@ -434,4 +483,6 @@ def display_load_data(ext: ExtensibleLoadData):
     _finish(ld)
     ld.warnings = list(dict.fromkeys(ld.warnings))
     ld.elm = ext
+    if getattr(ext, "cluster_policies", None) is not None:  # for the page (summary, broker groups) only
+        ld.cluster_policies = ext.cluster_policies
     return ld

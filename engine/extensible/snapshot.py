@@ -17,7 +17,9 @@ File layout (one JSON object; only ``brokerLoadData`` is required)::
       "recentlyUnloadedBundles": {BUNDLE: ms},
       "recentlyUnloadedBrokers": {BROKER: ms},                   # source broker -> last unload time
       "now": ms,                                                 # default: the latest updatedAt
-      "shedlabStrategyState": {"TransferShedder": {"unloadConditionHitCount": n}}
+      "shedlabStrategyState": {"TransferShedder": {"unloadConditionHitCount": n}},
+      "shedlabPolicies": {"namespaceIsolationPolicies": ..., "antiAffinityGroups": ...,
+                          "failureDomains": ...}   # the cluster's policies (engine.policies), optional
     }
 
 Field names inside ``BrokerLoadData``, ``NamespaceBundleStats`` and ``BrokerLookupData`` are
@@ -211,6 +213,9 @@ class ExtensibleLoadData:
             out["now"] = int(self.now_ms)
         if self.strategy_state:
             out["shedlabStrategyState"] = copy.deepcopy(self.strategy_state)
+        pol = getattr(self, "cluster_policies", None)
+        if pol is not None and not pol.empty:  # engine.policies: the cluster's own placement policies
+            out["shedlabPolicies"] = pol.to_json()
         return out
 
 
@@ -302,6 +307,10 @@ def extensible_from_json(obj, source: str = "<json>") -> ExtensibleLoadData:
                 raise InputError("expected a whole number >= 0", source=source,
                                  field="shedlabStrategyState.TransferShedder.unloadConditionHitCount")
         data.strategy_state = st
+    if obj.get("shedlabPolicies") is not None:  # isolation / anti-affinity / failure domains (engine.policies)
+        from ..policies import attach, read_policies_json
+
+        attach(data, read_policies_json(obj["shedlabPolicies"], f"{source}: shedlabPolicies", "bundle"))
     if not data.broker_load_data:
         warnings.append(f"{source}: no broker load data: nothing to balance")
     for b in data.top_bundles:
