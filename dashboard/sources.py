@@ -615,7 +615,7 @@ def _one_file(sid, raw: bytes, name: str, out: Ingested, policies=None, policy_r
         return
     ext = elm_from_bytes(raw, name)  # pulsar-client consume output / {key, value} lines of the ELM's topics
     if ext is not None:
-        out.sources.append(_store(sid, "upload", _hash(raw), name, [ext]))
+        out.sources.append(_store(sid, "upload", _hash(raw, *policy_raws), name, _with_policies([ext], policies)))
         return
     text = _text(raw, name)
     kind = _classify_text(text, name)
@@ -721,6 +721,15 @@ def ingest_files(sid, contents, names) -> Ingested:
     if policies is not None and not files:
         out.errors.append("policy files need a snapshot: upload them together with the LoadData JSON, load "
                           "reports or ZooKeeper dump (or put them in its zip)")
+        return out
+    if policies is not None and len(files) > 1 and all(is_elm_bytes(raw, label) for raw, label in files):
+        # the ELM's files with the cluster's policy files beside them: one ELM snapshot carrying them
+        try:
+            label = f"{len(files)} Extensible Load Manager files"
+            ext = elm_from_files([(raw, n) for raw, n in files], label, policies=policies)
+            out.sources.append(_store(sid, "upload", _hash(*[r for r, _ in files], *policy_raws), label, [ext]))
+        except InputError as exc:
+            out.errors.append(str(exc))
         return out
     if len(files) > 1:
         parsed = []
