@@ -144,12 +144,14 @@ def _java_round(x: np.ndarray) -> np.ndarray:
 
 def top_k_reports(n_brokers: int, bundle_broker: np.ndarray, names: Sequence[str], stats: np.ndarray,
                   topics: np.ndarray, sessions: np.ndarray, conf: LoadBalancerConfig,
-                  order_cache: dict | None = None) -> list[list[BundleLoadData]]:
+                  order_cache: dict | None = None, has_policies=None) -> list[list[BundleLoadData]]:
     """Every broker's top-K list at once: the same lists as :func:`top_k_bundles` on each broker's
     bundle stats (in ``names`` order), with the ``compareTo`` keys computed for all bundles in one go.
 
     ``stats`` rows are msgRateIn, msgThroughputIn, msgRateOut, msgThroughputOut; ``sessions``
-    (producers + consumers) count as ``consumerCount``; no namespace has policies. ``order_cache``
+    (producers + consumers) count as ``consumerCount``; ``has_policies`` (``namespace -> bool``, optional)
+    leaves out the bundles of namespaces with isolation / anti-affinity policies unless
+    ``loadBalancerSheddingBundlesWithPoliciesEnabled``, as ``TopKBundles.update`` does. ``order_cache``
     (optional) keeps each broker's ``ConcurrentHashMap`` order between calls (it only changes with
     the broker's bundle set).
     """
@@ -163,13 +165,16 @@ def top_k_reports(n_brokers: int, bundle_broker: np.ndarray, names: Sequence[str
     if order_cache is not None and len(order_cache) > 8 * n_brokers + 64:
         order_cache.clear()
     cache = order_cache if order_cache is not None else {}
-    name_ok = cache.setdefault(("name_ok", tuple(excluded)), {})  # bundle name -> its namespace is reported
+    skip_pol = has_policies if has_policies is not None and not conf.loadBalancerSheddingBundlesWithPoliciesEnabled \
+        else None
+    name_ok = cache.setdefault(("name_ok", tuple(excluded), id(skip_pol) if skip_pol else None), {})
     keep = (st[:, 1] + st[:, 3]) != 0
     for j, name in enumerate(names):
         ok = name_ok.get(name)
         if ok is None:
             ns = bundle_namespace(name)
-            ok = name_ok[name] = not (is_system_service_namespace(ns) or ns in excluded)
+            ok = name_ok[name] = not (is_system_service_namespace(ns) or ns in excluded
+                                      or (skip_pol is not None and skip_pol(ns)))
         if not ok:
             keep[j] = False
     conn = np.asarray(topics, dtype=np.int64) + np.asarray(sessions, dtype=np.int64)
@@ -234,6 +239,8 @@ class SimulatedBrokers:
         self.top: dict[str, list] = {}
         self.published_minute: dict[str, int] = {}
         self._order_cache: dict = {}
+        #: ``namespace -> bool``: the namespace has policies (the scenario's, engine.policies), or None
+        self.has_policies = None
 
     def report(self, r, conf: LoadBalancerConfig) -> None:
         """One simulated minute of every running broker (``r``: the simulator's ``BrokerReports``)."""
@@ -259,7 +266,7 @@ class SimulatedBrokers:
                 self.published_minute[b] = int(r.minute)
         # top-K reports from the minute's bundle stats
         tops = top_k_reports(len(r.brokers), r.bundle_broker, r.bundle_names, r.bundle_stats, r.bundle_topics,
-                             r.bundle_sessions, conf, self._order_cache)
+                             r.bundle_sessions, conf, self._order_cache, self.has_policies)
         for b, lst in zip(r.brokers, tops):
             self.top[b] = lst
 
@@ -290,6 +297,21 @@ class ExtensibleLeader:
         self.brokers = SimulatedBrokers()
         self.manager: ExtensibleLoadManager | None = None
         self._channel = None
+        self._policies = None
+
+    @property
+    def policies(self):
+        """The scenario's isolation / anti-affinity / failure-domain policies (``engine.policies.ClusterPolicies``,
+        set by the simulation): ``BrokerIsolationPoliciesFilter`` and ``AntiAffinityGroupPolicyFilter`` in
+        the placement and TransferShedder's ``isTransferable``, and the brokers' top-K lists leave out
+        the bundles of namespaces with policies (``TopKBundles``) unless
+        ``loadBalancerSheddingBundlesWithPoliciesEnabled``."""
+        return self._policies
+
+    @policies.setter
+    def policies(self, cp) -> None:
+        self._policies = cp if cp is not None and not cp.empty else None
+        self.brokers.has_policies = self._policies.has_policies if self._policies is not None else None
 
     @property
     def name(self) -> str:
@@ -309,6 +331,8 @@ class ExtensibleLeader:
         if isinstance(brokers, SimulatedBrokers):
             self.brokers = brokers
             self._channel = getattr(previous, "_channel", None)
+            if self._policies is not None:
+                self.brokers.has_policies = self._policies.has_policies
 
     # ------------------------------------------------------------------ leader side
     def snapshot(self, registry: Sequence[str], now_ms: int) -> ExtensibleLoadData:
@@ -323,7 +347,12 @@ class ExtensibleLeader:
     def observe(self, view) -> None:
         data = self.snapshot(list(view.brokers), view.now_ms)
         if self.manager is None:
-            self.manager = ExtensibleLoadManager(data, self.config, seed=self.rng)
+            pol = None
+            if self._policies is not None:
+                from ..policies import ExtensibleClusterPolicies
+
+                pol = ExtensibleClusterPolicies(self._policies)
+            self.manager = ExtensibleLoadManager(data, self.config, seed=self.rng, policies=pol)
         else:
             self.manager.update(data)
 

@@ -35,7 +35,8 @@ What is taken from the snapshot
   classes the filters read, resource quotas and the cluster's isolation / anti-affinity / failure-domain
   policies; ELM — the published ``BrokerLoadData`` (``weightedMaxEMA`` is the starting EMA, the brokers'
   EMAs advance from it), the top-K lists, the broker registry (``BrokerLookupData``),
-  ``recentlyUnloadedBundles`` / ``recentlyUnloadedBrokers`` and TransferShedder's hit count.
+  ``recentlyUnloadedBundles`` / ``recentlyUnloadedBrokers``, TransferShedder's hit count and the
+  cluster's policies (uploaded beside the ELM data or in its ``shedlabPolicies``).
 * **Strategy**: an ELM snapshot's scenario config names ``ExtensibleLoadManagerImpl``, TransferShedder
   and the extensible LeastResourceUsageWithWeight placement; a modular snapshot's the keys given to
   :func:`scenario_from_snapshot` (e.g. a sample's own ``broker.conf`` values).
@@ -238,11 +239,9 @@ def scenario_from_snapshot(data, *, minutes: int = 60, config: dict | None = Non
         namespaces.append(NamespaceSpec(ns, n, "placement"))
     cost = CostModel(cpu_per_msg_in=start.cpu_per_msg, cpu_per_msg_out=start.cpu_per_msg, cpu_per_mib=0.0,
                      replication=start.replication, direct_memory_per_mib=start.direct_memory_per_mib)
-    policies = None
-    if start.kind == "modular":
-        from ..policies import policies_of
+    from ..policies import policies_of
 
-        policies = policies_of(data)
+    policies = policies_of(data)  # the modular leader and TransferShedder's leader both apply them
     label = "ELM snapshot" if start.kind == "elm" else "snapshot"
     sc = SnapshotScenario(
         name=name or f"{label}: {str(source)[:80]}", minutes=int(minutes), brokers=tuple(brokers),

@@ -194,8 +194,8 @@ class Simulation:
         self._build()
 
     def _give_policies(self):
-        """The scenario's isolation / anti-affinity / failure-domain policies go to the leader (modular
-        load manager only: ``ModularLeader.policies``)."""
+        """The scenario's isolation / anti-affinity / failure-domain policies go to the leader
+        (``ModularLeader.policies``; TransferShedder's ``ExtensibleLeader.policies``)."""
         if getattr(self.sc, "policies", None) is not None and hasattr(self.leader, "policies"):
             self.leader.policies = self.sc.policies
 
