@@ -20,7 +20,7 @@ from dashboard.sources import DEFAULT_SOURCE, history_source_id, sample_state, s
 from engine.errors import InputError
 from dashboard.state import TunerState, coerce_state
 from dashboard.transfer import REASONS, transfer_view
-from dashboard.policy_notes import policy_steps, policy_summary
+from dashboard.policy_notes import cycle_placements, placements_policy_text, policy_summary
 
 __all__ = ["layout", "default_state", "controls", "fmt_store", "decision_card", "plan_table", "placement_note", "why_panel",
            "cycles_table", "source_line", "key_label", "strategy_options", "transfer_summary", "history_link",
@@ -210,23 +210,17 @@ def decision_card(a, inline: int = 3) -> list:
     return out
 
 
-def policy_card(a, limit: int = 12) -> list:
-    """Which of the cluster's policies constrained the first placement (issue 18): each policy step,
-    then every broker it excluded and why (``dashboard.policy_notes``). Empty without policies."""
+def policy_card(a, limit: int = 20) -> list:
+    """Which of the cluster's policies constrained each placement of the cycle (issue 18): per placement,
+    each policy step, then every broker it excluded and why (``dashboard.policy_notes``), as one text
+    block bounded to the first ``limit`` placements ("… and N more"). Empty without policies."""
     head = policy_summary(a.snap.ld)
     if head is None:
         return []
-    steps = policy_steps(a.first_placement)
-    items, n = [], 0
-    for name, lines in steps:
-        items.append(html.Li([html.B(name)] + ([html.Ul([html.Li(ln) for ln in lines[:max(0, limit - n)]])]
-                                              if lines and n < limit else [])))
-        n += len(lines)
-    if n > limit:
-        items.append(html.Li(f"… {n - limit} more exclusions (the report lists everything)"))
-    body = [html.Ul(items, className="policy-steps")] if items else [
-        html.Div("No policy constrained the first placement.", className="muted")]
-    return [html.Div([html.Div(head, className="policy-head")] + body, className="decision-policies")]
+    places = cycle_placements(a.cycle)
+    body = (html.Div(placements_policy_text(places, limit), className="decision-fold-text policy-steps") if places
+            else html.Div("No placement this cycle.", className="muted"))
+    return [html.Div([html.Div(head, className="policy-head"), body], className="decision-policies")]
 
 
 def _pips(k: int, n: int) -> list:

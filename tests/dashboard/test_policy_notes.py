@@ -51,3 +51,31 @@ def test_home_card_explains_the_difference():
     text = str(layout())
     assert "Isolation groups and an anti-affinity group change the destination" in text
     assert "broker-3 with them, broker-7 without" in text and "pill-policy" in text
+
+
+def _count(c) -> int:
+    kids = getattr(c, "children", None)
+    if kids is None or isinstance(kids, str):
+        return 1
+    return 1 + sum(_count(k) for k in (kids if isinstance(kids, list) else [kids]))
+
+
+def test_policy_box_lists_every_placement_bounded():
+    """The isolation-groups cycle places two acme/payments-a bundles: the box explains both (each with its
+    isolation and anti-affinity steps), as one text block; a cycle of many placements lists the first 20
+    and says how many more, each step's exclusions bounded too."""
+    from dashboard.policy_notes import cycle_placements, placements_policy_text
+
+    a = analyze(get_snapshot("sample:isolation-groups"), sample_config("isolation-groups"), 0)
+    places = cycle_placements(a.cycle)
+    assert len(places) == 2 and places[0][0] != places[1][0]
+    card = policy_card(a)
+    text = _text(card[0])
+    for bundle, dec in places:
+        assert f"{bundle} → {dec.broker}" in text
+    assert text.count("anti-affinity group `payments-ha`") >= 2 and text.count("broker-7:8080 excluded") == 2
+    assert _count(card[0]) <= 6  # one text block, not one component per line
+    many = [(f"t/ns/{i}", places[0][1]) for i in range(50)]
+    block = placements_policy_text(many, limit=20, per_step=2)
+    assert block.count(" → broker-3:8080") == 20 and block.endswith("… and 30 more placements (the report lists everything)")
+    assert "… 2 more excluded" in block and "broker-5:8080 excluded" not in block
