@@ -22,8 +22,13 @@ Inputs (each an upstream shape; Jackson field names)
   {"brokers": ["host:port", ...]}}`` (``FailureDomainImpl``); ZooKeeper
   ``/admin/clusters/<cluster>/failureDomain/<domain>`` = ``{"brokers": [...]}``.
 * Shedlab's own bundle of the three (what the samples ship, under ``"shedlabPolicies"`` in a LoadData
-  JSON, or as one file): ``{"namespaceIsolationPolicies": ..., "antiAffinityGroups": ...,
-  "failureDomains": ...}``, each part in the shape above.
+  JSON or an Extensible Load Manager container, or as one file): ``{"namespaceIsolationPolicies": ...,
+  "antiAffinityGroups": ..., "failureDomains": ...}``, each part in the shape above.
+
+Where they come in: beside a modular snapshot or the ELM's files (an upload of several files, or inside
+their zip: :mod:`engine.io`, :mod:`engine.extensible.readers`), ``--policies FILE`` of ``place``, ``shed``
+and ``replay``, the live collector, and a scenario's ``policies:`` section, which both simulated leaders
+apply (:class:`engine.simulator.leader.ModularLeader`, :class:`engine.extensible.sim_leader.ExtensibleLeader`).
 
 Applying them
 -------------

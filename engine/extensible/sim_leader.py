@@ -31,7 +31,11 @@ Cadence (``pulsar-load-balancing.md`` §8.1, §8.2, §8.3), at the simulator's o
   every minute from the broker's bundle stats (:func:`top_k_reports`, the lists of
   :func:`~engine.extensible.top_bundles.top_k_bundles` for all brokers at once;
   Pulsar republishes when the bundle stats refresh, every 60 s). Sessions (producers + consumers)
-  go in ``consumerCount`` (``compareTo`` only uses their sum with the topics).
+  go in ``consumerCount`` (``compareTo`` only uses their sum with the topics). With a scenario's
+  ``policies:`` the bundles of namespaces that have policies are left out unless
+  ``loadBalancerSheddingBundlesWithPoliciesEnabled`` (``TopKBundles``), and the leader's placement and
+  ``isTransferable`` run ``BrokerIsolationPoliciesFilter`` / ``AntiAffinityGroupPolicyFilter``
+  (:class:`~engine.policies.ExtensibleClusterPolicies`).
 * **Leader**: ``observe`` builds an :class:`~engine.extensible.snapshot.ExtensibleLoadData` from the
   published stores of the registered brokers (those the simulator's leader sees), the service-unit
   channel (the simulator's current owners) and the time; ``shed`` is
