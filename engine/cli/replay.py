@@ -7,6 +7,9 @@ JSON: the ``shed`` shape, one entry of ``cycles`` per snapshot (each with ``"sna
 ``--commands`` (``--rest``): every cycle's unloads as the commands that would carry them out, a dry
 run (:mod:`engine.commands`).
 
+``--policies FILE`` (repeatable): the cluster's policy files (:mod:`engine.policies`), given to every
+snapshot of the timeline.
+
 ``--observed``: predicted vs actual — the bundles whose owner changed between consecutive snapshots
 (what the cluster did) against the unloads of the replay (what the engine, with ``--conf`` the
 cluster's own ``broker.conf``, predicts), per hour, with the agreement figure of

@@ -27,6 +27,9 @@ the 100,000-bundle bench snapshot, so it is not the default).
 Unloads are in the order Pulsar issues them. Cycles run on unchanged load reports, one shedding
 interval apart, with strategy state carried over and unloaded bundles entering the grace period.
 
+``--policies FILE`` (repeatable): the cluster's isolation / anti-affinity / failure-domain policy files
+(:mod:`engine.policies`), for modular and ELM snapshots alike; a bad file exits 2 naming it.
+
 ``--commands``: instead, print every cycle's unloads as the ``pulsar-admin namespaces unload`` lines
 that would carry them out (``--rest``: as the admin REST calls), a dry run — see :mod:`engine.commands`.
 """
