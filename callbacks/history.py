@@ -210,6 +210,15 @@ def agreement_files(conf_name, timeline_name):
             f"compares: {'timeline ' + timeline_name if timeline_name else 'the dataset range (counters)'}")
 
 
+def _agreement(path, start, end, conf, conf_name, timeline, timeline_name):
+    """The comparison for the page's form values (uploads as data URLs, file names bounded)."""
+    from dashboard.history.predicted import page_agreement
+
+    conf, timeline = as_str(conf, limit=1 << 40), as_str(timeline, limit=1 << 40)  # data URLs
+    conf_name, timeline_name = as_str(conf_name, limit=255), as_str(timeline_name, limit=255)
+    return page_agreement(path, start, end, conf, conf_name, timeline, timeline_name)
+
+
 @callback(
     Output(ids.HISTORY_AGREE_GRAPH, "figure"), Output(ids.HISTORY_AGREE_SUMMARY, "children"),
     Output(ids.HISTORY_AGREE_TABLE, "children"),
@@ -219,13 +228,10 @@ def agreement_files(conf_name, timeline_name):
 def show_agreement(_n, path, start, end, conf, conf_name, timeline, timeline_name):
     """Compare: what the cluster did beside what the engine predicts, with the agreement figure."""
     from dashboard.figures.history import agreement_figure
-    from dashboard.history.predicted import page_agreement
     from layouts.history import agreement_summary, agreement_table
 
-    conf, timeline = as_str(conf, limit=1 << 40), as_str(timeline, limit=1 << 40)  # data URLs
-    conf_name, timeline_name = as_str(conf_name, limit=255), as_str(timeline_name, limit=255)
     try:
-        ag, _conf = page_agreement(path, start, end, conf, conf_name, timeline, timeline_name)
+        ag, _conf = _agreement(path, start, end, conf, conf_name, timeline, timeline_name)
     except (InputError, UsageError) as exc:
         return no_update, alert(str(exc)), ""
     return agreement_figure(ag), agreement_summary(ag), agreement_table(ag)
@@ -240,12 +246,9 @@ def agreement_report(_n, path, start, end, conf, conf_name, timeline, timeline_n
     """Download the predicted-vs-actual report (self-contained HTML)."""
     from dashboard.export import build_agreement_report
     from dashboard.figures.history import agreement_figure
-    from dashboard.history.predicted import page_agreement
 
-    conf, timeline = as_str(conf, limit=1 << 40), as_str(timeline, limit=1 << 40)  # data URLs
-    conf_name, timeline_name = as_str(conf_name, limit=255), as_str(timeline_name, limit=255)
     try:
-        ag, conf_text = page_agreement(path, start, end, conf, conf_name, timeline, timeline_name)
+        ag, conf_text = _agreement(path, start, end, conf, conf_name, timeline, timeline_name)
     except (InputError, UsageError):
         raise PreventUpdate from None
     return dict(content=build_agreement_report(ag, agreement_figure(ag), conf=conf_text),
