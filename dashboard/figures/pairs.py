@@ -106,6 +106,8 @@ def avg_pairs(result, cfg, status: dict, *, rev: str = "", height: int = 360) ->
     for name, st in (("triggered: sheds this cycle", "triggered"), ("gap ≥ low: counting hits", "counting"),
                      ("gap < low: counters reset", "below")):
         col, dash, width = PAIR_STYLE[st]
+        if len(pairs) > MANY_PAIRS and dash != "solid":  # hundreds of dotted arcs: slow to stroke, a thin line
+            dash, width = "solid", 0.8
         ax, ay = arcs[st] if arcs[st][0] else ([None], [None])
         data.append(dict(type="scatter", x=ax, y=ay, mode="lines", name=name, hoverinfo="skip",
                          line=dict(color=col, dash=dash, width=width), xaxis="x", yaxis="y"))

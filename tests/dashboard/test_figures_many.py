@@ -96,6 +96,7 @@ def test_pairs_many_pairs_no_broker_dots(sid):
                        loadBalancerAvgShedderHitCountHighThreshold=1)
     d = pairs.avg_pairs(a.result, cfg, a.status, rev="r").to_dict()
     assert [t["type"] for t in d["data"]] == ["scatter"] * 3 + ["bar"]  # three arc traces and the gap panel
+    assert {t["line"]["dash"] for t in d["data"][:3]} == {"solid"}  # no dotted strokes for hundreds of arcs
 
 
 def test_pairs_many_pairs_lines_move_on_release_only(sid):
