@@ -425,6 +425,7 @@ def _store(sid, kind: str, digest: str, label: str, lds: list, extra=None) -> di
     get_cache().set(f"snap:{digest}", {"lds": lds, "info": info}, expire=_TTL)
     _remember(sid, "sources", info)
     _mem.put(("payload", source_id), {"lds": lds, "info": info})
+    gc.freeze()  # as _freeze, without the full collection (the upload waits for this): see _freeze
     return info
 
 
