@@ -223,6 +223,11 @@ def replay(broker_wide: pd.DataFrame, bundle_wide: pd.DataFrame | None, strategy
         before = _seed(strat) if len(events) < state_limit and (emit_from is None or now >= emit_from) else None
         recent_before = dict(recently) if before is not None else None
         res = strat.find_bundles_for_unloading(view, cfg, recently)
+        if getattr(strat, "plans", None):
+            # AvgShedder's placement plans (bundle → planned destination) only serve placement, which a
+            # replay does not run; kept, they grow with every unload and the strategy copies them into
+            # its result each minute (quadratic: a 31-day replay took over 10 min instead of ~3)
+            strat.plans.clear()
         if res.selected and emit_from is not None and now < emit_from:  # warm-up: state only
             for s in res.selected:
                 recently[s.bundle] = now
