@@ -40,7 +40,7 @@ from __future__ import annotations
 import gc
 from contextlib import contextmanager
 from itertools import chain
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 
 import numpy as np
 
@@ -57,7 +57,8 @@ from .model import (
     default_bundle_data,
 )
 
-__all__ = ["FAST_MIN_BYTES", "ColumnarLoadData", "parse_json_fast", "load_data_fast", "snapshot_bytes_fast"]
+__all__ = ["FAST_MIN_BYTES", "ColumnarLoadData", "parse_json_fast", "load_data_fast", "load_bytes_typed",
+           "snapshot_bytes_fast"]
 
 #: inputs at least this big take the fast path (smaller ones gain nothing measurable)
 FAST_MIN_BYTES = 1 << 20
@@ -168,6 +169,20 @@ def _check_count(a: np.ndarray, top: float = MAX_COUNT) -> None:
 def _check_long(a: np.ndarray) -> None:
     if a.size and not ((a >= 0).all() and (a < _TWO63).all() and (np.floor(a) == a).all()):
         raise _Fallback("a long out of range")
+
+
+def _check_bulk(stats_a: np.ndarray, st_a: np.ndarray, lt_a: np.ndarray, top_a: np.ndarray) -> None:
+    """The reader's ranges on the lastStats values (``_STAT_KEYS`` columns) and the bundleData values
+    (``_TAMD_KEYS`` columns, topics); _Fallback on any value out of range."""
+    _check_quantity(stats_a[:, :4])
+    _check_count(stats_a[:, 4:7])
+    _check_long(stats_a[:, 7])
+    for a in (st_a, lt_a):
+        _check_count(a[:, :2])
+        _check_quantity(a[:, 2:])
+        if a.size and not (a[:, 0] >= 1).all():
+            raise _Fallback("maxSamples below 1")
+    _check_count(top_a)
 
 
 # ---------------------------------------------------------------------------------------- the snapshot
@@ -298,10 +313,6 @@ def load_data_fast(obj, source: str) -> ColumnarLoadData | None:
 
 
 def _load(obj: dict, source: str) -> ColumnarLoadData:
-    from .io import load_data_from_json
-    from .javacompat import java_map_order, percent_usage_array
-    from .view import BrokerInfo, LoadView
-
     brokers_obj = obj["brokers"]
     # ---- lastStats entries of every broker, flattened in broker (input) order, then entry order
     slim_brokers, stat_dicts, stat_names, per_broker, bundle_lists = {}, [], [], [], []
@@ -335,9 +346,6 @@ def _load(obj: dict, source: str) -> ColumnarLoadData:
     if stat_dicts and set(map(type, stat_dicts)) != {dict}:
         raise _Fallback("a stats entry that is not an object")
     stats_a = _numbers(_rows(stat_dicts, _STAT_KEYS, len(_STAT_KEYS)), 8) if stat_dicts else _empty_stats(0)
-    _check_quantity(stats_a[:, :4])
-    _check_count(stats_a[:, 4:7])
-    _check_long(stats_a[:, 7])
     del stat_dicts
 
     # ---- bundleData entries
@@ -359,17 +367,26 @@ def _load(obj: dict, source: str) -> ColumnarLoadData:
     else:
         st_a = lt_a = np.zeros((0, 6))
         top_a = np.zeros(0)
-    for a in (st_a, lt_a):
-        _check_count(a[:, :2])
-        _check_quantity(a[:, 2:])
-        if a.size and not (a[:, 0] >= 1).all():
-            raise _Fallback("maxSamples below 1")
-    _check_count(top_a)
+    _check_bulk(stats_a, st_a, lt_a, top_a)
     del bd_rows, bd_vals
+
+    slim_obj = {k: v for k, v in obj.items() if k != "bundleData" and k != "brokers"}
+    return _assemble(source, slim_obj, slim_brokers, stat_names, per_broker, bundle_lists, list_depth, stats_a,
+                     bd_names, st_a, lt_a, top_a)
+
+
+def _assemble(source: str, slim_obj: dict, slim_brokers: dict, stat_names: list, per_broker: list,
+              bundle_lists: list, list_depth: int, stats_a, bd_names: list, st_a, lt_a, top_a) -> ColumnarLoadData:
+    """The snapshot from its gathered parts: ``slim_obj`` (the document without ``brokers`` and
+    ``bundleData``), ``slim_brokers`` (each report without its bulk keys), the lastStats entries' names
+    and values (broker by broker; ``per_broker`` counts), each broker's bundle list, and the bundleData
+    entries' names and values; the values already checked (``_check_*``)."""
+    from .io import load_data_from_json
+    from .javacompat import java_map_order, percent_usage_array
+    from .view import BrokerInfo, LoadView
 
     # ---- nesting: bulk entries are flat (checked above); measure the rest as parsed
     cap = limit("SHEDLAB_MAX_NESTING")
-    slim_obj = {k: v for k, v in obj.items() if k != "bundleData" and k != "brokers"}
     slim_obj["brokers"] = slim_brokers
     depth = max(_depth(slim_obj, cap), list_depth, 5 if len(stats_a) else 0, 4 if len(st_a) else (3 if bd_names else 0))
     if depth > cap:
@@ -400,7 +417,7 @@ def _load(obj: dict, source: str) -> ColumnarLoadData:
     int_cols = {k: stats_a[:, 4 + i].astype(np.int64).tolist() for i, k in
                 enumerate(("consumerCount", "producerCount", "topics"))}
     for j, (bid, bd) in enumerate(base.brokers.items()):
-        rep, L = brokers_obj[bid], bd.local
+        rep, L = slim_brokers[bid], bd.local
         a, b = int(starts[j]), int(starts[j + 1])
         if b == a:
             continue
@@ -544,10 +561,148 @@ def _load(obj: dict, source: str) -> ColumnarLoadData:
 def snapshot_bytes_fast(raw: bytes, source: str):
     """A :class:`ColumnarLoadData` from the bytes of a LoadData JSON file, or ``None`` (the caller
     reads it the ordinary way): not big enough to gain, not a ``{"brokers": ...}`` object, or
-    anything :func:`load_data_fast` leaves to the ordinary reader."""
+    anything :func:`load_data_fast` leaves to the ordinary reader.
+
+    First by :func:`load_bytes_typed` (the bulk entries decoded straight into typed records); when that
+    cannot prove the answer, by the ``orjson`` parse and :func:`load_data_fast`."""
     if len(raw) < FAST_MIN_BYTES or raw.lstrip()[:1] not in (b"{", b"\xef"):
         return None
+    typed = _bytes_typed(raw, source)
+    if typed is not None:
+        return typed if typed is not _NOT_LOAD_DATA else None
     obj = parse_json_fast(raw, source)
     if obj is None:
         return None
     return load_data_fast(obj, source)
+
+
+# ---------------------------------------------------------------------------------------- typed decoding
+_NOT_LOAD_DATA = object()  # load_bytes_typed: a well-formed JSON object without a "brokers" object
+_TYPED: dict = {}
+
+
+def _typed_decoders():
+    """``msgspec`` decoders of the two bulk shapes (built once): a lastStats map of
+    ``NamespaceBundleStats`` records and a bundleData map of ``BundleData`` records, each record holding
+    exactly the Jackson fields (``forbid_unknown_fields``, every field required) as JSON numbers
+    (``float`` accepts integers and refuses strings, booleans and ``null``), so a document that decodes
+    is one the orjson path's key and type checks accept."""
+    if not _TYPED:
+        import msgspec
+
+        ns = {"__annotations__": dict.fromkeys(_STAT_KEYS, float)}
+        stat = type("_Stats", (msgspec.Struct,), ns, forbid_unknown_fields=True, gc=False)
+        tamd = type("_Tamd", (msgspec.Struct,), {"__annotations__": dict.fromkeys(_TAMD_KEYS, float)},
+                    forbid_unknown_fields=True, gc=False)
+        bdat = type("_BundleData", (msgspec.Struct,),
+                    {"__annotations__": {"shortTermData": tamd, "longTermData": tamd, "topics": float}},
+                    forbid_unknown_fields=True, gc=False)
+        _TYPED.update(
+            msgspec=msgspec, error=(msgspec.DecodeError, msgspec.ValidationError),
+            top=msgspec.json.Decoder(dict[str, msgspec.Raw]),
+            brokers=msgspec.json.Decoder(dict[str, dict[str, msgspec.Raw]]),
+            stats=msgspec.json.Decoder(dict[str, stat] | None), names=msgspec.json.Decoder(list[str] | None),
+            bundle_data=msgspec.json.Decoder(dict[str, bdat] | None), any=msgspec.json.Decoder())
+    return _TYPED
+
+
+def load_bytes_typed(raw: bytes, source: str, probe: dict | None = None) -> ColumnarLoadData | None:
+    """The bytes of a big LoadData JSON with the bulk entries (lastStats, bundleData) decoded by
+    ``msgspec`` straight into typed records — no dict per entry, the JSON-number types checked while
+    decoding — and everything else decoded as plain JSON (on the 1,000 × 100,000 bench snapshot:
+    decode and arrays in ~0.35 s instead of ~0.75 s for orjson's dicts and their columns, and 170 MB
+    less memory). Returns the :class:`ColumnarLoadData`, or ``None`` when this cannot prove the answer
+    (not a ``{"brokers": ...}`` object, a decode or type error, a value out of range, anything
+    :func:`load_data_fast` would leave to the ordinary reader): the caller then reads it another way
+    (:func:`snapshot_bytes_fast` takes the orjson path, which falls back in turn), so every message is
+    the ordinary reader's.
+
+    ``probe``, when given, receives ``"top"``: the document's top level with each value as parsed,
+    except ``brokers`` and ``bundleData`` whose entries are empty objects under the same keys — enough
+    for a caller to classify the document's shape (:func:`engine.policies.classify_policy_json` looks
+    no deeper) without the bulk."""
+    got = _bytes_typed(raw, source, probe)
+    return None if got is _NOT_LOAD_DATA else got
+
+
+def _bytes_typed(raw: bytes, source: str, probe: dict | None = None):
+    """:func:`load_bytes_typed`, with ``_NOT_LOAD_DATA`` for a JSON object without ``"brokers"``."""
+    check_size(len(raw), source)
+    try:
+        T = _typed_decoders()
+    except ImportError:  # pragma: no cover - pinned in requirements.txt
+        return None
+    if raw[:3] == b"\xef\xbb\xbf":
+        raw = raw[3:]
+    try:
+        with _no_gc():
+            return _load_typed(T, raw, source, probe)
+    except T["error"]:
+        return None
+    except (_Fallback, InputError, RecursionError):
+        return None
+
+
+def _load_typed(T: dict, raw: bytes, source: str, probe: dict | None):
+    top = T["top"].decode(raw)
+    if "brokers" not in top:
+        return _NOT_LOAD_DATA
+    dec_any = T["any"].decode
+    try:
+        brokers = T["brokers"].decode(top["brokers"])
+    except T["error"]:
+        if isinstance(dec_any(top["brokers"]), dict):
+            raise  # an object holding something else than report objects: the orjson path decides
+        return _NOT_LOAD_DATA
+    dec_stats, dec_names = T["stats"].decode, T["names"].decode
+    slim_brokers, stat_recs, stat_names, per_broker, bundle_lists = {}, [], [], [], []
+    list_depth = 0
+    for bid, rep in brokers.items():
+        if "lastStats" in rep and "bundleStats" in rep:
+            raise _Fallback("both lastStats and bundleStats")
+        st = rep.get("lastStats")
+        if st is None:
+            st = rep.get("bundleStats")
+        stats = (dec_stats(st) if st is not None else None) or {}
+        listed = rep.get("bundles")
+        listed = dec_names(listed) if listed is not None else None
+        if listed is not None:
+            list_depth = 4
+        else:
+            listed = []
+        if not listed and stats:
+            listed = stats
+        bundle_lists.append(list(dict.fromkeys(listed)))
+        slim_brokers[bid] = {k: dec_any(v) for k, v in rep.items() if k not in _BULK}
+        stat_recs.extend(stats.values())
+        stat_names.extend(stats)
+        per_broker.append(len(stats))
+    stats_a = _records(stat_recs, _STAT_KEYS)
+    del stat_recs
+    bd_raw = top.get("bundleData")
+    bd = T["bundle_data"].decode(bd_raw) if bd_raw is not None else None
+    bd = bd or {}
+    bd_names = list(bd)
+    recs = list(bd.values())
+    st_a = _records(list(map(attrgetter("shortTermData"), recs)), _TAMD_KEYS)
+    lt_a = _records(list(map(attrgetter("longTermData"), recs)), _TAMD_KEYS)
+    top_a = np.fromiter(map(attrgetter("topics"), recs), dtype=np.float64, count=len(recs))
+    del recs, bd
+    _check_bulk(stats_a, st_a, lt_a, top_a)
+    slim_obj = {k: dec_any(v) for k, v in top.items() if k != "bundleData" and k != "brokers"}
+    if probe is not None:
+        shallow = dict(slim_obj, brokers=dict.fromkeys(slim_brokers, {}))
+        if "bundleData" in top:
+            shallow["bundleData"] = dict.fromkeys(bd_names, {}) if bd_raw is not None else None
+        probe["top"] = {k: shallow[k] for k in top}
+    return _assemble(source, slim_obj, slim_brokers, stat_names, per_broker, bundle_lists, list_depth, stats_a,
+                     bd_names, st_a, lt_a, top_a)
+
+
+def _records(recs: list, keys: tuple) -> np.ndarray:
+    """Typed records' fields ``keys`` as an ``(n, len(keys))`` float64 array."""
+    w = len(keys)
+    if not recs:
+        return np.zeros((0, w))
+    return np.fromiter(chain.from_iterable(map(attrgetter(*keys), recs)), dtype=np.float64,
+                       count=len(recs) * w).reshape(-1, w)
