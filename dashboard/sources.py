@@ -37,7 +37,8 @@ from engine.config import parse_broker_conf
 from engine.errors import InputError
 from engine.extensible.readers import display_load_data, elm_from_bytes, elm_from_files, is_elm_bytes
 from engine.bounded import loads_json, loads_yaml, read_zip
-from engine.fastload import FAST_MIN_BYTES, load_data_fast, parse_json_fast, snapshot_bytes_fast
+from engine.fastload import (FAST_MIN_BYTES, ColumnarLoadData, load_bytes_typed, load_data_fast, parse_json_fast,
+                             snapshot_bytes_fast)
 from engine.io import load_data_from_json, load_snapshot_bytes, read_json_bytes, report_broker_id
 from engine.model import LoadData
 from engine.samples import SAMPLES, load_sample
@@ -610,7 +611,10 @@ def _one_file(sid, raw: bytes, name: str, out: Ingested, policies=None, policy_r
         out.sources.append(_store(sid, "upload", _hash(raw, *policy_raws), name, _with_policies(lds, policies)))
         return
     obj = (parsed or {}).get(id(raw))
-    fast = load_data_fast(obj, name) if obj is not None else snapshot_bytes_fast(raw, name)  # engine.fastload
+    if isinstance(obj, ColumnarLoadData):  # read already by _policy_files (engine.fastload)
+        fast = obj
+    else:
+        fast = load_data_fast(obj, name) if obj is not None else snapshot_bytes_fast(raw, name)  # engine.fastload
     if fast is not None:
         out.sources.append(_store(sid, "upload", _hash(raw, *policy_raws), name, _with_policies([fast], policies)))
         return
@@ -655,8 +659,8 @@ def _with_policies(lds: list, policies) -> list:
 def _policy_files(files: list, out: Ingested, parsed: dict | None = None):
     """Split the namespace-isolation / anti-affinity / failure-domain JSON files (``engine.policies``)
     off the uploads: (other files, merged policies or None, their raw bytes). A big JSON that is not a
-    policy file is parsed once, by the fast parser, and kept in ``parsed`` (``id(raw)`` -> object) for
-    :func:`_one_file`."""
+    policy file is parsed once, by the fast parser, and kept in ``parsed`` (``id(raw)`` -> object, or a big
+    LoadData JSON's snapshot read as columns by ``engine.fastload.load_bytes_typed``) for :func:`_one_file`."""
     from engine.policies import classify_policy_json, read_policies_json
 
     rest, pol, raws = [], None, []
@@ -664,7 +668,16 @@ def _policy_files(files: list, out: Ingested, parsed: dict | None = None):
         kind = None
         if raw[:2] != b"PK" and raw.lstrip()[:1] in (b"{", b"\xef"):
             try:
-                obj = parse_json_fast(raw, label) if len(raw) >= FAST_MIN_BYTES else None
+                obj = None
+                if len(raw) >= FAST_MIN_BYTES:  # a big LoadData JSON read as columns at once (engine.fastload)
+                    probe: dict = {}
+                    typed = load_bytes_typed(raw, label, probe)
+                    if typed is not None and classify_policy_json(probe["top"]) is None:
+                        if parsed is not None:
+                            parsed[id(raw)] = typed
+                        rest.append((raw, label))
+                        continue
+                    obj = parse_json_fast(raw, label)
                 if obj is not None and classify_policy_json(obj) is None:
                     if parsed is not None:
                         parsed[id(raw)] = obj
