@@ -43,7 +43,7 @@ def decode_data_url(contents, label: str, limit: int, env: str | None = None) ->
     if len(b64) > (limit * 4) // 3 + 16:
         raise InputError(too_big, source=label)
     try:
-        raw = base64.b64decode(b64, validate=True)
+        raw = _b64decode(b64)
     except (binascii.Error, ValueError):
         raise InputError("the upload is corrupted (bad base64)", source=label) from None
     if len(raw) > limit:
@@ -51,6 +51,20 @@ def decode_data_url(contents, label: str, limit: int, env: str | None = None) ->
     if not raw.strip():
         raise InputError("the file is empty", source=label)
     return raw
+
+
+def _b64decode(b64: str) -> bytes:
+    """Strict base64 (``base64.b64decode(validate=True)``), by ``pybase64``'s SIMD decoder (a 64 MB
+    snapshot's data URL: ~0.07 s instead of ~0.25 s); what it refuses is decided by the standard library
+    (it also takes surplus padding), so the same inputs are accepted."""
+    try:
+        import pybase64
+    except ImportError:  # pragma: no cover - pinned in requirements.txt
+        return base64.b64decode(b64, validate=True)
+    try:
+        return pybase64.b64decode(b64, validate=True)
+    except (binascii.Error, ValueError):
+        return base64.b64decode(b64, validate=True)
 
 
 _SECRET_KEY = "shedlab:upload-id-secret"
