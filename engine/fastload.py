@@ -413,14 +413,18 @@ def _assemble(source: str, slim_obj: dict, slim_brokers: dict, stat_names: list,
     nb_in = len(slim_brokers)
     starts = np.zeros(nb_in + 1, dtype=np.int64)
     np.cumsum(per_broker, out=starts[1:])
-    cols = {k: stats_a[:, i].tolist() for i, k in enumerate(_STAT_KEYS[:4])}
-    int_cols = {k: stats_a[:, 4 + i].astype(np.int64).tolist() for i, k in
-                enumerate(("consumerCount", "producerCount", "topics"))}
+    totals = ("msgThroughputIn", "msgThroughputOut", "msgRateIn", "msgRateOut", "numTopics", "numConsumers",
+              "numProducers", "numBundles")
+    cols = int_cols = None  # as lists, only when some report leaves a total out
     for j, (bid, bd) in enumerate(base.brokers.items()):
         rep, L = slim_brokers[bid], bd.local
         a, b = int(starts[j]), int(starts[j + 1])
-        if b == a:
+        if b == a or all(rep.get(k) is not None for k in totals):
             continue
+        if cols is None:
+            cols = {k: stats_a[:, i].tolist() for i, k in enumerate(_STAT_KEYS[:4])}
+            int_cols = {k: stats_a[:, 4 + i].astype(np.int64).tolist() for i, k in
+                        enumerate(("consumerCount", "producerCount", "topics"))}
         for attr, key in (("msg_throughput_in", "msgThroughputIn"), ("msg_throughput_out", "msgThroughputOut"),
                           ("msg_rate_in", "msgRateIn"), ("msg_rate_out", "msgRateOut")):
             if rep.get(key) is None:
@@ -443,10 +447,11 @@ def _assemble(source: str, slim_obj: dict, slim_brokers: dict, stat_names: list,
     n_given = len(bd_names)
     derived_rows = []
     quotas = base.resource_quotas
-    for i, name in enumerate(stat_names):
-        if name not in bd_index:
-            bd_index[name] = None
-            derived_rows.append(i)
+    if not bd_index.keys() >= set(stat_names):  # some lastStats bundle has no bundle data
+        for i, name in enumerate(stat_names):
+            if name not in bd_index:
+                bd_index[name] = None
+                derived_rows.append(i)
     nd = len(derived_rows)
     st = np.empty((n_given + nd, 4))
     lt = np.empty((n_given + nd, 4))
