@@ -79,7 +79,7 @@ def avg_pairs(result, cfg, status: dict, *, rev: str = "", height: int = 360) ->
     placed = []  # (centre x, height) of the labels so far: similar arcs get their labels stacked
     # each pair a quadratic Bezier curve, sampled; one line trace per pair state (its legend entry too):
     # three SVG paths instead of a path shape per pair, which Plotly lays out and draws one by one
-    arcs = {st: ([], []) for st in PAIR_STYLE}
+    ends = {st: [] for st in PAIR_STYLE}  # per state: each arc's (x0, y0, control x, control y, x1, y1)
     t = _T_MANY if len(pairs) > MANY_PAIRS else _T
     for p in pairs:
         st = pair_state(p, cfg)
@@ -94,14 +94,18 @@ def avg_pairs(result, cfg, status: dict, *, rev: str = "", height: int = 360) ->
             lh += 0.11
         if labelled:
             placed.append((cx, lh))
-        label = f"gap {p.gap:.1f} · {hits_text(p, n_low, n_high)}"
         ctrl = (y0 + y1) / 2 + 2 * h  # the curve peaks at (y0 + y1) / 2 + h
-        xs, ys = _bezier(x0, y0, cx, ctrl, x1, y1, t)
-        arcs[st][0].extend(xs + [None]); arcs[st][1].extend(ys + [None])
+        ends[st].append((x0, y0, cx, ctrl, x1, y1))
         if labelled:
+            label = f"gap {p.gap:.1f} · {hits_text(p, n_low, n_high)}"
             anns.append(dict(x=cx, y=lh, xref="x", yref="y", text=label, showarrow=False, yanchor="bottom",
                              font=dict(size=10.5, color=col if st != "below" else "#6e7781"),
                              bgcolor="rgba(255,255,255,0.85)"))
+    arcs = {st: ([], []) for st in PAIR_STYLE}
+    for st, e in ends.items():  # all arcs of a state at once (the points _bezier gives each), a gap after each
+        if e:
+            xs, ys = _bezier(*np.asarray(e, dtype=float).T[:, :, None], t)
+            arcs[st] = ([v for row in xs for v in (*row, None)], [v for row in ys for v in (*row, None)])
     # the arcs first, so the broker markers are drawn over them
     for name, st in (("triggered: sheds this cycle", "triggered"), ("gap ≥ low: counting hits", "counting"),
                      ("gap < low: counters reset", "below")):
