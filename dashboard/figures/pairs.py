@@ -2,7 +2,8 @@
 
 Left: brokers on a score axis, each pair an arc from the cool to the hot broker labelled with its
 gap and hit counts "k of n". Right: the gaps as bars against the low and high thresholds (the lines
-move while their sliders are dragged).
+move while their sliders are dragged). Above :data:`MANY_PAIRS` pairs the arcs of each state are one
+path shape (exact quadratic curves; the state's line trace stays, empty, for the legend).
 """
 from __future__ import annotations
 
@@ -21,12 +22,12 @@ _SPLIT = 0.60  # left panel width (paper)
 
 
 _T = np.linspace(0.0, 1.0, 13)  # 12 segments: smooth at this size, few points to draw
-#: above this many pairs each arc is drawn with 4 segments (a thousand-broker cluster has 500 pairs: 13-point
-#: arcs are 150 KB re-sent and redrawn on every slider release, and at that density no curve is told apart)
+#: above this many pairs the arcs of each state are one path shape of quadratic curves (a thousand-broker
+#: cluster has 500 pairs: as line traces they were 500 SVG paths, all redrawn on every slider release), the
+#: gap panel shows the largest gaps and no dot is drawn per broker
 MANY_PAIRS = 60
 #: the gap panel shows at most this many pairs, the largest gaps (those that shed or count hits first)
 MANY_PAIRS_BARS = 100
-_T_MANY = np.linspace(0.0, 1.0, 5)
 
 
 def _bezier(x0, y0, cx, cy, x1, y1, t=_T):
@@ -80,7 +81,7 @@ def avg_pairs(result, cfg, status: dict, *, rev: str = "", height: int = 360) ->
     # each pair a quadratic Bezier curve, sampled; one line trace per pair state (its legend entry too):
     # three SVG paths instead of a path shape per pair, which Plotly lays out and draws one by one
     ends = {st: [] for st in PAIR_STYLE}  # per state: each arc's (x0, y0, control x, control y, x1, y1)
-    t = _T_MANY if len(pairs) > MANY_PAIRS else _T
+    t = _T
     for p in pairs:
         st = pair_state(p, cfg)
         col, dash, width = PAIR_STYLE[st]
@@ -102,8 +103,19 @@ def avg_pairs(result, cfg, status: dict, *, rev: str = "", height: int = 360) ->
                              font=dict(size=10.5, color=col if st != "below" else "#6e7781"),
                              bgcolor="rgba(255,255,255,0.85)"))
     arcs = {st: ([], []) for st in PAIR_STYLE}
+    arc_shapes = []  # above MANY_PAIRS: one path shape per state (see below)
     for st, e in ends.items():  # all arcs of a state at once (the points _bezier gives each), a gap after each
-        if e:
+        if e and len(pairs) > MANY_PAIRS:
+            # hundreds of arcs: each state's arcs as one SVG path of quadratic curves (the same curve _bezier
+            # samples, drawn exactly). A line trace with gaps is one SVG path per arc (500 at 1,000 brokers,
+            # all redrawn on every release); the state's trace stays, empty, for its legend entry
+            col, dash, width = PAIR_STYLE[st]
+            arc_shapes.append(dict(
+                type="path", xref="x", yref="y", layer="above", line=dict(color=col, width=width if dash == "solid"
+                                                                          else 0.8),
+                path="".join(f"M{x0:.3f},{y0:.4f}Q{c0:.3f},{c1:.4f} {x1:.3f},{y1:.4f}"
+                             for x0, y0, c0, c1, x1, y1 in e)))
+        elif e:
             xs, ys = _bezier(*np.asarray(e, dtype=float).T[:, :, None], t)
             arcs[st] = ([v for row in xs for v in (*row, None)], [v for row in ys for v in (*row, None)])
     # the arcs first, so the broker markers are drawn over them
@@ -144,13 +156,14 @@ def avg_pairs(result, cfg, status: dict, *, rev: str = "", height: int = 360) ->
     for key, val, col, text in (("loadBalancerAvgShedderLowThreshold", low, LINE["low"], "low"),
                                 ("loadBalancerAvgShedderHighThreshold", high, LINE["high"], "high")):
         shapes.append(dict(type="line", xref="x2 domain", x0=0, x1=1, yref="y2", y0=val, y1=val, layer="above",
-                           line=dict(color=col, width=1.6, dash="dash")))
+                           line=dict(color=col, width=1.6, dash="dash")))  # shapes 0 and 1: their drag specs
         anns.append(dict(xref="x2 domain", x=1, xanchor="left", xshift=4, yref="y2", y=val, yanchor="middle",
                          text=f"{text} {val:g}", showarrow=False, font=dict(size=11, color=col)))
         if n_pairs <= MANY_PAIRS:  # the lines follow the slider while it is dragged (assets/shedlab.js)
             drag[key] = [drag_spec(len(shapes) - 1, len(anns) - 1, 0.0, 1.0, text, "", 0)]
         # above MANY_PAIRS pairs they move on release only: each move redraws the figure (~50 ms at 500
         # pairs), and the moves of a quick drag were still being drawn after the release
+    shapes += arc_shapes
     anns += [title_ann("pairs on the score axis (arc = pair, label = gap and hit counts)", 0),
              title_ann("score gap per pair", _SPLIT + 0.08)]
     lo_x = min(scores.values()) if scores else 0.0

@@ -47,9 +47,19 @@ def test_pairs_many_pairs_drawn_with_short_arcs(sid):
     assert len(a.result.pairs) > pairs.MANY_PAIRS
     d = pairs.avg_pairs(a.result, cfg, a.status, rev="r").to_dict()
     go.Figure(d)
-    arcs = [t for t in d["data"][:3] if t["x"] and t["x"][0] is not None]
-    n_points = sum(len(t["x"]) for t in arcs)
-    assert n_points == 6 * len(a.result.pairs)  # 5 points and a gap per pair
+    # the three state traces carry only their legend entries; each state's arcs are one path shape with one
+    # quadratic curve per pair (one SVG path per state, not one per arc)
+    assert [t["x"] for t in d["data"][:3]] == [[None]] * 3
+    paths = [sh for sh in d["layout"]["shapes"] if sh["type"] == "path"]
+    assert 1 <= len(paths) <= 3 and all(sh["xref"] == "x" and sh["yref"] == "y" for sh in paths)
+    assert sum(sh["path"].count("Q") for sh in paths) == len(a.result.pairs)
+    assert [sh["type"] for sh in d["layout"]["shapes"][:2]] == ["line", "line"]  # the threshold lines stay first
+    by_colour = {sh["line"]["color"]: sh["path"].count("M") for sh in paths}
+    want = {}
+    for p in a.result.pairs:
+        col = pairs.PAIR_STYLE[pairs.pair_state(p, cfg)][0]
+        want[col] = want.get(col, 0) + 1
+    assert by_colour == want
 
 
 def test_decision_card_builds_only_what_it_shows(sid, monkeypatch):
@@ -104,7 +114,7 @@ def test_pairs_many_pairs_lines_move_on_release_only(sid):
                        loadBalancerAvgShedderHitCountHighThreshold=1)
     d = pairs.avg_pairs(a.result, cfg, a.status, rev="r").to_dict()
     assert d["layout"]["meta"]["drag"] == {}
-    assert {s["y0"] for s in d["layout"]["shapes"]} == {cfg.loadBalancerAvgShedderLowThreshold,
+    assert {s["y0"] for s in d["layout"]["shapes"] if s["type"] == "line"} == {cfg.loadBalancerAvgShedderLowThreshold,
                                                         cfg.loadBalancerAvgShedderHighThreshold}
 
 
