@@ -41,6 +41,30 @@ def test_scores_many_brokers_resources_in_the_hover_not_markers(sid):
     assert "weighted usage now" in bar["hovertemplate"]
 
 
+def test_scores_many_brokers_states_as_shapes(sid):
+    """Above MANY_BROKERS each state's bars are one path shape (a release then redraws shapes, not 250+
+    bars): one rectangle per broker with a positive score, in its state's colour, exactly where its bar
+    stands; the bar trace is transparent and hover-only, and the figure says where the reasons are."""
+    from dashboard.figures.theme import status_color
+
+    a, cfg = _analysis(sid, "ThresholdShedder", "LeastResourceUsageWithWeight")
+    d = scores.broker_scores(a.snap.view, a.result, cfg, a.status, rev="r").to_dict()
+    bar = d["data"][0]
+    assert bar["marker"]["color"] == "rgba(0,0,0,0)" and "hovertext" not in bar
+    paths = [sh for sh in d["layout"]["shapes"] if sh["type"] == "path"]
+    drawn = {sh["fillcolor"]: sh["path"].count("M") for sh in paths}
+    want = {}
+    for b, y in zip(bar["customdata"], bar["y"]):
+        if y > 0:
+            col = status_color(a.status.get(b[0], "ok"))
+            want[col] = want.get(col, 0) + 1
+    assert drawn == want and sum(drawn.values()) > 0
+    k = bar["y"].index(max(bar["y"]))  # the first bar (highest score): its rectangle, at category k
+    assert f"M{k - 0.375:g},0V{round(max(bar['y']), 4):g}H{k + 0.375:g}V0Z" in "".join(sh["path"] for sh in paths)
+    assert all(sh["layer"] == "between" for sh in paths)
+    assert any("reasons in the decision card" in an["text"] for an in d["layout"]["annotations"])
+
+
 def test_pairs_many_pairs_drawn_with_short_arcs(sid):
     a, cfg = _analysis(sid, "AvgShedder", "AvgShedder", loadBalancerAvgShedderHitCountLowThreshold=1,
                        loadBalancerAvgShedderHitCountHighThreshold=1)
