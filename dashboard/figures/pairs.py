@@ -111,8 +111,8 @@ def avg_pairs(result, cfg, status: dict, *, rev: str = "", height: int = 360) ->
             # all redrawn on every release); the state's trace stays, empty, for its legend entry
             col, dash, width = PAIR_STYLE[st]
             arc_shapes.append(dict(
-                type="path", xref="x", yref="y", layer="above", line=dict(color=col, width=width if dash == "solid"
-                                                                          else 0.8),
+                type="path", xref="x", yref="y", layer="above", fillcolor="rgba(0,0,0,0)",
+                line=dict(color=col, width=width if dash == "solid" else 0.8),
                 path="".join(f"M{x0:.3f},{y0:.4f}Q{c0:.3f},{c1:.4f} {x1:.3f},{y1:.4f}"
                              for x0, y0, c0, c1, x1, y1 in e)))
         elif e:

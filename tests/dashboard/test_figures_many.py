@@ -76,6 +76,7 @@ def test_pairs_many_pairs_drawn_with_short_arcs(sid):
     assert [t["x"] for t in d["data"][:3]] == [[None]] * 3
     paths = [sh for sh in d["layout"]["shapes"] if sh["type"] == "path"]
     assert 1 <= len(paths) <= 3 and all(sh["xref"] == "x" and sh["yref"] == "y" for sh in paths)
+    assert all(sh["fillcolor"] == "rgba(0,0,0,0)" for sh in paths)  # strokes only: an open path is filled too
     assert sum(sh["path"].count("Q") for sh in paths) == len(a.result.pairs)
     assert [sh["type"] for sh in d["layout"]["shapes"][:2]] == ["line", "line"]  # the threshold lines stay first
     by_colour = {sh["line"]["color"]: sh["path"].count("M") for sh in paths}
