@@ -38,6 +38,7 @@ Tuner's upload); ``load_data_fast`` can be called on any size.
 from __future__ import annotations
 
 import gc
+import typing
 from contextlib import contextmanager
 from itertools import chain
 from operator import attrgetter, itemgetter
@@ -604,11 +605,11 @@ def _typed_decoders():
                     forbid_unknown_fields=True, gc=False)
         _TYPED.update(
             msgspec=msgspec, error=(msgspec.DecodeError, msgspec.ValidationError),
-            top=msgspec.json.Decoder(dict[str, msgspec.Raw]),
-            brokers=msgspec.json.Decoder(dict[str, dict[str, msgspec.Raw]]),
-            stats=msgspec.json.Decoder(dict[str, stat] | None), names=msgspec.json.Decoder(list[str] | None),
-            bundle_data=msgspec.json.Decoder(dict[str, bdat] | None), any=msgspec.json.Decoder())
-    return _TYPED
+            types=dict(top=dict[str, msgspec.Raw], brokers=dict[str, dict[str, msgspec.Raw]],
+                       stats=dict[str, stat] | None, names=list[str] | None, bundle_data=dict[str, bdat] | None,
+                       any=typing.Any))
+    # decoders of this call (cheap to make; one per thread, as uploads may be read concurrently)
+    return dict(_TYPED, **{k: _TYPED["msgspec"].json.Decoder(t) for k, t in _TYPED["types"].items()})
 
 
 def load_bytes_typed(raw: bytes, source: str, probe: dict | None = None) -> ColumnarLoadData | None:
