@@ -34,6 +34,12 @@ Exactness rules
 
 Used for inputs of at least :data:`FAST_MIN_BYTES` (:func:`engine.io.load_snapshot_bytes`, the
 Tuner's upload); ``load_data_fast`` can be called on any size.
+
+Two decoders, tried in turn on the bytes (:func:`snapshot_bytes_fast`): :func:`load_bytes_typed`
+(``msgspec`` decodes the bulk entries straight into records that hold exactly the Jackson fields as JSON
+numbers — no dict per entry; 64 MB in ~0.35 s to arrays), then ``orjson`` into dicts and
+:func:`load_data_fast` (which also accepts what the typed records refuse but the reader may take, e.g. a
+number written as text, and otherwise falls back in turn). Both end in the same assembly.
 """
 from __future__ import annotations
 
