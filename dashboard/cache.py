@@ -86,6 +86,10 @@ def get_cache():
         return _cache
 
 
+def _job_key(pid: int) -> str:
+    return f"shedlab:job-started:{int(pid)}"
+
+
 def _manager_class():
     from dash import DiskcacheManager
 
@@ -99,12 +103,49 @@ def _manager_class():
         """
 
         def call_job_fn(self, key, job_fn, args, context):
+            import psutil
             from multiprocess import Process  # the same class Dash uses (dill pickling, fork on Linux)
 
             proc = Process(target=job_fn, args=(key, self._make_progress_key(key), args, context))
             proc.start()
-            threading.Thread(target=proc.join, name=f"reap-job-{proc.pid}", daemon=True).start()
+            # Remember which process this pid is (its start time), in the cache every worker shares:
+            # once a job is reaped its pid is free, and the system may give it to an unrelated process.
+            try:
+                self.handle.set(_job_key(proc.pid), psutil.Process(proc.pid).create_time(), expire=7 * 86400)
+            except psutil.NoSuchProcess:  # pragma: no cover - gone before it could be looked at
+                pass
+            threading.Thread(target=self._reap, args=(proc,), name=f"reap-job-{proc.pid}", daemon=True).start()
             return proc.pid
+
+        def _reap(self, proc):
+            proc.join()
+            self.handle.delete(_job_key(proc.pid))  # finished: its pid is no longer ours to signal
+
+        def _ours(self, job) -> bool:
+            """Whether ``job`` is the pid of a job of ours that has not been reaped (same start time)."""
+            import psutil
+
+            try:
+                job = int(job)
+            except (TypeError, ValueError):
+                return False
+            started = self.handle.get(_job_key(job))
+            if job <= 0 or started is None:
+                return False
+            try:
+                return abs(psutil.Process(job).create_time() - started) < 1e-3
+            except psutil.Error:
+                return False
+
+        def terminate_job(self, job):
+            """Dash's Cancel (and its clean-up after a result is read): only a running job of ours is
+            signalled — Dash calls this with the pid of jobs that have already finished, whose pid the
+            reaping has freed and may now belong to another process."""
+            if self._ours(job):
+                super().terminate_job(job)
+
+        def job_running(self, job):
+            return self._ours(job) and super().job_running(job)
 
     return _Reaping
 

@@ -107,6 +107,48 @@ def test_sec004_finished_background_jobs_are_reaped(tmp_path):
         os.waitpid(pid2, 0)
 
 
+def _sleeper(key, progress_key, args, context):
+    time.sleep(30)
+
+
+def test_sec004b_a_reaped_jobs_pid_is_never_signalled(tmp_path):
+    """Dash calls terminate_job with the pid of finished jobs; once reaped, that pid may be another
+    process's: only a running job of ours is signalled, and Cancel still stops one."""
+    import subprocess
+    import sys
+
+    import diskcache
+
+    from dashboard.cache import ReapingDiskcacheManager
+
+    with diskcache.Cache(str(tmp_path / "jobs")) as c:
+        m = ReapingDiskcacheManager(c)
+        pid = m.call_job_fn("k", _job, [], {})
+        deadline = time.time() + 20
+        while m.job_running(pid) and time.time() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)
+        assert not m.job_running(pid)
+        # a process that is not one of our jobs (as a reused pid would be) is left alone
+        other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+        try:
+            m.terminate_job(other.pid)
+            m.terminate_job(pid)
+            time.sleep(0.3)
+            assert other.poll() is None
+        finally:
+            other.kill()
+            other.wait()
+        # a running job of ours is still cancelled
+        pid3 = m.call_job_fn("k3", _sleeper, [], {})
+        assert m.job_running(pid3)
+        m.terminate_job(pid3)
+        deadline = time.time() + 20
+        while m.job_running(pid3) and time.time() < deadline:
+            time.sleep(0.05)
+        assert not m.job_running(pid3)
+
+
 # ------------------------------------------------------------------------------------------ logs
 def test_sec005_log_records_are_bounded():
     from dashboard.web_safety import LOG_MAX_CHARS, bound_log_records
