@@ -263,7 +263,13 @@ def test_sec009_history_page_callbacks_refuse_paths(roots):
 
 
 def test_sec010_results_go_to_the_cache_dir_with_a_cap(roots, tmp_path, monkeypatch):
+    import dashboard.cache as C
+
     monkeypatch.setenv("SHEDLAB_CACHE_DIR", str(tmp_path / "cache"))
+    # the process's cache and job manager are made on first use: whatever this test makes under its
+    # own cache dir is put back afterwards, so later tests (the browser tests' Cancel) use the suite's
+    for name in ("_cache", "_cache_pid", "_manager"):
+        monkeypatch.setattr(C, name, getattr(C, name))
     from dashboard.history import jobs as J
 
     root, _ = roots
