@@ -9,7 +9,7 @@ reads the simulator's value from the run (its summary, cluster, broker and event
 ``run_findings()`` runs every finding; ``findings_markdown()`` renders the table that
 ``python -m engine findings --out docs/findings.md`` writes (and ``--readme README.md`` copies between
 the README's findings markers); ``--check`` fails (exit 1) when a figure leaves its range or a file is
-not what the command generates now. The articles are in ``../shared/seeds/`` and restated in
+not what the command generates now. The articles are the field reports the project started from, restated in
 ``field-findings.md``; the numbers below are theirs.
 
 Where a figure could only be reproduced by choosing a detail the article does not state (a CPU
