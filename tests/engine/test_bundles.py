@@ -5,6 +5,8 @@ in the test from ``zlib.crc32`` and the rules of §7 — never copied from the i
 """
 import ast
 import doctest
+import importlib
+import warnings
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -646,17 +648,25 @@ def test_bundles061_splits_keep_full_coverage_without_gaps_or_overlaps(b, data):
 # house rules
 # ------------------------------------------------------------------------------------------
 
+BUNDLE_MODULES = ("constants", "topics", "ranges", "algorithms", "split", "autosplit", "distribution", "layout")
+
+
 def test_bundles070_doctests_pass():
     import engine.topics_input as TI
 
-    for mod in (B, TI):
+    mods = [B, TI] + [importlib.import_module(f"engine.bundles.{m}") for m in BUNDLE_MODULES]
+    for mod in mods:
         res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
-        assert res.failed == 0 and res.attempted > 0
+        assert res.failed == 0
+        assert res.attempted > 0 or mod.__name__ == "engine.bundles.constants", mod.__name__
 
 
 def test_bundles071_engine_modules_are_pure():
-    root = Path(B.__file__).resolve().parent
-    for rel in ("bundles.py", "topics_input.py", "cli/bundles.py"):
+    pkg = Path(B.__file__).resolve().parent
+    root = pkg.parent
+    rels = [f"bundles/{m}.py" for m in ("__init__",) + BUNDLE_MODULES] + ["topics_input.py", "cli/bundles.py"]
+    assert sorted(p.name for p in pkg.glob("*.py")) == sorted(r.split("/")[1] for r in rels[:-2])
+    for rel in rels:
         tree = ast.parse((root / rel).read_text())
         for node in ast.walk(tree):
             mods = []
@@ -671,3 +681,37 @@ def test_bundles071_engine_modules_are_pure():
 def test_bundles072_all_is_complete():
     for name in B.__all__:
         assert hasattr(B, name), name
+
+
+def test_bundles073_one_concept_per_module_and_no_module_over_600_lines():
+    pkg = Path(B.__file__).resolve().parent
+    sizes = {p.name: len(p.read_text().splitlines()) for p in pkg.glob("*.py")}
+    assert len(sizes) == len(BUNDLE_MODULES) + 1
+    assert max(sizes.values()) <= 600, sizes
+
+
+def test_bundles074_every_public_name_is_reexported_from_the_package():
+    # `from engine.bundles import X` keeps working for what each concept module exports
+    for m in BUNDLE_MODULES:
+        mod = importlib.import_module(f"engine.bundles.{m}")
+        public = [n for n, v in vars(mod).items() if not n.startswith("_") and getattr(v, "__module__", None)
+                  == mod.__name__]
+        for n in public:
+            assert n in B.__all__ and getattr(B, n) is getattr(mod, n), (m, n)
+
+
+@pytest.mark.parametrize("values", [[1e308, 1e308], [float("inf"), 1.0], [-1e308, 1e308, 1e308]])
+def test_bundles075_junk_numbers_give_nan_or_inf_without_numpy_warnings(values):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        g = B.gini(values)
+        d = B.distribution(values)
+    assert not np.isfinite(g)
+    assert d.bundles == len(values) and d.max == max(values)
+
+
+def test_bundles076_valid_numbers_unchanged_by_the_junk_guard():
+    # by hand: x = [1, 2, 3, 4] sorted, i = 1..4, G = 2·Σ i·x / (n·Σx) − (n+1)/n = 2·30/40 − 5/4 = 0.25
+    assert B.gini([4, 1, 3, 2]) == pytest.approx(0.25)
+    d = B.distribution([4, 1, 3, 2])
+    assert (d.total, d.max, d.mean, d.max_over_mean, d.empty, d.argmax) == (10.0, 4.0, 2.5, 1.6, 0, 0)
