@@ -10,6 +10,17 @@ decides how lumpy the load is: see the vivo case (``field-findings.md`` §4) and
 Everything here is pure (stdlib + numpy + pandas) and works on plain values: names, boundary
 arrays, per-bundle counts and rates. Results are small dataclasses with ``to_json()``.
 
+One concept per module; every public name is also importable from ``engine.bundles``:
+
+* ``topics`` — topic names (``TopicName``, short-name completion, partitions);
+* ``ranges`` — CRC-32 hashing, ranges and boundaries, bundle lookup, boundary edits;
+* ``algorithms`` — the four split algorithms and :class:`SplitResult`;
+* ``split`` — splitting one bundle of a layout as a broker does (algorithm choice, owned topics);
+* ``autosplit`` — ``BundleSplitterTask``: which bundles the leader splits;
+* ``distribution`` — Gini, max/mean, the spread random names would give;
+* ``layout`` — :class:`NamespaceLayout`: one namespace's topics assigned to its bundles;
+* ``constants`` — bounds, algorithm names, ``broker.conf`` defaults.
+
 Examples
 --------
 >>> b = initial_boundaries(4)
