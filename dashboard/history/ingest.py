@@ -141,7 +141,7 @@ from engine.limits import MAX_EPOCH_MS
 
 from .dataset import ALL_METRICS, BUNDLE_METRICS, MINUTE_MS, write_actions, write_long
 
-__all__ = ["ingest", "read_input", "normalise", "METRIC_ALIASES", "COUNTER_ALIASES", "parse_prometheus",
+__all__ = ["ingest", "read_input", "normalise", "validate_rows", "dedupe_minutes", "NORMALISE_REPORT_KEYS", "METRIC_ALIASES", "COUNTER_ALIASES", "parse_prometheus",
            "read_long_file", "read_timeline", "read_vm_export", "read_promtool_dump", "read_exposition_dir",
            "resolve_brokers", "counter_increases", "load_broker_map"]
 
@@ -675,9 +675,27 @@ def read_input(path, fmt: str = "auto", metric: str | None = None,
 
 
 # ------------------------------------------------------------------------------------ cleaning
+#: the keys :func:`normalise` adds to the report, in the order it adds them (a report merged from parts,
+#: as the Spark ingest does, lists them in this order too)
+NORMALISE_REPORT_KEYS = ("rows_read", "unknown_metrics", "dropped_unknown_metric", "dropped_bundle_metric_without_bundle",
+                         "dropped_no_broker", "dropped_bad_timestamp", "dropped_non_numeric", "dropped_not_finite",
+                         "dropped_negative", "duplicates_removed", "gaps_filled", "gaps_left", "rows_written")
+
+
 def normalise(raw: pd.DataFrame, max_gap: int = MAX_GAP_MINUTES, report: dict | None = None) -> pd.DataFrame:
     """Raw rows → clean rows of the dataset (see the module docstring for every rule)."""
     rep = report if report is not None else {}
+    df = validate_rows(raw, rep)
+    df = dedupe_minutes(df, rep)
+    df = _fill_gaps(df, max_gap, rep)
+    rep["rows_written"] = int(rep.get("rows_written", 0)) + len(df)
+    return df[_COLUMNS].reset_index(drop=True)
+
+
+def validate_rows(raw: pd.DataFrame, report: dict) -> pd.DataFrame:
+    """The row-by-row rules of :func:`normalise` (metric names, bundle, broker, timestamp, value): the
+    rows kept, ``timestamp`` still the sample's own epoch ms; other columns of ``raw`` pass through."""
+    rep = report
 
     def add(key, n):
         rep[key] = int(rep.get(key, 0)) + int(n)
@@ -730,19 +748,20 @@ def normalise(raw: pd.DataFrame, max_gap: int = MAX_GAP_MINUTES, report: dict | 
     add("dropped_non_numeric", not_num.sum())
     add("dropped_not_finite", not_finite.sum())
     add("dropped_negative", neg.sum())
-    df = df.assign(value=num)[~(not_num | not_finite | neg)]
-    # minutes and duplicates: the latest sample of a minute wins (ties: the last one read)
-    df = df.assign(orig=df["timestamp"], order=np.arange(len(df)))
+    return df.assign(value=num)[~(not_num | not_finite | neg)]
+
+
+def dedupe_minutes(df: pd.DataFrame, report: dict, order=None) -> pd.DataFrame:
+    """Timestamps floored to the minute; of several samples of one ``(minute, broker, bundle, metric)``
+    the latest wins, ties the last one read (``order``: the reading order, default the row order)."""
+    df = df.assign(orig=df["timestamp"], order=np.arange(len(df)) if order is None else order)
     df["timestamp"] = (df["timestamp"].astype("int64") // MINUTE_MS) * MINUTE_MS
     df = df.sort_values(["orig", "order"], kind="stable")
     key = ["timestamp", "broker", "bundle", "metric"]
     before = len(df)
     df = df.drop_duplicates(key, keep="last")
-    add("duplicates_removed", before - len(df))
-    df = df.drop(columns=["orig", "order"])
-    df = _fill_gaps(df, max_gap, rep)
-    add("rows_written", len(df))
-    return df[_COLUMNS].reset_index(drop=True)
+    report["duplicates_removed"] = int(report.get("duplicates_removed", 0)) + before - len(df)
+    return df.drop(columns=["orig", "order"])
 
 
 def _fill_gaps(df: pd.DataFrame, max_gap: int, rep: dict) -> pd.DataFrame:
