@@ -16,11 +16,16 @@ Public API
 >>> r.events.query("kind == 'unload'")[["minute", "broker", "destination", "reason"]]  # doctest: +SKIP
 
 Modules: :mod:`.scenario` (files and validation), :mod:`.traffic` (patterns, topics),
-:mod:`.leader` (the pluggable leader), :mod:`.run` (the loop), :mod:`.metrics` (tables, summary,
-comparison). The scenario format is documented in ``docs/scenarios.md``.
+:mod:`.leader` (the pluggable leader), :mod:`.pairing` (which strategies a run may use), :mod:`.run`
+(the driver: the minute's phases in order), one module per phase (:mod:`.membership`, :mod:`.load`,
+:mod:`.reports`, :mod:`.bundle_data`, :mod:`.split`, :mod:`.decisions`, :mod:`.recording`, on the
+arrays :mod:`.cluster` builds), :mod:`.metrics` (tables, summary), :mod:`.result` (what a run
+produced), :mod:`.compare` (runs side by side). The scenario format is documented in
+``docs/scenarios.md``.
 """
 from .leader import BrokerReports, Leader, ModularLeader, make_leader
-from .metrics import Comparison, compare, settled_minute, zigzag_reversals
+from .compare import Comparison, compare
+from .metrics import settled_minute, zigzag_reversals
 from .run import EPOCH_MS, Simulation, SimulationResult, run_scenario, simulate
 from .scenario import (
     SCENARIOS_DIR,

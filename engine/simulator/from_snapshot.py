@@ -89,7 +89,8 @@ from ..errors import InputError
 from ..javacompat import percent_usage_array
 from ..model import LoadData, bundle_namespace
 from .leader import ModularLeader
-from .run import EPOCH_MS, MIB, Simulation
+from .clock import EPOCH_MS, MIB
+from .run import Simulation
 from .scenario import (
     BrokerSpec,
     CostModel,

@@ -1,4 +1,4 @@
-"""What a run measured: the per-minute broker and cluster tables, the one-row summary, comparisons.
+"""What a run measured: the per-minute broker and cluster tables, the one-row summary.
 
 Definitions (the numbers the BIGO and vivo articles looked at):
 
@@ -34,8 +34,10 @@ import math
 import numpy as np
 import pandas as pd
 
-__all__ = ["build_tables", "summarize", "zigzag_reversals", "settled_minute", "compare", "json_clean",
-           "SUMMARY_KEYS", "EVENT_COLUMNS"]
+from .clock import EPOCH_MS
+
+__all__ = ["build_tables", "summarize", "zigzag_reversals", "settled_minute", "json_clean", "SUMMARY_KEYS",
+           "EVENT_COLUMNS"]
 
 EVENT_COLUMNS = ["minute", "time", "kind", "broker", "bundle", "destination", "reason", "placement", "random",
                  "from_plan", "bad_placement", "dest_usage", "avg_usage", "src_score", "dst_score", "score_unit",
@@ -128,8 +130,6 @@ def build_tables(sim, done: int):
     if ev.empty:
         ev = pd.DataFrame({c: pd.Series(dtype="object") for c in EVENT_COLUMNS})
     ev["minute"] = ev["minute"].astype("int64")
-    from .run import EPOCH_MS
-
     ev["time"] = pd.to_datetime(EPOCH_MS + ev["minute"] * 60_000, unit="ms", utc=True)
     for c in ("random", "from_plan", "bad_placement"):
         ev[c] = ev[c].fillna(False).astype(bool)
@@ -280,73 +280,3 @@ def _std_summary(cl: pd.DataFrame) -> dict:
         met = None
     return {"load_std": float(c["load_std"].iloc[-1]), "target_std": float(c["target_std"].iloc[-1]),
             "target_met_minute": met}
-
-
-def compare(scenario, variants: dict, *, seed: int | None = None, minutes: int | None = None,
-            progress=None, cancel=None):
-    """Run ``scenario`` once per variant and put the summaries side by side.
-
-    Parameters
-    ----------
-    scenario : Scenario, path or shipped name
-    variants : dict
-        ``label -> dict`` of :func:`engine.simulator.run.run_scenario` keyword arguments
-        (``strategy``, ``placement``, ``set``, ``preset``, ``config``, ``seed``, ``minutes``).
-    seed, minutes : optional
-        Defaults for every variant.
-    progress : callable, optional
-        ``progress(done, total)`` over all variants' minutes.
-
-    Returns
-    -------
-    Comparison
-        ``.table``: one column per variant, one row per summary key; ``.summaries``: one row per
-        variant; ``.results``: ``label -> SimulationResult``.
-
-    Examples
-    --------
-    >>> c = compare("bigo-homogeneous-start", {"threshold": {"strategy": "ThresholdShedder",
-    ...             "placement": "LeastResourceUsageWithWeight"}, "avg": {"preset": "bigo-avgshedder"}})  # doctest: +SKIP
-    >>> c.table.loc[["unloads", "settled_minute"]]  # doctest: +SKIP
-    """
-    from .run import run_scenario
-    from .scenario import Scenario, load_scenario
-
-    sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
-    results = {}
-    total = len(variants) * (minutes or sc.minutes)
-    offset = 0
-    for label, kw in variants.items():
-        kw = dict(kw)
-        kw.setdefault("seed", seed)
-        kw.setdefault("minutes", minutes)
-        n = kw["minutes"] or sc.minutes
-        cb = None
-        if progress is not None:
-            cb = _offset_progress(progress, offset, total)
-        results[label] = run_scenario(sc, progress=cb, cancel=cancel, **kw)
-        offset += n
-    summaries = pd.DataFrame([r.summary for r in results.values()], index=list(results))
-    return Comparison(summaries.T, summaries, results)
-
-
-def _offset_progress(progress, base, total):
-    return lambda done, _tot: progress(base + done, total)
-
-
-class Comparison:
-    """Side-by-side summaries of several runs of one scenario (see :func:`compare`)."""
-
-    def __init__(self, table: pd.DataFrame, summaries: pd.DataFrame, results: dict):
-        self.table = table
-        self.summaries = summaries
-        self.results = results
-
-    def to_json(self) -> dict:
-        return {label: json_clean(r.summary) for label, r in self.results.items()}
-
-    def __repr__(self) -> str:  # pragma: no cover - display helper
-        return f"Comparison({list(self.results)})\n{self.table}"
-
-
-__all__.append("Comparison")
