@@ -68,7 +68,7 @@ def show_aggregates(path, start, end, resolution, weights, _job):
 def strategy_changed(strategy):
     """Strategy picked: offer its keys for the sweep, with default grids."""
     strategy = as_str(strategy, limit=100)  # a request may carry any JSON: anything else is the default
-    opts, xk, xv, yk, yv = S.sweep_defaults(strategy or "AvgShedder")
+    opts, xk, xv, yk, yv = S.sweep_defaults(strategy)
     return opts, xk, xv, opts, yk, yv
 
 

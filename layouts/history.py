@@ -6,7 +6,7 @@ from dash import dcc, html
 
 from dashboard import ids
 from dashboard.figures.theme import empty_figure, graph_config
-from dashboard.history.replay import STRATEGIES
+from dashboard.history.jobs import DEFAULT_STRATEGY
 
 __all__ = ["layout", "alert", "pairs_table", "agreement_summary", "agreement_table"]
 
@@ -114,6 +114,14 @@ def _controls(options, value):
     ], className="history-controls")
 
 
+def _strategy_options() -> list[dict]:
+    """Every shedding strategy a backtest runs (the registry's, plug-ins included), titled by its spec."""
+    from engine.backtest import shedding_strategies
+    from engine.strategies import registry
+
+    return [{"label": n, "value": n, "title": registry.spec(n).title} for n in shedding_strategies()]
+
+
 def _backtest_card():
     return html.Section([
         html.Div([html.H3("Backtest and sweep"),
@@ -123,8 +131,8 @@ def _backtest_card():
                          className="muted small")], className="card-head"),
         html.Div([
             html.Div([html.Label("Strategy", htmlFor=ids.HISTORY_STRATEGY),
-                      dcc.Dropdown(id=ids.HISTORY_STRATEGY, value="AvgShedder", clearable=False,
-                                   options=[{"label": s, "value": s} for s in STRATEGIES])], className="history-field"),
+                      dcc.Dropdown(id=ids.HISTORY_STRATEGY, value=DEFAULT_STRATEGY, clearable=False,
+                                   options=_strategy_options())], className="history-field"),
             html.Div([html.Label("broker.conf overrides (KEY=VALUE lines)", htmlFor=ids.HISTORY_OVERRIDES),
                       dcc.Textarea(id=ids.HISTORY_OVERRIDES, value="", className="history-textarea",
                                    placeholder="loadBalancerAvgShedderLowThreshold=15\nmaxUnloadPercentage=0.5")],

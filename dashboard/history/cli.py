@@ -93,6 +93,8 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--name")
     g.add_argument("--force", action="store_true")
     g.add_argument("--json", action="store_true")
+    from .jobs import DEFAULT_STRATEGY
+
     for name, helptext in (("aggregate", "cluster aggregates per minute/hour/day, percentiles, hottest brokers"),
                            ("backtest", "replay a shedding strategy over the history"),
                            ("sweep", "backtest over a grid of two config keys"),
@@ -113,7 +115,8 @@ def _parser() -> argparse.ArgumentParser:
         if name == "bundles":
             j.add_argument("--top", type=int, default=20)
         if name in ("backtest", "sweep"):
-            j.add_argument("--strategy", default="AvgShedder")
+            j.add_argument("--strategy", default=DEFAULT_STRATEGY,
+                           help=f"a shedding strategy of the modular load manager (default {DEFAULT_STRATEGY})")
             j.add_argument("--set", type=_kv, action="append", default=[], metavar="KEY=VALUE")
             j.add_argument("--conf", help="a broker.conf file (its load-balancer keys apply)")
             j.add_argument("--bundles", default="auto", choices=["auto", "real", "synthetic"])

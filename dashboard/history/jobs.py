@@ -35,9 +35,12 @@ from engine.errors import InputError, UsageError
 from .dataset import RATE_METRICS, RESULTS_DIR, fingerprint, read_long, read_meta, wide_brokers, wide_bundles
 
 __all__ = ["run_job", "normalise_params", "cache_key", "load_cached", "JOBS", "PANDAS_MAX_ROWS", "config_from_params",
-           "estimate_rows"]
+           "estimate_rows", "DEFAULT_STRATEGY"]
 
 JOBS = ("aggregate", "backtest", "sweep", "bundles")
+#: the strategy a backtest or sweep runs when none is named (data: the History page's and the command
+#: line's default choice, the strategy the shipped samples tune; nothing else depends on which it is)
+DEFAULT_STRATEGY = "AvgShedder"
 PANDAS_MAX_ROWS = 3_000_000
 CACHE_EXPIRE = 30 * 86400
 
@@ -63,13 +66,9 @@ def normalise_params(job: str, params: dict | None) -> dict:
     elif job == "bundles":
         out["top_n"] = int(p.get("top_n") or 20)
     else:
-        from engine.strategies import shedding_name
+        from engine.backtest import backtest_spec
 
-        from .replay import STRATEGIES
-
-        out["strategy"] = shedding_name(p.get("strategy") or "AvgShedder")
-        if out["strategy"] not in STRATEGIES:
-            raise UsageError(f"backtests support {', '.join(STRATEGIES)}, not {out['strategy']}")
+        out["strategy"] = backtest_spec(p.get("strategy") or DEFAULT_STRATEGY).name
         cfg = config_from_params(p)
         # the changed keys only, in broker.conf form: stable and readable
         out["set"] = dict(line.split("=", 1) for line in to_broker_conf(cfg).splitlines() if "=" in line)

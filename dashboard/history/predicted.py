@@ -16,14 +16,14 @@ What the cluster did, per UTC hour:
   *leader* that decided, not the broker that shed.
 
 What the engine predicts: the History backtest (:func:`.jobs.run_job` ``"backtest"`` — the engine's own
-strategy minute by minute, state carried over, :func:`.replay.replay`; cached, pandas or Spark) with
+strategy minute by minute, state carried over, :mod:`engine.backtest`; cached, pandas or Spark) with
 the cluster's ``broker.conf``; one event per broker and shedding minute, ``n_bundles`` unloads each.
 A broker counts as present in a minute when it reports at least one bundle there (for telling a
 broker that left from a shed).
 
-Departures: the replay supports the modular strategies (AvgShedder, ThresholdShedder,
-UniformLoadShedder); a ``broker.conf`` naming another (OverloadShedder, TransferShedder) is refused
-with the reason — compare those on a timeline (``python -m engine replay TIMELINE --observed``). The
+Departures: the replay runs the shedding strategies of the modular load manager (the registry's,
+:func:`engine.backtest.shedding_strategies`); a ``broker.conf`` naming another (the extensible load
+manager's TransferShedder) is refused with the reason — compare those on a timeline (``python -m engine replay TIMELINE --observed``). The
 first sample of a counter is its baseline, so the first hour of a range may count fewer unloads.
 """
 from __future__ import annotations
@@ -36,7 +36,6 @@ from engine.config import LoadBalancerConfig, parse_broker_conf
 from engine.errors import InputError, UsageError
 
 from .dataset import actual_actions, read_long, read_meta, wide_bundles
-from .replay import STRATEGIES
 
 __all__ = ["history_agreement", "ownership_moves", "observed_unloads", "timeline_from_bytes", "page_agreement"]
 
@@ -107,6 +106,7 @@ def history_agreement(dataset, start=None, end=None, *, conf_text: str | None = 
     cluster's ``broker.conf``) or ``config``. The prediction is the History backtest job
     (:func:`.jobs.run_job`, cached; ``engine`` ``auto`` = pandas for small ranges, Spark for big
     ones). ``max_days`` bounds the range (the page's synchronous comparison)."""
+    from engine.backtest import backtest_spec, shedding_strategies
     from engine.config import to_broker_conf
     from engine.strategies import shedding_name
 
@@ -116,10 +116,12 @@ def history_agreement(dataset, start=None, end=None, *, conf_text: str | None = 
     dataset = resolve_dataset(dataset)
     cfg = _config(conf_text, config, conf_source)
     name = shedding_name(cfg.loadBalancerLoadSheddingStrategy)
-    if name not in STRATEGIES:
+    try:
+        backtest_spec(name)
+    except UsageError:
         raise UsageError(f"{conf_source}: loadBalancerLoadSheddingStrategy is {name}; the History replay runs "
-                         f"{', '.join(STRATEGIES)} — compare {name} on a timeline of snapshots "
-                         "(python -m engine replay TIMELINE --observed)")
+                         f"{', '.join(shedding_strategies())} — compare {name} on a timeline of snapshots "
+                         "(python -m engine replay TIMELINE --observed)") from None
     meta = read_meta(dataset)
     t0 = parse_time(start) or parse_time(meta.get("start"))
     t1 = parse_time(end, end=True) or parse_time(meta.get("end"))

@@ -12,10 +12,10 @@ from engine.config import LoadBalancerConfig
 from engine.errors import InputError, UsageError
 
 from .dataset import SAMPLE_NAME, dataset_by_name, list_datasets, read_meta, sample_dataset
-from .jobs import PANDAS_MAX_ROWS, describe_error, estimate_rows, load_cached, normalise_params, run_job
+from .jobs import DEFAULT_STRATEGY, PANDAS_MAX_ROWS, describe_error, estimate_rows, load_cached, normalise_params, run_job
 
 __all__ = ["dataset_options", "dataset_info", "parse_weights", "parse_overrides", "parse_values", "job_params",
-           "aggregates_for_view", "run_page_job", "sweep_defaults", "SWEEP_KEYS", "bundles_for_view",
+           "aggregates_for_view", "run_page_job", "sweep_defaults", "sweep_keys", "bundles_for_view",
            "event_at", "job_result", "DEFAULT_WEIGHTS", "dataset_path"]
 
 #: the page names datasets, never paths: every value from the browser goes through this
@@ -23,22 +23,6 @@ __all__ = ["dataset_options", "dataset_info", "parse_weights", "parse_overrides"
 dataset_path = dataset_by_name
 
 DEFAULT_WEIGHTS = "1, 0, 1, 1"
-#: keys a sweep offers per strategy, with default grids
-SWEEP_KEYS = {
-    "AvgShedder": [("loadBalancerAvgShedderLowThreshold", "5, 10, 15, 20, 25"),
-                   ("loadBalancerAvgShedderHitCountLowThreshold", "2, 4, 8, 12"),
-                   ("loadBalancerAvgShedderHighThreshold", "30, 40, 50"),
-                   ("loadBalancerAvgShedderHitCountHighThreshold", "1, 2, 3"),
-                   ("maxUnloadPercentage", "0.2, 0.5")],
-    "ThresholdShedder": [("loadBalancerBrokerThresholdShedderPercentage", "5, 10, 15, 20"),
-                         ("loadBalancerHistoryResourcePercentage", "0.5, 0.7, 0.9, 0.95"),
-                         ("loadBalancerBundleUnloadMinThroughputThreshold", "1, 5, 10, 20")],
-    "UniformLoadShedder": [("loadBalancerMsgRateDifferenceShedderThreshold", "25, 50, 100, 200"),
-                           ("loadBalancerMsgThroughputMultiplierDifferenceShedderThreshold", "2, 4, 8"),
-                           ("maxUnloadPercentage", "0.2, 0.5")],
-}
-
-
 def dataset_options() -> list[dict]:
     """Dropdown options: the sample (created on first use) and every dataset under the history roots,
     valued by name (the directory name; the browser never sees or sends a server path)."""
@@ -109,11 +93,28 @@ def parse_values(text) -> list[float]:
     return vals
 
 
-def sweep_defaults(strategy: str) -> tuple[list[dict], str, str, str, str]:
-    """Key options and default (x key, x values, y key, y values) for a strategy."""
-    keys = SWEEP_KEYS.get(strategy) or SWEEP_KEYS["AvgShedder"]
-    opts = [{"label": k, "value": k} for k, _v in keys]
-    return opts, keys[0][0], keys[0][1], keys[1][0], keys[1][1]
+def sweep_keys(strategy: str) -> list[str]:
+    """The keys a sweep of ``strategy`` offers: its spec's default grid keys first, then the other
+    numeric ``broker.conf`` keys it reads, then the driver's (shedding interval, grace period)."""
+    from engine.backtest import backtest_spec, sweep_keys as keys_of
+
+    return keys_of(backtest_spec(strategy))
+
+
+def sweep_defaults(strategy: str | None) -> tuple[list[dict], str, str, str, str]:
+    """Key options and default (x key, x values, y key, y values) for a strategy: the grid of its spec
+    (``spec.sweep_grid``; an unknown or unsupported name gets the default strategy's)."""
+    from engine.backtest import backtest_spec
+
+    try:
+        spec = backtest_spec(strategy or DEFAULT_STRATEGY)
+    except (UsageError, InputError):
+        spec = backtest_spec(DEFAULT_STRATEGY)
+    from engine.backtest import sweep_keys as keys_of
+
+    opts = [{"label": k, "value": k} for k in keys_of(spec)]
+    (xk, xv), (yk, yv) = spec.sweep_grid_text()[:2]
+    return opts, xk, xv, yk, yv
 
 
 def job_params(job: str, *, start=None, end=None, weights=None, strategy=None, overrides=None, bundles=None,
@@ -123,7 +124,7 @@ def job_params(job: str, *, start=None, end=None, weights=None, strategy=None, o
     if job == "aggregate":
         p["weights"] = parse_weights(weights)
     elif job in ("backtest", "sweep"):
-        p.update(strategy=strategy or "AvgShedder", set=parse_overrides(overrides), bundles=bundles or "auto")
+        p.update(strategy=strategy or DEFAULT_STRATEGY, set=parse_overrides(overrides), bundles=bundles or "auto")
         if job == "sweep":
             p.update(x_key=x_key, x_values=parse_values(x_values), y_key=y_key, y_values=parse_values(y_values))
     return normalise_params(job, p)

@@ -39,7 +39,7 @@ from engine.model import BrokerData, BundleData, LoadData, LocalBrokerData, Name
     TimeAverageMessageData
 
 from .dataset import fingerprint, read_long, wide_brokers, wide_bundles
-from .replay import _synthetic_names
+from engine.backtest import synthetic_names as _synthetic_names
 
 __all__ = ["minute_snapshot", "save_minute_snapshot", "exact_usage", "SNAPSHOT_PREFIX"]
 

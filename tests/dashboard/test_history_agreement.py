@@ -99,10 +99,10 @@ def test_hagree002_a_conf_that_would_not_shed_disagrees_visibly(dataset, tmp_pat
     assert main(["agreement", str(dataset), "--conf", str(conf), "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["metrics"]["observed_unloads"] == 1.0 and d["metrics"]["predicted_unloads"] == 0.0
-    # a strategy the History replay does not run is refused with the way out
+    # a strategy the History replay does not run (the extensible load manager's) is refused with the way out
     with pytest.raises(UsageError, match="engine replay TIMELINE --observed"):
         history_agreement(dataset, conf_text="loadBalancerLoadSheddingStrategy="
-                                             "org.apache.pulsar.broker.loadbalance.impl.OverloadShedder\n")
+                                             "org.apache.pulsar.broker.loadbalance.extensions.scheduler.TransferShedder\n")
     with pytest.raises(UsageError, match="compares up to 7"):  # the page's synchronous comparison is bounded
         history_agreement(dataset, "2026-01-01", "2026-01-20", conf_text=CONF, max_days=7)
     conf.write_text("loadBalancerSheddingIntervalMinutes=soon\n")

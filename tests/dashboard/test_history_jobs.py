@@ -56,8 +56,8 @@ def test_hist031_driver_rules_interval_disabled_single_broker():
     ev2 = replay(w, None, "AvgShedder", cfg.with_values({"loadBalancerSheddingIntervalMinutes": "3"}))
     assert set(ev2["timestamp"].dt.minute % 3) == {0}
     assert replay(w, None, "AvgShedder", cfg.with_values({"loadBalancerSheddingEnabled": "false"})).empty
-    with pytest.raises(UsageError):
-        replay(w, None, "OverloadShedder", cfg)
+    with pytest.raises(UsageError):  # the extensible load manager's strategy: not a modular backtest
+        replay(w, None, "TransferShedder", cfg)
 
 
 def test_hist032_grace_period_and_threshold_history_of_a_leaving_broker():
@@ -98,7 +98,7 @@ def test_hist034_params_are_validated():
     with pytest.raises(UsageError):
         normalise_params("nope", {})
     with pytest.raises(UsageError, match="backtests support"):
-        normalise_params("backtest", {"strategy": "OverloadShedder"})
+        normalise_params("backtest", {"strategy": "TransferShedder"})
     with pytest.raises(InputError):
         normalise_params("backtest", {"set": {"loadBalancerAvgShedderLowThreshold": "-1"}})
     with pytest.raises(UsageError, match="x_key"):

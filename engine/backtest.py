@@ -1,0 +1,511 @@
+"""The backtest driver: a shedding strategy replayed over observed broker minutes, in the engine.
+
+One loop, used by every caller — the History page's pandas path, the Spark job (inside its pandas
+UDFs), the sweep and the agreement view: per observed minute it builds the columnar
+:class:`engine.view.LoadView`, runs the strategy the registry names and records what it would have
+unloaded. It never names a strategy: anything a strategy needs is in its spec and its result.
+
+The driver around the strategy follows ``ModularLoadManagerImpl.doLoadShedding`` (§4.3):
+
+* shedding runs on minutes where ``epoch minute % loadBalancerSheddingIntervalMinutes == 0`` and
+  only when ``loadBalancerEnabled`` and ``loadBalancerSheddingEnabled``;
+* each shedding minute tells the strategy which brokers are active (``onActiveBrokersChange``);
+* a minute with at most one broker sheds nothing; recently unloaded bundles expire after
+  ``loadBalancerSheddingGracePeriodMinutes`` and are skipped by the strategy;
+* every selected bundle counts as unloaded at that minute.
+
+Where we depart from Pulsar: placement is **not** replayed (the history is observed load, not a
+simulation), so the load does not move and the rare "destination is the current owner" skip is not
+modelled; the cadence is the epoch minute (Pulsar's timer starts with the leader).
+
+Bundles: with bundle metrics in the history, each minute's bundles are the ones reported (short- and
+long-term averages = that minute's values). Without them each broker gets ``synthetic_bundles``
+equal bundles (``shedlab-synthetic/<broker>/...``) sharing its traffic: triggers and amounts are
+exact, which bundles move is an approximation.
+
+An *event* is one broker that unloaded at least one bundle in a minute (:data:`EVENT_COLUMNS`); its
+partner, trigger, gap and amount come from the result's own explanation (its ``details``, else its
+triggered pair or the broker's verdict), never from the strategy's name.
+
+Streaming: :class:`Backtest` takes minutes in time order (:meth:`Backtest.feed` one block of rows at
+a time, e.g. one day) and hands events to a sink as they happen, so memory stays bounded by a block.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+import numpy as np
+import pandas as pd
+
+from .config import LoadBalancerConfig
+from .errors import UsageError
+from .view import LoadView
+
+__all__ = ["Backtest", "backtest_frames", "EVENT_COLUMNS", "BROKER_METRICS", "BUNDLE_COLUMNS", "MINUTE_MS",
+           "events_frame", "shedding_strategies", "backtest_spec", "sweep_keys", "DRIVER_KEYS", "typed_value", "synthetic_names", "broker_blocks"]
+
+MINUTE_MS = 60_000
+#: the broker columns of a minute, in this order (the History datasets' names)
+BROKER_METRICS = ("cpu", "memory", "direct_memory", "bandwidth_in", "bandwidth_out", "msg_rate_in", "msg_rate_out",
+                  "msg_throughput_in", "msg_throughput_out")
+#: the bundle columns of a minute: short-term throughput in/out, rate in/out, topics
+BUNDLE_COLUMNS = ("bundle_msg_throughput_in", "bundle_msg_throughput_out", "bundle_msg_rate_in",
+                  "bundle_msg_rate_out", "bundle_topics")
+EVENT_COLUMNS = ["timestamp", "strategy", "broker", "partner", "trigger", "score", "partner_score", "gap",
+                 "amount", "moved", "unit", "n_bundles", "bundles", "state"]
+MAX_BUNDLE_NAMES = 20
+_SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+_EXPLAINED = ("partner", "trigger", "score", "partner_score", "gap", "amount")
+
+
+def shedding_strategies() -> list[str]:
+    """Short names of the shedding strategies a backtest runs: every registered shedding strategy of the
+    modular load manager (plug-ins included), in registration order."""
+    from .strategies import registry
+
+    return [s.name for s in registry.specs(role="shedding") if s.runs_in("modular")]
+
+
+def backtest_spec(strategy: str):
+    """The registry spec of a strategy a backtest can run (UsageError naming the ones it can, else)."""
+    from .strategies import registry
+
+    spec = registry.spec(strategy)
+    if not spec.is_shedding or not spec.runs_in("modular"):
+        raise UsageError(f"backtests support the shedding strategies of the modular load manager "
+                         f"({', '.join(shedding_strategies())}), not {spec.name}")
+    return spec
+
+
+#: keys the driver itself reads, whatever the strategy (a sweep may vary them too)
+DRIVER_KEYS = ("loadBalancerSheddingIntervalMinutes", "loadBalancerSheddingGracePeriodMinutes")
+
+
+def sweep_keys(spec) -> list[str]:
+    """The ``broker.conf`` keys a sweep of ``spec``'s strategy can vary: its default grid's keys first,
+    then the other numeric keys it reads, then :data:`DRIVER_KEYS` (never another strategy's keys)."""
+    from dataclasses import fields
+
+    numeric = {f.name for f in fields(LoadBalancerConfig)
+               if (f.type if isinstance(f.type, str) else getattr(f.type, "__name__", "")) in ("int", "float")}
+    out = [k for k, _v in spec.sweep_grid]
+    out += [k for k in (*spec.config_keys, *DRIVER_KEYS) if k in numeric and k not in out]
+    return out
+
+
+def typed_value(key: str, value):
+    """``value`` converted to the type of config field ``key`` (grid values arrive as floats)."""
+    from dataclasses import fields
+
+    f = {x.name: x for x in fields(LoadBalancerConfig)}.get(key)
+    if f is None:
+        from .errors import InputError
+
+        raise InputError(f"unknown load-balancer key {key!r}", field=key)
+    t = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", "")
+    if t == "int":
+        return int(round(float(value)))
+    if t == "float":
+        return float(value)
+    if t == "bool":
+        return bool(value) if not isinstance(value, str) else value.strip().lower() == "true"
+    return value
+
+
+@functools.lru_cache(maxsize=65536)
+def synthetic_names(broker: str, k: int) -> list[str]:
+    """The ``k`` synthetic bundle names of ``broker`` (the same every minute)."""
+    from .synth import bundle_names
+
+    return bundle_names(f"shedlab-synthetic/{_SAFE.sub('-', broker)}", k)
+
+
+# ---------------------------------------------------------------------------------------------- the strategy
+class _Runner:
+    """One strategy and its memory, driven through the registry's contract.
+
+    With state values (``run(view, conf, recently, state) -> (result, new_state)``) the memory is
+    the value; strategies without ``run`` are driven through their ``find_bundles_for_unloading`` and
+    ``state()``/``load_state()``."""
+
+    def __init__(self, spec, initial: dict | None):
+        self.spec = spec
+        self.strategy = spec.factory()
+        self.valued = callable(getattr(self.strategy, "run", None)) and spec.state_type is not None
+        if self.valued:
+            self.state = spec.state_type.from_json(initial) if initial else spec.state_type()
+        elif initial:
+            self.strategy.load_state(initial)
+
+    def active(self, brokers) -> None:
+        if self.valued:
+            hook = getattr(self.strategy, "on_active_brokers_change_state", None)
+            if hook is not None:
+                self.state = hook(self.state, brokers)
+            return
+        self.strategy.on_active_brokers_change(brokers)
+
+    def run(self, view: LoadView, conf, recently):
+        if self.valued:
+            res, self.state = self.strategy.run(view, conf, recently, self.state)
+        else:
+            res = self.strategy.find_bundles_for_unloading(view, conf, recently)
+        self._shedding_only()
+        return res
+
+    def _shedding_only(self) -> None:
+        # what only placement consumes (AvgShedder's planned destinations) is dropped: a backtest runs no
+        # placement, and kept it grows with every unload (a 31-day replay became quadratic)
+        if self.valued:
+            only = getattr(self.state, "shedding_only", None)
+            if only is not None:
+                self.state = only()
+            return
+        st = self.strategy.state()
+        if st.get("plans"):
+            self.strategy.reset()
+            self.strategy.load_state({k: v for k, v in st.items() if k != "plans"})
+
+    def memory(self) -> dict:
+        """The memory that decides the next cycle, as JSON (what an event carries to the Tuner)."""
+        if self.valued:
+            return self.state.to_json()
+        return {k: v for k, v in self.strategy.state().items() if k != "plans"}
+
+
+# ---------------------------------------------------------------------------------------------- events
+def _event_fields(res, broker: str, sel: list) -> dict:
+    """Partner, trigger, scores, gap and amount of one broker's unload, from the result's own explanation."""
+    out = {"partner": None, "trigger": "", "score": float(res.scores.get(broker, np.nan)), "partner_score": None,
+           "gap": None, "amount": None}
+    details = getattr(res, "details", None)
+    explain = getattr(details, "event_fields", None)
+    if explain is not None:
+        got = explain(broker, sel) or {}
+        out.update({k: v for k, v in got.items() if k in _EXPLAINED})
+        return out
+    dests = {s.planned_destination for s in sel}
+    for p in res.pairs:
+        if p.triggered and p.high == broker and p.low in dests:
+            out.update(partner=p.low, trigger=p.trigger, score=p.high_score, partner_score=p.low_score, gap=p.gap,
+                       amount=p.amount)
+            return out
+    for v in res.verdicts:
+        if v.broker == broker and v.need is not None:
+            out["amount"] = float(v.need)
+            out["trigger"] = v.line_name
+            if v.line is not None:
+                out["gap"] = out["score"] - float(v.line)
+    if len(dests) == 1 and None not in dests:
+        out["partner"] = next(iter(dests))
+        out["partner_score"] = float(res.scores.get(out["partner"], np.nan))
+    return out
+
+
+def _events(res, name: str, now_ms: int) -> list[dict]:
+    by_broker: dict[str, list] = {}
+    for s in res.selected:
+        by_broker.setdefault(s.broker, []).append(s)
+    out = []
+    for broker, sel in by_broker.items():
+        ev = {"timestamp": now_ms, "strategy": name, "broker": broker, **_event_fields(res, broker, sel),
+              "moved": float(sum(s.value for s in sel)), "unit": sel[0].value_unit, "n_bundles": len(sel),
+              "bundles": ",".join(s.bundle for s in sel[:MAX_BUNDLE_NAMES]), "state": None}
+        out.append(ev)
+    return out
+
+
+def events_frame(events: list[dict]) -> pd.DataFrame:
+    """Events as a frame with :data:`EVENT_COLUMNS` (``timestamp`` naive UTC datetime)."""
+    df = pd.DataFrame(events, columns=EVENT_COLUMNS)
+    df["timestamp"] = pd.to_datetime(df["timestamp"].astype("int64"), unit="ms")
+    for c in ("score", "partner_score", "gap", "amount", "moved"):
+        df[c] = pd.to_numeric(df[c], errors="coerce").astype("float64")
+    df["n_bundles"] = df["n_bundles"].astype("int64")
+    for c in ("strategy", "broker", "partner", "trigger", "unit", "bundles", "state"):
+        df[c] = df[c].astype(object)
+    return df
+
+
+# ---------------------------------------------------------------------------------------------- minutes
+@dataclass
+class _BrokerSet:
+    """What depends only on one minute's broker list (reused while it stays the same)."""
+
+    brokers: list  # in Java ConcurrentHashMap order
+    order: np.ndarray  # sorted position -> Java position
+    inv: np.ndarray
+    names: list | None = None  # synthetic bundle names (one list object: the view caches by identity)
+    owner: np.ndarray | None = None
+    topics: np.ndarray | None = None
+
+
+class Backtest:
+    """The driver: feed broker minutes in time order, get the events.
+
+    ``strategy``: a shedding strategy's short or fully qualified name (the registry resolves it).
+    ``state_limit``: events of the first ``state_limit`` events carry ``state`` — the strategy memory and
+    the recently unloaded bundles just *before* that minute, as canonical JSON (enough to open that
+    minute in the Tuner and see the same decision); ``0`` never.
+
+    For a history cut in time chunks: ``initial`` (``{"strategy_state": ..., "recently_unloaded": ...}``,
+    what :meth:`carried` returns) starts from that memory; events before ``emit_from`` (epoch ms) are
+    not recorded (a warm-up); :attr:`start_state` is the carried state just before the first shedding
+    minute at or after ``emit_from``.
+
+    ``sink(events)`` receives the events of each shedding minute as they happen (default: kept in
+    :attr:`events`), so a long history streams.
+    """
+
+    def __init__(self, strategy: str, config: LoadBalancerConfig | None = None, *, synthetic_bundles: int = 8,
+                 state_limit: int = 2000, initial: dict | None = None, emit_from: int | None = None,
+                 sink: Callable[[list], None] | None = None):
+        self.spec = backtest_spec(strategy)
+        self.name = self.spec.name
+        self.cfg = config or LoadBalancerConfig()
+        self.k = int(synthetic_bundles)
+        self.state_limit = int(state_limit)
+        self.emit_from = emit_from
+        self.events: list[dict] = []
+        self.n_events = 0
+        self._sink = sink if sink is not None else self.events.extend
+        self._runner = _Runner(self.spec, (initial or {}).get("strategy_state") or None)
+        self.recently: dict[str, int] = {str(k): int(v) for k, v in ((initial or {}).get("recently_unloaded")
+                                                                     or {}).items()}
+        self.enabled = bool(self.cfg.loadBalancerEnabled and self.cfg.loadBalancerSheddingEnabled)
+        self.interval = max(1, int(self.cfg.loadBalancerSheddingIntervalMinutes))
+        self.grace_min = int(self.cfg.loadBalancerSheddingGracePeriodMinutes)
+        self.start_state: dict | None = None
+        self.minutes = 0
+        self._sets: dict[bytes, _BrokerSet] = {}
+        self._last_bundles: list | None = None
+
+    # ------------------------------------------------------------------ state
+    def carried(self) -> dict:
+        """What one shedding minute hands to the next: the strategy's deciding memory and the recently
+        unloaded bundles (copies; JSON-able, compared with ``==`` to check a chunk's warm-up)."""
+        return {"strategy_state": self._runner.memory(), "recently_unloaded": dict(self.recently)}
+
+    # ------------------------------------------------------------------ input
+    def due(self, now_ms: int) -> bool:
+        """Whether the shedding check runs at ``now_ms`` (the cadence of ``doLoadShedding``)."""
+        if not self.enabled:
+            return False
+        try:
+            from .cadence import shedding_due
+        except ImportError:  # pragma: no cover - before the shared cadence module
+            return (now_ms // MINUTE_MS) % self.interval == 0
+        return shedding_due(now_ms, None, self.interval)
+
+    def _broker_set(self, names: list) -> _BrokerSet:
+        key = "\0".join(names)
+        got = self._sets.get(key)
+        if got is None:
+            from .javacompat import java_map_rank
+
+            order = np.argsort(java_map_rank(names, concurrent=True))
+            inv = np.empty(len(names), dtype=np.int64)
+            inv[order] = np.arange(len(names))
+            got = _BrokerSet([names[i] for i in order], order, inv)
+            if len(self._sets) > 4096:
+                self._sets.clear()
+            self._sets[key] = got
+        return got
+
+    def _synthetic(self, bs: _BrokerSet, sorted_names: list) -> None:
+        if bs.names is None:
+            k = self.k
+            bs.names = [n for b in sorted_names for n in synthetic_names(b, k)]
+            bs.owner = bs.inv[np.repeat(np.arange(len(sorted_names)), k)]
+            bs.topics = np.ones(len(bs.names), dtype=np.int64)
+
+    def view(self, now_ms: int, brokers: list, metrics: np.ndarray, bundles=None) -> LoadView:
+        """The LoadView of one minute. ``brokers`` sorted by name, ``metrics`` (nb, 9) in
+        :data:`BROKER_METRICS` order; ``bundles`` ``(names, owner index into brokers, st (nk, 4), topics)``
+        for reported bundles, ``None`` for synthetic ones."""
+        bs = self._broker_set(brokers)
+        m = metrics[bs.order]
+        if bundles is None:
+            self._synthetic(bs, brokers)
+            per = metrics[:, [7, 8, 5, 6]] / self.k  # throughput in/out, rate in/out per bundle
+            st = np.repeat(per, self.k, axis=0)
+            names, owner, topics = bs.names, bs.owner, bs.topics
+        else:
+            names, owner, st, topics = bundles
+            names = list(names)
+            if names == self._last_bundles:
+                names = self._last_bundles  # the same list object: the view's name facts are reused
+            self._last_bundles = names
+            owner = np.asarray(owner, dtype=np.int64)
+            owner = np.where(owner >= 0, bs.inv[np.where(owner >= 0, owner, 0)], -1)
+        return LoadView.from_arrays(
+            brokers=bs.brokers, bundles=names, owner=owner, cpu=m[:, 0], memory=m[:, 1], direct_memory=m[:, 2],
+            bandwidth_in=m[:, 3], bandwidth_out=m[:, 4], msg_rate_in=m[:, 5], msg_rate_out=m[:, 6],
+            msg_throughput_in=m[:, 7], msg_throughput_out=m[:, 8], st=st, topics=topics, now_ms=now_ms,
+            java_order=False)
+
+    # ------------------------------------------------------------------ the loop
+    def step(self, now_ms: int, brokers: list, metrics: np.ndarray, bundles=None) -> None:
+        """One observed minute (call only for due minutes, see :meth:`due`; others are skipped anyway)."""
+        self.minutes += 1
+        if not self.due(now_ms):
+            return
+        warm = self.emit_from is not None and now_ms < self.emit_from
+        if self.start_state is None and not warm:
+            self.start_state = self.carried()
+        view = self.view(now_ms, brokers, metrics, bundles)
+        self._runner.active(set(view.brokers))
+        if view.nb <= 1:
+            return
+        self._forget(now_ms)
+        before = None
+        if self.n_events < self.state_limit and not warm:
+            before = self.carried()
+        res = self._runner.run(view, self.cfg, self.recently)
+        if not res.selected:
+            return
+        if not warm:
+            evs = _events(res, self.name, now_ms)
+            if before is not None:
+                state = json.dumps({"strategy": self.name, **before}, sort_keys=True)  # canonical text
+                for e in evs:
+                    e["state"] = state
+            self.n_events += len(evs)
+            self._sink(evs)
+        for s in res.selected:
+            self.recently[s.bundle] = now_ms
+
+    def _forget(self, now_ms: int) -> None:
+        try:
+            from .cadence import forget_expired
+        except ImportError:  # pragma: no cover - before the shared cadence module
+            timeout = now_ms - self.grace_min * MINUTE_MS
+            for x in [x for x, t in self.recently.items() if t < timeout]:
+                del self.recently[x]
+            return
+        self.recently = dict(forget_expired(self.recently, now_ms, self.grace_min))
+
+    def feed(self, block: "BrokerBlock", bundle_block: "BundleBlock | None" = None, progress=None) -> None:
+        """Every minute of one block of broker rows (and its bundle rows, or ``None`` for synthetic bundles)."""
+        n = len(block.starts)
+        for i in range(n):
+            a, b = block.starts[i], block.ends[i]
+            now = int(block.ts[a])
+            if progress is not None and i % 500 == 0:
+                progress(i, n)
+            if not self.due(now):
+                self.minutes += 1
+                continue
+            codes = block.codes[a:b]
+            names = block.names_of(codes)
+            bundles = bundle_block.minute(now, block, codes) if bundle_block is not None else None
+            self.step(now, names, block.metrics[a:b], bundles)
+        if progress is not None:
+            progress(n, n)
+
+    def finish(self) -> pd.DataFrame:
+        if self.start_state is None:
+            self.start_state = self.carried()
+        return events_frame(self.events)
+
+
+# ---------------------------------------------------------------------------------------------- frames in
+def _ms(col: pd.Series) -> np.ndarray:
+    if isinstance(col.dtype, pd.DatetimeTZDtype):
+        col = col.dt.tz_convert("UTC").dt.tz_localize(None)
+    if np.issubdtype(col.dtype, np.datetime64):
+        return col.to_numpy().astype("datetime64[ms]").astype(np.int64)
+    return col.to_numpy(dtype=np.int64)
+
+
+class BrokerBlock:
+    """Broker rows as arrays, sorted by ``(timestamp, broker)``: ``ts`` (epoch ms), ``codes`` (index into
+    ``names``, which is sorted), ``metrics`` (n, 9), and the row range of each minute."""
+
+    def __init__(self, frame: pd.DataFrame):
+        cat = frame["broker"]
+        if isinstance(cat.dtype, pd.CategoricalDtype):
+            cat = cat.astype(object)
+        codes, uniq = pd.factorize(cat.astype(str), sort=True)
+        ts = _ms(frame["timestamp"])
+        order = np.lexsort((codes, ts))
+        self.ts = ts[order]
+        self.codes = codes[order].astype(np.int64)
+        self.names = list(uniq)
+        self.metrics = np.column_stack([frame[c].to_numpy(dtype=np.float64)[order] for c in BROKER_METRICS]) \
+            if len(frame) else np.zeros((0, len(BROKER_METRICS)))
+        if len(self.ts):
+            self.starts = np.flatnonzero(np.r_[True, self.ts[1:] != self.ts[:-1]])
+            self.ends = np.r_[self.starts[1:], len(self.ts)]
+        else:
+            self.starts = self.ends = np.zeros(0, dtype=np.int64)
+        self._lists: dict[bytes, list] = {}
+
+    def names_of(self, codes: np.ndarray) -> list:
+        key = codes.tobytes()
+        got = self._lists.get(key)
+        if got is None:
+            got = [self.names[c] for c in codes.tolist()]
+            if len(self._lists) > 4096:
+                self._lists.clear()
+            self._lists[key] = got
+        return got
+
+
+class BundleBlock:
+    """Bundle rows (``timestamp``, ``broker``, ``bundle`` and :data:`BUNDLE_COLUMNS`) as arrays sorted by
+    ``(timestamp, broker, bundle)``."""
+
+    def __init__(self, frame: pd.DataFrame):
+        f = frame.sort_values(["timestamp", "broker", "bundle"], kind="stable")
+        self.ts = _ms(f["timestamp"])
+        self.broker = f["broker"].astype(str).to_numpy(dtype=object)
+        self.bundle = f["bundle"].astype(str).to_numpy(dtype=object)
+        self.st = np.column_stack([f[c].to_numpy(dtype=np.float64) for c in BUNDLE_COLUMNS[:4]]) \
+            if len(f) else np.zeros((0, 4))
+        self.topics = f["bundle_topics"].to_numpy().astype(np.int64) if len(f) else np.zeros(0, dtype=np.int64)
+
+    def minute(self, now: int, block: BrokerBlock, codes: np.ndarray):
+        lo, hi = np.searchsorted(self.ts, now, "left"), np.searchsorted(self.ts, now, "right")
+        names = block.names_of(codes)
+        idx = {b: i for i, b in enumerate(names)}
+        owner = np.fromiter((idx.get(b, -1) for b in self.broker[lo:hi].tolist()), dtype=np.int64, count=hi - lo)
+        return self.bundle[lo:hi].tolist(), owner, self.st[lo:hi], self.topics[lo:hi]
+
+
+def broker_blocks(frames: Iterable[pd.DataFrame]) -> Iterable[BrokerBlock]:
+    """Blocks of broker rows (e.g. one per day) as :class:`BrokerBlock`; blocks must follow in time."""
+    for f in frames:
+        if len(f):
+            yield BrokerBlock(f)
+
+
+def backtest_frames(broker_wide: pd.DataFrame | Iterable[pd.DataFrame], bundle_wide: pd.DataFrame | None,
+                    strategy: str, config: LoadBalancerConfig | None = None, *, synthetic_bundles: int = 8,
+                    state_limit: int = 2000, progress=None, initial: dict | None = None,
+                    emit_from: int | None = None, capture: dict | None = None, sink=None) -> pd.DataFrame:
+    """Run ``strategy`` over every shedding minute of a history; returns the events (:data:`EVENT_COLUMNS`).
+
+    ``broker_wide``: one row per ``(timestamp, broker)`` with :data:`BROKER_METRICS` (or an iterable of
+    such frames in time order, e.g. one per day: only one is held at a time); ``bundle_wide``: the
+    bundle rows (``timestamp``, ``broker``, ``bundle``, :data:`BUNDLE_COLUMNS`), an empty frame (brokers
+    own no bundles) or ``None`` (synthetic bundles). ``capture`` (a dict) receives ``"start"`` and
+    ``"end"``, the carried states (see :class:`Backtest`). With ``sink`` the events go there and the
+    returned frame is empty.
+    """
+    bt = Backtest(strategy, config, synthetic_bundles=synthetic_bundles, state_limit=state_limit, initial=initial,
+                  emit_from=emit_from, sink=sink)
+    frames = [broker_wide] if isinstance(broker_wide, pd.DataFrame) else broker_wide
+    kb = BundleBlock(bundle_wide) if bundle_wide is not None else None
+    if bt.enabled:
+        for block in broker_blocks(frames):
+            bt.feed(block, kb, progress)
+    out = bt.finish()
+    if capture is not None:
+        capture["start"] = bt.start_state
+        capture["end"] = bt.carried()
+    return out
