@@ -389,8 +389,8 @@ def _assemble(source: str, slim_obj: dict, slim_brokers: dict, stat_names: list,
     and values (broker by broker; ``per_broker`` counts), each broker's bundle list, and the bundleData
     entries' names and values; the values already checked (``_check_*``)."""
     from .io import load_data_from_json
-    from .javacompat import java_map_order, percent_usage_array
-    from .view import BrokerInfo, LoadView
+    from .javacompat import java_map_order
+    from .view import LoadView, broker_columns
 
     # ---- nesting: bulk entries are flat (checked above); measure the rest as parsed
     cap = limit("SHEDLAB_MAX_NESTING")
@@ -523,31 +523,6 @@ def _assemble(source: str, slim_obj: dict, slim_brokers: dict, stat_names: list,
         v_st[:m], v_lt[:m], v_stn[:m], v_ltn[:m], v_top[:m] = st, lt, st_n, lt_n, topics
     inbd = np.zeros(nk, dtype=bool)
     inbd[:m] = True
-    nb = len(order)
-    f = {k: np.zeros(nb) for k in ("cpu_u", "cpu_l", "mem_u", "mem_l", "dm_u", "dm_l", "in_u", "in_l", "out_u",
-                                   "out_l", "ri", "ro", "ti", "to", "ltr")}
-    ntop = np.zeros(nb, dtype=np.int64)
-    lup = np.zeros(nb, dtype=np.int64)
-    owned, info = [], []
-    for j, bid in enumerate(order):
-        bd = base.brokers[bid]
-        L = bd.local
-        for key, r in (("cpu", L.cpu), ("mem", L.memory), ("dm", L.direct_memory), ("in", L.bandwidth_in),
-                       ("out", L.bandwidth_out)):
-            f[key + "_u"][j] = r.usage
-            f[key + "_l"][j] = r.limit
-        f["ri"][j], f["ro"][j] = L.msg_rate_in, L.msg_rate_out
-        f["ti"][j], f["to"][j] = L.msg_throughput_in, L.msg_throughput_out
-        ta = bd.time_average
-        f["ltr"][j] = ta.long_term_msg_rate_in + ta.long_term_msg_rate_out
-        ntop[j] = L.num_topics
-        lup[j] = L.last_update
-        own = list(map(nidx.__getitem__, L.bundles))
-        owned.append(np.array(own, dtype=np.int64))
-        L.bundles = list(map(bundles.__getitem__, own))  # the same str objects as the view's (pickled once)
-        info.append(BrokerInfo(L.load_manager_class_name, L.broker_version_string, L.persistent_topics_enabled,
-                               L.non_persistent_topics_enabled))
-
     ld = ColumnarLoadData.__new__(ColumnarLoadData)
     state = dict(base.__dict__)
     state["_brokers"] = state.pop("brokers")
@@ -558,14 +533,8 @@ def _assemble(source: str, slim_obj: dict, slim_brokers: dict, stat_names: list,
                 "st": st, "lt": lt, "st_n": st_n, "lt_n": lt_n, "st_max": st_max, "lt_max": lt_max,
                 "topics": topics}
     ld._view = LoadView(
-        now_ms=ld.now, brokers=order,
-        cpu=percent_usage_array(f["cpu_u"], f["cpu_l"]), memory=percent_usage_array(f["mem_u"], f["mem_l"]),
-        direct_memory=percent_usage_array(f["dm_u"], f["dm_l"]),
-        bandwidth_in=percent_usage_array(f["in_u"], f["in_l"]),
-        bandwidth_out=percent_usage_array(f["out_u"], f["out_l"]),
-        msg_rate_in=f["ri"], msg_rate_out=f["ro"], msg_throughput_in=f["ti"], msg_throughput_out=f["to"],
-        long_term_msg_rate=f["ltr"], num_topics=ntop, last_update=lup, bundles=bundles, st=v_st, lt=v_lt,
-        st_samples=v_stn, lt_samples=v_ltn, topics=v_top, in_bundle_data=inbd, owned=owned, broker_info=info,
+        now_ms=ld.now, brokers=order, **broker_columns(base.brokers, order, nidx, bundles), bundles=bundles,
+        st=v_st, lt=v_lt, st_samples=v_stn, lt_samples=v_ltn, topics=v_top, in_bundle_data=inbd,
         resource_quotas=dict(base.resource_quotas))
     return ld
 

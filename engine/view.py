@@ -57,6 +57,51 @@ class BrokerInfo:
     non_persistent_topics_enabled: bool = True
 
 
+def broker_columns(brokers: Mapping, order: Sequence[str], bundle_index: Mapping[str, int],
+                   names: list | None = None) -> dict:
+    """The per-broker fields of a :class:`LoadView` from the snapshot's ``BrokerData``, in ``order``.
+
+    Resource percentages (``percent_usage_array`` of usage and limit), the report's rates and
+    throughputs, the time-average long-term message rate, topic counts, report times, the owned
+    bundles' indices (``bundle_index``) and the :class:`BrokerInfo`. With ``names`` (the view's bundle
+    list), each report's ``bundles`` is rebound to those same ``str`` objects (one copy in memory and
+    in pickles). One loop serves :meth:`LoadView.from_load_data` and the fast JSON reader.
+    """
+    nb = len(order)
+    f = {k: np.zeros(nb) for k in ("cpu_u", "cpu_l", "mem_u", "mem_l", "dm_u", "dm_l", "in_u", "in_l", "out_u",
+                                   "out_l", "ri", "ro", "ti", "to", "ltr")}
+    ntop = np.zeros(nb, dtype=np.int64)
+    lup = np.zeros(nb, dtype=np.int64)
+    owned, info = [], []
+    index = bundle_index.__getitem__
+    for j, bid in enumerate(order):
+        bd = brokers[bid]
+        L = bd.local
+        for key, r in (("cpu", L.cpu), ("mem", L.memory), ("dm", L.direct_memory), ("in", L.bandwidth_in),
+                       ("out", L.bandwidth_out)):
+            f[key + "_u"][j] = r.usage
+            f[key + "_l"][j] = r.limit
+        f["ri"][j], f["ro"][j] = L.msg_rate_in, L.msg_rate_out
+        f["ti"][j], f["to"][j] = L.msg_throughput_in, L.msg_throughput_out
+        ta = bd.time_average
+        f["ltr"][j] = ta.long_term_msg_rate_in + ta.long_term_msg_rate_out
+        ntop[j] = L.num_topics
+        lup[j] = L.last_update
+        own = list(map(index, L.bundles))
+        owned.append(np.array(own, dtype=np.int64))
+        if names is not None:
+            L.bundles = list(map(names.__getitem__, own))
+        info.append(BrokerInfo(L.load_manager_class_name, L.broker_version_string, L.persistent_topics_enabled,
+                               L.non_persistent_topics_enabled))
+    return dict(
+        cpu=percent_usage_array(f["cpu_u"], f["cpu_l"]), memory=percent_usage_array(f["mem_u"], f["mem_l"]),
+        direct_memory=percent_usage_array(f["dm_u"], f["dm_l"]),
+        bandwidth_in=percent_usage_array(f["in_u"], f["in_l"]),
+        bandwidth_out=percent_usage_array(f["out_u"], f["out_l"]),
+        msg_rate_in=f["ri"], msg_rate_out=f["ro"], msg_throughput_in=f["ti"], msg_throughput_out=f["to"],
+        long_term_msg_rate=f["ltr"], num_topics=ntop, last_update=lup, owned=owned, broker_info=info)
+
+
 @dataclass(eq=False)
 class LoadView:
     """Arrays describing one moment of the cluster as the leader sees it.
@@ -128,46 +173,15 @@ class LoadView:
             lt[i] = (t.msg_throughput_in, t.msg_throughput_out, t.msg_rate_in, t.msg_rate_out)
             st_n[i], lt_n[i], topics[i] = s.num_samples, t.num_samples, d.topics
             inbd[i] = True
-        nb = len(order)
-        arr = {k: np.zeros(nb) for k in ("cpu_u", "cpu_l", "mem_u", "mem_l", "dm_u", "dm_l", "in_u", "in_l",
-                                         "out_u", "out_l", "ri", "ro", "ti", "to", "ltr")}
-        ntop = np.zeros(nb, dtype=np.int64)
-        lup = np.zeros(nb, dtype=np.int64)
-        owned, info = [], []
-        for j, bid in enumerate(order):
-            bd = ld.brokers[bid]
-            L = bd.local
-            for key, r in (("cpu", L.cpu), ("mem", L.memory), ("dm", L.direct_memory), ("in", L.bandwidth_in),
-                           ("out", L.bandwidth_out)):
-                arr[key + "_u"][j] = r.usage
-                arr[key + "_l"][j] = r.limit
-            arr["ri"][j], arr["ro"][j] = L.msg_rate_in, L.msg_rate_out
-            arr["ti"][j], arr["to"][j] = L.msg_throughput_in, L.msg_throughput_out
-            ta = bd.time_average
-            arr["ltr"][j] = ta.long_term_msg_rate_in + ta.long_term_msg_rate_out
-            ntop[j] = L.num_topics
-            lup[j] = L.last_update
-            owned.append(np.fromiter((names[b] for b in L.bundles), dtype=np.int64, count=len(L.bundles)))
-            info.append(BrokerInfo(L.load_manager_class_name, L.broker_version_string,
-                                   L.persistent_topics_enabled, L.non_persistent_topics_enabled))
         # time averages: recompute from bundle data when the snapshot gave none
-        for j, bid in enumerate(order):
+        for bid in order:
             bd = ld.brokers[bid]
             if not any(bd.time_average.values()) and bd.local.last_stats:
                 bd.time_average.reset(bd.local.last_stats.keys(), ld.bundle_data)
-                arr["ltr"][j] = bd.time_average.long_term_msg_rate_in + bd.time_average.long_term_msg_rate_out
         return cls(
-            now_ms=ld.now, brokers=order,
-            cpu=percent_usage_array(arr["cpu_u"], arr["cpu_l"]),
-            memory=percent_usage_array(arr["mem_u"], arr["mem_l"]),
-            direct_memory=percent_usage_array(arr["dm_u"], arr["dm_l"]),
-            bandwidth_in=percent_usage_array(arr["in_u"], arr["in_l"]),
-            bandwidth_out=percent_usage_array(arr["out_u"], arr["out_l"]),
-            msg_rate_in=arr["ri"], msg_rate_out=arr["ro"], msg_throughput_in=arr["ti"],
-            msg_throughput_out=arr["to"], long_term_msg_rate=arr["ltr"], num_topics=ntop, last_update=lup,
+            now_ms=ld.now, brokers=order, **broker_columns(ld.brokers, order, names),
             bundles=list(names), st=st, lt=lt, st_samples=st_n, lt_samples=lt_n, topics=topics,
-            in_bundle_data=inbd, owned=owned, broker_info=info,
-            resource_quotas=dict(ld.resource_quotas),
+            in_bundle_data=inbd, resource_quotas=dict(ld.resource_quotas),
         )
 
     @classmethod
