@@ -11,7 +11,7 @@ import numpy as np
 
 from ..bundles import bundle_indices, initial_boundaries, topic_hashes
 from ..model import is_sla_or_heartbeat_namespace
-from .scenario import expand_events
+from .scenario_spec import expand_events
 from .traffic import topic_names, topic_rates, workload_series
 
 __all__ = ["ClusterSetup"]

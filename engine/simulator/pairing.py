@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..config import LoadBalancerConfig
 from ..errors import InputError
 from ..strategies import placement_name, shedding_name
-from .scenario import Scenario
+from .scenario_spec import Scenario
 
 __all__ = ["check_pair", "check_config_events", "runs_extensible", "config_with_strategy"]
 

@@ -7,7 +7,7 @@ import pandas as pd
 
 from ..config import LoadBalancerConfig
 from .metrics import json_clean
-from .scenario import Scenario
+from .scenario_spec import Scenario
 
 __all__ = ["SimulationResult"]
 

@@ -20,18 +20,32 @@ engine.errors.InputError: field minutes: must be at least 1, got 0
 """
 from __future__ import annotations
 
-import json
-import math
-import re
-import string
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..config import PRESETS, LoadBalancerConfig
 from ..errors import InputError
 from ..io import read_input_text
-from ..limits import MAX_QUANTITY, MAX_SIMULATION_MINUTES, check_run_memory, simulation_bytes
+from .scenario_check import _V, _expand, _j
+from .scenario_spec import (
+    EVENT_KINDS,
+    OWNER_MODES,
+    PATTERN_KINDS,
+    SCENARIOS_DIR,
+    BrokerSpec,
+    CostModel,
+    EventSpec,
+    MetricsSpec,
+    NamespaceSpec,
+    NoiseModel,
+    PatternSpec,
+    Scenario,
+    TimingModel,
+    WorkloadSpec,
+    check_scenario_size,
+    expand_events,
+    scenario_memory,
+)
 
 __all__ = [
     "Scenario",
@@ -57,192 +71,6 @@ __all__ = [
     "PATTERN_KINDS",
 ]
 
-SCENARIOS_DIR = Path(__file__).resolve().parents[2] / "samples" / "scenarios"
-
-PATTERN_KINDS = ("constant", "ramp", "diurnal", "on_off", "steps")
-EVENT_KINDS = ("add_broker", "remove_broker", "crash_broker", "restart_broker", "rolling_restart", "traffic",
-               "cpu", "config")
-OWNER_MODES = ("placement", "round_robin", "random")
-
-
-# ------------------------------------------------------------------------------------------- specs
-@dataclass(frozen=True)
-class BrokerSpec:
-    """One broker's hardware and idle load.
-
-    ``cores`` (CPU limit = 100 × cores, Pulsar's "percent of one core" unit), ``nic_gbps`` (bandwidth
-    limit), ``heap_mb`` / ``direct_memory_mb`` (JVM limits), ``background_cpu`` (percent of this
-    broker's CPU used with no traffic: JVM, GC, bookie clients, other processes), ``heap_used``
-    (percent), ``join`` (minute it starts; ``None``: only an ``add_broker`` event starts it).
-    """
-
-    id: str
-    cores: float = 8.0
-    nic_gbps: float = 10.0
-    heap_mb: float = 8192.0
-    direct_memory_mb: float = 4096.0
-    background_cpu: float = 5.0
-    heap_used: float = 30.0
-    join: int | None = 0
-
-
-@dataclass(frozen=True)
-class NamespaceSpec:
-    """A namespace: ``bundles`` initial bundles (Pulsar's equal ranges) and who owns them at start.
-
-    ``owners``: ``"placement"`` (the leader places each bundle at minute 0, as a cluster start does),
-    ``"round_robin"``, ``"random"`` (seeded uniform), or a mapping ``broker -> [bundle indices]``
-    (bundles not listed are placed by the leader).
-    """
-
-    name: str
-    bundles: int | None = None
-    owners: Any = "placement"
-
-
-@dataclass(frozen=True)
-class PatternSpec:
-    """A traffic multiplier over time (minutes); see ``docs/scenarios.md``."""
-
-    kind: str
-    params: tuple = ()
-
-    def get(self, key, default=None):
-        return dict(self.params).get(key, default)
-
-
-@dataclass(frozen=True)
-class WorkloadSpec:
-    """A load job: topics (or one partitioned topic) in a namespace, producers and consumers.
-
-    ``rate`` is the total produced msg/s at pattern level 1 (split over topics, evenly or with a
-    lognormal ``skew``); each of ``subscriptions`` consumes everything produced, scaled by the
-    ``consumers`` pattern (an ``on_off`` consumer is the article's "runs 1 minute, pauses 1 minute").
-    """
-
-    name: str
-    namespace: str
-    topic: str
-    topics: int = 1
-    partitions: int = 0
-    rate: float = 0.0
-    msg_size: float = 1024.0
-    subscriptions: int = 1
-    skew: float = 0.0
-    start: int = 0
-    stop: int | None = None
-    producers: tuple = ()  # PatternSpec, multiplied
-    consumers: tuple = ()
-    producers_per_topic: int = 1
-    consumers_per_subscription: int = 1
-
-    @property
-    def n_topics(self) -> int:
-        return self.partitions if self.partitions else self.topics
-
-
-@dataclass(frozen=True)
-class EventSpec:
-    """Something that happens at minute ``at``: ``kind`` in :data:`EVENT_KINDS`, kind-specific ``params``."""
-
-    at: int
-    kind: str
-    params: tuple = ()
-    index: int = 0  # position in the file (for messages)
-
-    def get(self, key, default=None):
-        return dict(self.params).get(key, default)
-
-
-@dataclass(frozen=True)
-class CostModel:
-    """How traffic turns into resource usage.
-
-    CPU cores used = ``cpu_per_msg_in`` × msg/s in + ``cpu_per_msg_out`` × msg/s out + ``cpu_per_mib``
-    × MiB/s (in + out). NIC in = bytes in; NIC out = bytes out + ``replication`` × bytes in (writes to
-    bookies). Direct memory (MiB) = ``direct_memory_base_mb`` + ``direct_memory_per_mib`` × MiB/s.
-    """
-
-    cpu_per_msg_in: float = 2.0e-5
-    cpu_per_msg_out: float = 1.0e-5
-    cpu_per_mib: float = 0.01
-    replication: float = 2.0
-    direct_memory_base_mb: float = 256.0
-    direct_memory_per_mib: float = 4.0
-
-
-@dataclass(frozen=True)
-class NoiseModel:
-    """Per-minute noise: ``traffic`` (relative σ per bundle), ``cpu`` and ``heap`` (σ in points per broker)."""
-
-    traffic: float = 0.02
-    cpu: float = 0.5
-    heap: float = 1.0
-
-
-@dataclass(frozen=True)
-class TimingModel:
-    """Unavailability of a bundle while it moves (seconds): after an unload or a graceful
-    shutdown, and after a crash (until the metadata-store session of the dead broker expires)."""
-
-    unload_unavailable_seconds: float = 2.0
-    crash_unavailable_seconds: float = 30.0
-
-
-@dataclass(frozen=True)
-class MetricsSpec:
-    """How the run is judged: "settled" = no unload for ``settle_window`` minutes while the usage
-    range (max − min, points) stays at or under ``settle_range``, searched from ``settle_from``;
-    oscillation counts direction changes of each broker's usage larger than
-    ``oscillation_threshold`` points."""
-
-    settle_window: int = 15
-    settle_range: float = 20.0
-    settle_from: int = 0
-    oscillation_threshold: float = 5.0
-
-
-@dataclass(frozen=True)
-class Scenario:
-    """A validated scenario (see :func:`load_scenario`)."""
-
-    name: str
-    minutes: int
-    brokers: tuple
-    namespaces: tuple
-    workloads: tuple = ()
-    events: tuple = ()
-    title: str = ""
-    description: str = ""
-    seed: int = 0
-    preset: str | None = None
-    config: tuple = ()  # (key, value) pairs, broker.conf keys
-    leader: str | None = None
-    cost: CostModel = field(default_factory=CostModel)
-    noise: NoiseModel = field(default_factory=NoiseModel)
-    timing: TimingModel = field(default_factory=TimingModel)
-    metrics: MetricsSpec = field(default_factory=MetricsSpec)
-    expect: Any = None  # free-form notes: what the article observed (not used by the simulator)
-    source: str | None = None
-    #: the cluster's isolation / anti-affinity / failure-domain policies (engine.policies.ClusterPolicies)
-    policies: Any = None
-
-    @property
-    def config_values(self) -> dict:
-        return dict(self.config)
-
-    def lb_config(self, base: LoadBalancerConfig | None = None) -> LoadBalancerConfig:
-        """The scenario's load-balancer config: ``base`` (or its preset, or Pulsar 4.x) + its keys."""
-        cfg = base if base is not None else (PRESETS[self.preset] if self.preset else LoadBalancerConfig())
-        if self.config:
-            cfg = cfg.with_values(dict(self.config), source=self.source)
-        return cfg
-
-    def broker(self, broker_id: str) -> BrokerSpec:
-        for b in self.brokers:
-            if b.id == broker_id:
-                return b
-        raise KeyError(broker_id)
 
 
 # ------------------------------------------------------------------------------------------- reading
@@ -284,159 +112,6 @@ def parse_scenario_text(text: str, source: str | None = None, json_only: bool = 
     return parse_scenario(data, source=source)
 
 
-# ------------------------------------------------------------------------------------------- validation
-class _V:
-    """Typed getters raising :class:`InputError` with the file and the field path."""
-
-    def __init__(self, source):
-        self.source = source
-
-    def err(self, path, msg):
-        return InputError(msg, source=self.source, field=path or None)
-
-    def obj(self, x, path) -> dict:
-        if not isinstance(x, dict):
-            raise self.err(path, f"expected a mapping, got {_tname(x)}")
-        return x
-
-    def lst(self, x, path) -> list:
-        if not isinstance(x, list):
-            raise self.err(path, f"expected a list, got {_tname(x)}")
-        return x
-
-    def keys(self, d, allowed, path):
-        bad = [k for k in d if k not in allowed]
-        if bad:
-            hint = ""
-            if isinstance(bad[0], bool):
-                hint = " (YAML reads an unquoted on/off/yes/no key as a boolean: quote it)"
-            raise self.err(_j(path, str(bad[0])), f"unknown key{hint}; expected one of: {', '.join(sorted(allowed))}")
-
-    def num(self, d, key, path, default=None, *, lo=None, hi=None, integer=False, required=False,
-            allow_none=False, lo_open=False):
-        f = _j(path, key)
-        if key not in d or d[key] is None:
-            if required:
-                raise self.err(f, "required")
-            if d.get(key, 0) is None and allow_none:
-                return None
-            return default
-        v = d[key]
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            if isinstance(v, str):
-                try:
-                    v = float(v)
-                except ValueError:
-                    raise self.err(f, f"expected a number, got {v!r}") from None
-            else:
-                raise self.err(f, f"expected a number, got {_tname(v)}")
-        v = float(v)
-        if not math.isfinite(v):
-            raise self.err(f, f"expected a finite number, got {v}")
-        if hi is None and abs(v) > MAX_QUANTITY:  # every number has a range (engine.limits)
-            raise self.err(f, f"out of range: {v:g} is larger than {MAX_QUANTITY:g}")
-        if integer:
-            if not v.is_integer():
-                raise self.err(f, f"expected an integer, got {v:g}")
-            v = int(v)
-        if lo is not None and (v <= lo if lo_open else v < lo):
-            raise self.err(f, f"must be {'greater than' if lo_open else 'at least'} {lo:g}, got {v:g}")
-        if hi is not None and v > hi:
-            raise self.err(f, f"must be at most {hi:g}, got {v:g}")
-        return v
-
-    def string(self, d, key, path, default=None, required=False):
-        f = _j(path, key)
-        if key not in d or d[key] is None:
-            if required:
-                raise self.err(f, "required")
-            return default
-        v = d[key]
-        if isinstance(v, bool) or not isinstance(v, (str, int, float)):
-            raise self.err(f, f"expected a string, got {_tname(v)}")
-        v = str(v).strip()
-        if required and not v:
-            raise self.err(f, "must not be empty")
-        return v
-
-
-def _tname(x) -> str:
-    return "null" if x is None else {dict: "mapping", list: "list", str: "string", bool: "boolean"}.get(
-        type(x), type(x).__name__)
-
-
-def _j(path, key) -> str:
-    if isinstance(key, int):
-        return f"{path}[{key}]"
-    return f"{path}.{key}" if path else str(key)
-
-
-def _expand(v: _V, items, path):
-    """Entries with ``count: N`` expand into N copies whose string fields get ``{i}`` formatted."""
-    out = []
-    for i, raw in enumerate(v.lst(items, path)):
-        p = _j(path, i)
-        d = v.obj(raw, p)
-        n = v.num(d, "count", p, None, lo=1, hi=100_000, integer=True)
-        if n is None:
-            out.append((p, d))
-            continue
-        start = v.num(d, "first", p, 0, lo=0, integer=True)
-        for j in range(start, start + n):
-            e = {}
-            for k, x in d.items():
-                if k in ("count", "first"):
-                    continue
-                if isinstance(x, str) and "{" in x:
-                    _check_template(v, x, _j(p, k))
-                    try:
-                        x = x.format(i=j)
-                    except (KeyError, IndexError, ValueError) as exc:
-                        raise v.err(_j(p, k), f"bad template {x!r}: {exc}") from None
-                e[k] = x
-            out.append((f"{p}#{j}", e))
-    return out
-
-
-_TEMPLATE_SPEC = re.compile(r"[<>^=]?0?\d{0,2}[dxXob]?")
-
-
-def _check_template(v: _V, x: str, path: str) -> None:
-    """Templates name only ``{i}``, with at most a short format (``{i:03d}``): no attribute or index
-    look-ups (``{i.__class__}``), no 1 GB padding (``{i:>999999999}``)."""
-    try:
-        parts = list(string.Formatter().parse(x))
-    except ValueError as exc:
-        raise v.err(path, f"bad template {x[:80]!r}: {exc}") from None
-    for _lit, fname, spec, conv in parts:
-        if fname is None:
-            continue
-        if fname != "i" or conv or not _TEMPLATE_SPEC.fullmatch(spec or ""):
-            raise v.err(path, f"bad template {x[:80]!r}: only {{i}} or {{i:FORMAT}} with a width under 100 "
-                              "are allowed")
-
-
-def scenario_memory(sc: "Scenario", minutes: int | None = None) -> float:
-    """Bytes a run of ``sc`` (for ``minutes``, default its own) is estimated to need
-    (:func:`engine.limits.simulation_bytes`: brokers × minutes, workloads × minutes, bundles, topics)."""
-    from ..config import LoadBalancerConfig
-
-    default_bundles = LoadBalancerConfig().defaultNumberOfNamespaceBundles
-    bundles = sum(n.bundles or default_bundles for n in sc.namespaces)
-    topics = sum((w.partitions or w.topics or 1) for w in sc.workloads)
-    return simulation_bytes(len(sc.brokers), int(minutes or sc.minutes), bundles, topics, len(sc.workloads))
-
-
-def check_scenario_size(sc: "Scenario", minutes: int | None = None, field: str = "minutes") -> None:
-    """Refuse, before it starts, a run longer than a year of minutes or estimated to need more memory
-    than ``SHEDLAB_MAX_RUN_MB`` (the message names the estimate, the limit and the variable)."""
-    m = int(minutes or sc.minutes)
-    if m > MAX_SIMULATION_MINUTES:
-        raise InputError(f"must be at most {MAX_SIMULATION_MINUTES} (one year of minutes), got {m}",
-                         source=sc.source, field=field)
-    check_run_memory(scenario_memory(sc, m),
-                     f"simulating {len(sc.brokers):,} brokers for {m:,} minutes "
-                     f"({len(sc.workloads):,} workloads)", source=sc.source)
 
 
 _TOP = {"name", "title", "description", "minutes", "seed", "preset", "config", "leader", "brokers", "namespaces",
@@ -780,29 +455,6 @@ def _events(v: _V, raw, minutes, brokers, workloads, cfg, source) -> list:
     _check_timeline(v, out, brokers, minutes)
     return out
 
-
-def expand_events(events, brokers) -> list:
-    """Primitive timeline: joins at ``join`` and the file's events, restarts expanded into
-    remove + add pairs; sorted by minute (stable: joins first, then file order)."""
-    prim = [EventSpec(b.join, "add_broker", (("broker", b.id), ("initial", True)), -1)
-            for b in brokers if b.join is not None]
-    for e in events:
-        if e.kind == "restart_broker":
-            b, down = e.get("broker"), e.get("down")
-            prim.append(EventSpec(e.at, "remove_broker", (("broker", b), ("mode", "graceful"), ("restart", True)),
-                                  e.index))
-            prim.append(EventSpec(e.at + down, "add_broker", (("broker", b), ("restart", True)), e.index))
-        elif e.kind == "rolling_restart":
-            for j, b in enumerate(e.get("brokers")):
-                t0 = e.at + j * e.get("every")
-                prim.append(EventSpec(t0, "remove_broker", (("broker", b), ("mode", "graceful"), ("restart", True)),
-                                      e.index))
-                prim.append(EventSpec(t0 + e.get("down"), "add_broker", (("broker", b), ("restart", True)), e.index))
-        elif e.kind == "crash_broker":
-            prim.append(EventSpec(e.at, "remove_broker", (("broker", e.get("broker")), ("mode", "crash")), e.index))
-        else:
-            prim.append(e)
-    return sorted(prim, key=lambda e: (e.at, e.index))
 
 
 def _check_timeline(v: _V, events, brokers, minutes):

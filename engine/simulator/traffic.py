@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .scenario import PatternSpec, WorkloadSpec
+from .scenario_spec import PatternSpec, WorkloadSpec
 
 __all__ = ["pattern_series", "workload_series", "topic_names", "topic_rates"]
 
