@@ -145,9 +145,13 @@ def x_unloads_per_day(r):
     return float(len(_unloads(r))) * 1440.0 / float(r.summary["minutes"])
 
 
+def _summary_minus(r, key, start=0):
+    v = r.summary.get(key)
+    return None if v is None else float(v - start)
+
+
 def x_settle_after(r, start):
-    s = r.summary.get("settled_minute")
-    return None if s is None else float(s - start)
+    return _summary_minus(r, "settled_minute", start)
 
 
 def x_checks_until_unload(r, since):
@@ -162,6 +166,11 @@ def x_checks_until_unload(r, since):
 def _usage_at(r, minute, col="usage"):
     b = r.brokers
     return b[b["minute"] == minute].set_index("broker")[col]
+
+
+def _coolest_after(r, minute):
+    """The least used broker two minutes after ``minute`` (the run's last minute at the latest)."""
+    return _usage_at(r, min(minute + 2, int(r.summary["minutes"]) - 1)).idxmin()
 
 
 def x_usage_before_first_unload(r, since=0, which="max"):
@@ -215,32 +224,31 @@ def x_ratio_before_first_unload(r, since=0, key="msg_rate_ratio"):
 
 def x_last_unload_after(r, start):
     """Minutes from ``start`` (a scale-in, a load change) to the last unload of the run."""
-    v = r.summary.get("last_unload_minute")
-    return None if v is None else float(v - start)
+    return _summary_minus(r, "last_unload_minute", start)
 
 
 def x_last_unload_minute(r):
-    v = r.summary.get("last_unload_minute")
-    return None if v is None else float(v)
+    return _summary_minus(r, "last_unload_minute")
+
+
+def _last_minutes_mean(r, col, last):
+    """Each broker's mean ``col`` over the run's last ``last`` minutes."""
+    b = r.brokers
+    return b[b["minute"] >= b["minute"].max() - last + 1].groupby("broker")[col].mean()
 
 
 def x_broker_share(r, broker, col="cpu", last=10, of="others_mean"):
     """``broker``'s mean ``col`` over the last minutes divided by the other brokers' mean."""
-    b = r.brokers
-    b = b[b["minute"] >= b["minute"].max() - last + 1].groupby("broker")[col].mean()
+    b = _last_minutes_mean(r, col, last)
     return float(b[broker] / b.drop(broker).mean())
 
 
 def x_is_least_used(r, broker, col="usage", last=10):
-    b = r.brokers
-    b = b[b["minute"] >= b["minute"].max() - last + 1].groupby("broker")[col].mean()
-    return float(b.idxmin() == broker)
+    return float(_last_minutes_mean(r, col, last).idxmin() == broker)
 
 
 def x_is_most_loaded(r, broker, col="msg_rate", last=10):
-    b = r.brokers
-    b = b[b["minute"] >= b["minute"].max() - last + 1].groupby("broker")[col].mean()
-    return float(b.idxmax() == broker)
+    return float(_last_minutes_mean(r, col, last).idxmax() == broker)
 
 
 def x_minutes_over(r, key, above, since=0):
@@ -312,8 +320,7 @@ def x_episode(r, since=0, index=0, what="count", broker=None):
     if what == "destinations":
         return float(len({row["destination"] for row in rows}))
     if what == "coolest_after":
-        after = _usage_at(r, min(int(rows[-1]["minute"]) + 2, int(r.summary["minutes"]) - 1))
-        return float(after.idxmin() == src)
+        return float(_coolest_after(r, int(rows[-1]["minute"])) == src)
     before = _usage_at(r, int(rows[0]["minute"]) - 1)
     return float(before.idxmax() == src)
 
@@ -335,8 +342,7 @@ def x_source_ends_coolest(r, since=0):
         return 0.0
     src = u.iloc[0]["broker"]
     streak_end = int(u[u["broker"] == src]["minute"].max())
-    after = _usage_at(r, min(streak_end + 2, int(r.summary["minutes"]) - 1))
-    return float(after.idxmin() == src)
+    return float(_coolest_after(r, streak_end) == src)
 
 
 # --- snapshot findings: one shedding cycle of the engine on a shipped sample (a worked example / a log)
@@ -733,7 +739,7 @@ def run_snapshot_side(f: Finding, side: str):
 def run_side(f: Finding, side: str, minutes: int | None = None):
     if is_snapshot(f):
         return run_snapshot_side(f, side)
-    sc = load_scenario(Path(finding_path(f))) if f.scenario.startswith("findings/") else load_scenario(f.scenario)
+    sc = load_scenario(finding_path(f))
     return run_scenario(sc, seed=f.seed, minutes=minutes, **side_kwargs(getattr(f, side)))
 
 
