@@ -1,9 +1,9 @@
-"""Bundles page callbacks (thin: parse the controls, call :mod:`dashboard.bundles_service`, draw)."""
+"""Bundles page callbacks (thin: parse the controls, call :mod:`dashboard.bundles`, draw)."""
 from __future__ import annotations
 
 from dash import ALL, MATCH, Input, Output, State, callback, clientside_callback, no_update
 
-from dashboard import bundles_service as S
+from dashboard import bundles as S
 from dashboard import ids
 from dashboard.web_safety import as_str, str_list
 from dashboard.figures.bundles import namespace_layout, split_preview

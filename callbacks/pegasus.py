@@ -5,8 +5,8 @@ import dash
 from dash import Input, Output, State, callback, dcc, no_update
 
 from dashboard import ids
-from dashboard.figures_pegasus import node_counts_figure, skew_figure
-from dashboard.pegasus_service import (PageOptions, health_rows, plan_csv, plan_for, plan_json,
+from dashboard.pegasus.figures import node_counts_figure, skew_figure
+from dashboard.pegasus import (PageOptions, health_rows, plan_csv, plan_for, plan_json,
                                        skew_points, source_digest, source_from_sample,
                                        source_from_upload, step_rows)
 from dashboard.web_safety import as_number, as_str, str_list

@@ -5,7 +5,7 @@ saved form or the defaults; a strategy or base-config change; a new scenario upl
 clicked) and writes ``SIM_FORM``. ``update_state`` follows every control (the URL, the tab's saved
 form, the scenario line). "Run" is one background callback (DiskcacheManager) that runs A then B in
 a forked process, reports progress and can be cancelled; the tables go to the diskcache
-(:mod:`dashboard.simulator_service`) and the page's store gets only their key; ``show_results``
+(:mod:`dashboard.simulator`) and the page's store gets only their key; ``show_results``
 draws them with the pure builders of :mod:`dashboard.figures.simulator`.
 
 Progress, running and cancel targets are the shell's job strip (``JOB_*``, visible on every page)
@@ -29,15 +29,14 @@ from dash.exceptions import PreventUpdate
 from callbacks.shell import alert
 from dashboard.web_safety import as_dict, as_list, as_str, str_list
 from dashboard import ids
-from dashboard import sim_findings as SF
-from dashboard import simulator_service as S
+from dashboard import simulator as S
+from dashboard.simulator import findings as SF
 from dashboard.export import figures_zip
 from dashboard.figures.simulator import sweep_heatmaps
 from dashboard.keys import key_spec, value_to_conf
 from engine.errors import InputError, ShedlabError
 from layouts.simulator import (event_table, finding_table, headline, minutes_placeholder, scenario_line, side_controls,
                                start_options, summary_table)
-from layouts.tuner import strategy_options
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +60,7 @@ def form_state(scenario, minutes, seed, sheds: dict, places: dict, presets: dict
     """The state the controls show: ``(state, messages, {side: [messages]})`` (pure; never raises).
 
     A side's values are its "other keys" lines with its sliders on top; values equal to the side's
-    base config (scenario + preset) are dropped by :func:`dashboard.simulator_service.coerce_state`.
+    base config (scenario + preset) are dropped by :func:`dashboard.simulator.coerce_state`.
     """
     # request values may be any JSON: a value of the wrong type is treated as missing
     scenario = as_str(scenario, limit=300)
@@ -127,7 +126,7 @@ def _start_choice(trigger, state: S.SimState, msgs: list, extra: dict, source, s
     """The "start from: scenario | the current snapshot" choice (issue 13).
 
     The shell's source (``page_source("simulator")`` data) is the snapshot a run can start from
-    (``snapshot:<source id>``, :func:`dashboard.simulator_service.load`). Choosing it switches the
+    (``snapshot:<source id>``, :func:`dashboard.simulator.load`). Choosing it switches the
     scenario to that snapshot and run A to the source's own strategies (an ELM snapshot: TransferShedder
     + the ELM placement) and runs at once; choosing "a scenario" goes back to the default scenario. When
     the source changes while the form starts from a snapshot, the form follows it; a new upload or live
@@ -213,9 +212,10 @@ def _resolve_form(trigger, *, form, saved, seen, link, uploaded, current: S.SimS
     elif isinstance(trigger, dict) and trigger.get("type") == ids.SIM_SHED:
         s = trigger.get("side")
         sp = state.side(s)
-        if sp.shed == "AvgShedder" and sp.place != "AvgShedder":
-            state = state.with_side(s, replace(sp, place="AvgShedder"))
-            msgs.append(f"run {s.upper()}: placement set to AvgShedder too, as Pulsar 5.0 does "
+        need = S.required_placement(sp.shed)
+        if need and sp.place != need:
+            state = state.with_side(s, replace(sp, place=need))
+            msgs.append(f"run {s.upper()}: placement set to {need} too, as {S.pairing_source(sp.shed, need)} "
                         "(pick another placement to compare)")
         # an incompatible pair left by the switch was fixed (and said) by form_state
     elif isinstance(trigger, dict) and trigger.get("type") == ids.SIM_PRESET:
@@ -272,7 +272,7 @@ def _form(args) -> tuple[S.SimState, list, dict]:
 def _side_outputs(state: S.SimState, s: str) -> tuple:
     sp = state.side(s)
     shown = S.side_keys(sp.shed, sp.place)
-    return (sp.shed, strategy_options("placement", sp.shed), sp.place, sp.preset, side_controls(state, s),
+    return (sp.shed, S.placement_options(sp.shed), sp.place, sp.preset, side_controls(state, s),
             S.extra_text(sp, shown))
 
 
@@ -591,11 +591,12 @@ def sweep_options(form, x_key, y_key):
         raise PreventUpdate
     a = as_dict(st.get("a"), {})
     a = {k: as_str(a.get(k), limit=100) for k in ("shed", "place")}
-    opts = S.sweep_keys(a.get("shed") or "AvgShedder", a.get("place"))
+    shed = a.get("shed") or S.default_state().a.shed
+    opts = S.sweep_keys(shed, a.get("place"))
     keys = {o["value"] for o in opts}
     if x_key in keys and y_key in keys:
         return opts, no_update, no_update, opts, no_update, no_update
-    x0, xv, y0, yv = S.sweep_defaults(a.get("shed") or "AvgShedder", a.get("place"))
+    x0, xv, y0, yv = S.sweep_defaults(shed, a.get("place"))
     return opts, x0, xv, opts, y0, yv
 
 

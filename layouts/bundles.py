@@ -6,7 +6,7 @@ import json
 from dash import dcc, html
 
 from dashboard import ids
-from dashboard import bundles_service as S
+from dashboard import bundles as S
 from dashboard.figures.bundles import occupancy_comparison
 from dashboard.figures.theme import empty_figure, graph_config
 from engine.bundles import RANGE_EQUALLY_DIVIDE, SPLIT_ALGORITHMS, format_bound

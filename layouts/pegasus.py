@@ -4,7 +4,7 @@ from __future__ import annotations
 from dash import dcc, html
 
 from dashboard import ids
-from dashboard.pegasus_service import (DEFAULT_SAMPLE, MAX_UPLOAD_BYTES, list_samples,
+from dashboard.pegasus import (DEFAULT_SAMPLE, MAX_UPLOAD_BYTES, list_samples,
                                        source_from_sample)
 
 __all__ = ["layout", "alert", "summary_view", "health_table", "proposal_table", "step_label"]

@@ -1,6 +1,6 @@
 """Simulator page: run a scenario minute by minute with strategy (or settings) A and B, side by side.
 
-``layout(**kwargs)`` takes a permalink's query parameters (see :mod:`dashboard.simulator_service`);
+``layout(**kwargs)`` takes a permalink's query parameters (see :mod:`dashboard.simulator`);
 with none it renders the default comparison and the callbacks restore the tab's own form. The small
 builders below (side controls, summary table, event log) are pure functions shared by the callbacks.
 """
@@ -9,12 +9,12 @@ from __future__ import annotations
 from dash import dcc, html
 
 from dashboard import ids
-from dashboard import simulator_service as S
-from dashboard.sim_findings import finding_options
+from dashboard import simulator as S
+from dashboard.simulator.findings import finding_options
 from dashboard.figures.simulator import RUN_COLORS
 from dashboard.figures.theme import empty_figure, graph_config
 from dashboard.keys import conf_to_value, fmt_conf_value, format_value, key_spec, spaced_marks
-from layouts.tuner import fmt_store, key_label, page_actions, strategy_options
+from layouts.tuner import fmt_store, key_label, page_actions
 
 __all__ = ["layout", "start_options", "side_controls", "side_panel", "summary_table", "event_table", "headline", "scenario_line",
            "preset_options", "minutes_placeholder", "finding_table"]
@@ -81,10 +81,10 @@ def side_panel(state: S.SimState, side: str) -> html.Section:
                            f"Run {side.upper()}"]),
                   html.Span("strategies and broker.conf keys", className="card-sub")], className="card-head"),
         html.Label("Shedding", className="field-label"),
-        dcc.Dropdown(id=ids.sim_side(ids.SIM_SHED, side), options=strategy_options("shedding"), value=sp.shed,
+        dcc.Dropdown(id=ids.sim_side(ids.SIM_SHED, side), options=S.shedding_options(), value=sp.shed,
                      clearable=False, className="tuner-dd"),
         html.Label("Placement", className="field-label"),
-        dcc.Dropdown(id=ids.sim_side(ids.SIM_PLACE, side), options=strategy_options("placement", sp.shed),
+        dcc.Dropdown(id=ids.sim_side(ids.SIM_PLACE, side), options=S.placement_options(sp.shed),
                      value=sp.place, clearable=False, className="tuner-dd"),
         html.Label("Base config (the scenario's keys apply on top)", className="field-label"),
         dcc.Dropdown(id=ids.sim_side(ids.SIM_PRESET, side), options=preset_options(), value=sp.preset,
@@ -130,7 +130,7 @@ def headline(payload: dict, meta: dict | None = None) -> list:
 
 
 def summary_table(rows: list, labels: dict) -> html.Table:
-    """Summary rows (:func:`dashboard.simulator_service.summary_rows`) as a table, the better value marked."""
+    """Summary rows (:func:`dashboard.simulator.summary_rows`) as a table, the better value marked."""
     head = html.Tr([html.Th("")] + [html.Th([html.Span(s.upper(), className=f"sim-tag sim-tag-{s}"), " ",
                                              labels[s]], className="num") for s in ("a", "b")])
     body = []
@@ -145,7 +145,7 @@ def summary_table(rows: list, labels: dict) -> html.Table:
 
 
 def finding_table(finding, rows: list, note: str = "") -> list:
-    """The article's figures beside the run's (:func:`dashboard.sim_findings.figure_rows`)."""
+    """The article's figures beside the run's (:func:`dashboard.simulator.findings.figure_rows`)."""
     n_ok = sum(r["ok"] for r in rows)
     head = html.Tr([html.Th("run"), html.Th("figure"), html.Th("article", className="num"),
                     html.Th("this run", className="num"), html.Th("tolerance", className="num"), html.Th("")])
@@ -285,7 +285,7 @@ def layout(**kwargs):
               sub="the std of broker load it compares (its EMA of each broker's weighted max usage) against "
                   "loadBalancerBrokerLoadTargetStd, its hit count (bars) and, below, the decision code of every "
                   "check (hover: the reason)",
-              card_id=ids.SIM_STD_CARD, hidden=not (init.a.shed == "TransferShedder" or init.b.shed == "TransferShedder")),
+              card_id=ids.SIM_STD_CARD, hidden=not (S.runs_extensible(init.a.shed) or S.runs_extensible(init.b.shed))),
         _card("Event log", html.Div([event_filters, html.Div(id=ids.SIM_EVENTS)]),
               sub="every decision with the engine's reason"),
         _card("Parameter sweep on run A", sweep,

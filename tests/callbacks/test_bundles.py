@@ -9,7 +9,8 @@ from dash import no_update
 
 import app  # noqa: F401  (registers the pages and callbacks, builds the validation layout)
 from callbacks import bundles as cb
-from dashboard import bundles_service as S
+from dashboard import bundles as S
+from dashboard.bundles import sources as BS
 from dashboard import ids
 from engine import bundles as B
 from tests.dashboard.bundles_fixtures import data_url, snapshot_upload
@@ -104,7 +105,7 @@ def test_bundles_cb020_bad_upload_alerts_and_keeps_the_source():
 
 
 def test_bundles_cb021_upload_too_large_alerts(monkeypatch):
-    monkeypatch.setattr(S, "MAX_UPLOAD_BYTES", 16)
+    monkeypatch.setattr(BS, "MAX_UPLOAD_BYTES", 16)
     _, value, alert, _ = cb.upload_topics(data_url(b"persistent://a/b/t\n" * 4), "big.txt", S.source_options())
     assert value is no_update and "larger than" in text_of(alert)
 

@@ -11,7 +11,7 @@ from dash._utils import AttributeDict
 
 from callbacks.pegasus import choose_source, compute_plan, download_plan, show_step
 from dashboard import ids
-from dashboard.pegasus_service import MAX_UPLOAD_BYTES, SAMPLES_DIR, safe_label
+from dashboard.pegasus import MAX_UPLOAD_BYTES, SAMPLES_DIR, safe_label
 from layouts import PAGES
 from layouts.pegasus import layout
 
@@ -149,7 +149,7 @@ def test_pegasus010_download_csv_and_json():
 
 
 def test_pegasus011_figures_are_plain_figures():
-    from dashboard.figures_pegasus import node_counts_figure, skew_figure
+    from dashboard.pegasus.figures import node_counts_figure, skew_figure
     rows = [{"node": "a:1", "primary_before": 2, "secondary_before": 1, "total_before": 3,
              "primary": 1, "secondary": 2, "total": 3}]
     fig = node_counts_figure(rows, "cluster", 1, 4)

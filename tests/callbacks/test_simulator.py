@@ -13,7 +13,7 @@ from dash.exceptions import PreventUpdate
 
 import callbacks.simulator as cs
 from dashboard import ids, sources
-from dashboard import simulator_service as S
+from dashboard import simulator as S
 from engine.config import LoadBalancerConfig
 from engine.simulator import run_scenario
 from tests.dashboard.conftest import data_url

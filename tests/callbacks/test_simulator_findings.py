@@ -8,8 +8,8 @@ from dash.exceptions import PreventUpdate
 
 import callbacks.simulator as cs
 from dashboard import ids
-from dashboard import sim_findings as SF
-from dashboard import simulator_service as S
+from dashboard.simulator import findings as SF
+from dashboard import simulator as S
 from engine.simulator import findings as F
 
 

@@ -15,7 +15,7 @@ from dash.exceptions import PreventUpdate
 
 import callbacks.simulator as cs
 from dashboard import ids, sources
-from dashboard import simulator_service as S
+from dashboard import simulator as S
 from dashboard.analysis import analyze
 from layouts.simulator import layout
 from tests.dashboard.conftest import data_url

@@ -1,4 +1,4 @@
-"""Bundles page: services (:mod:`dashboard.bundles_service`) and figure builders (:mod:`dashboard.figures.bundles`)."""
+"""Bundles page: services (:mod:`dashboard.bundles`) and figure builders (:mod:`dashboard.figures.bundles`)."""
 from __future__ import annotations
 
 import json
@@ -8,7 +8,8 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from dashboard import bundles_service as S
+from dashboard import bundles as S
+from dashboard.bundles import sources as BS
 from dashboard.figures.bundles import MARK, namespace_layout, occupancy_comparison, split_preview
 from engine import bundles as B
 from engine.config import PULSAR_4_DEFAULTS
@@ -171,7 +172,7 @@ def test_bundles_page024_bad_uploads_name_the_problem():
 
 
 def test_bundles_page025_upload_size_limit_rechecked_on_the_server(monkeypatch):
-    monkeypatch.setattr(S, "MAX_UPLOAD_BYTES", 64)
+    monkeypatch.setattr(BS, "MAX_UPLOAD_BYTES", 64)
     with pytest.raises(InputError, match="larger than"):
         S.ingest_upload(data_url(TOPICS_LIST.encode()), "big.txt")
 
@@ -183,7 +184,7 @@ def test_bundles_page026_file_name_is_a_label_never_a_path(tmp_path, monkeypatch
     assert S.safe_label("C:\\Users\\me\\topics.txt") == "topics.txt"
     assert S.safe_label("\x00\x07") == "upload" and S.safe_label(None) == "upload"
     assert os.listdir(tmp_path) == []  # nothing written next to the working directory
-    S._memo.clear()  # another worker: read back from the shared cache
+    BS._memo.clear()  # another worker: read back from the shared cache
     assert S.load_source(sid).label == "passwd"
 
 
@@ -205,15 +206,15 @@ def test_bundles_page028_snapshot_sample_with_bundle_topics(monkeypatch):
     import engine.samples
     from engine.io import load_data_from_json
 
-    monkeypatch.setattr(S, "_samples_with_topics", lambda: (("vivo-test", "vivo test"),))
+    monkeypatch.setattr(BS, "_samples_with_topics", lambda: (("vivo-test", "vivo test"),))
     monkeypatch.setattr(engine.samples, "load_sample", lambda name: load_data_from_json(snapshot_json(), name))
-    S._memo.clear()
+    BS._memo.clear()
     assert {"label": "Snapshot sample: vivo test", "value": "sample:vivo-test"} in S.source_options()
     v = S.build_view("sample:vivo-test", options=[S.OPT_INPUT_LAYOUT])
     assert v.owners == tuple(BROKERS[i % 3] for i in range(8)) and S.load_source("sample:vivo-test").is_snapshot
     with pytest.raises(InputError, match="has no bundleTopics"):
         S.load_source("sample:bigo-threshold-first-unload")
-    S._memo.clear()
+    BS._memo.clear()
 
 
 def test_bundles_page029_offered_samples_are_exactly_those_with_topics():

@@ -43,7 +43,7 @@ def test_history_broker_map(text):
        | st.integers(60, 3000).map(lambda n: b'{"a": ' + b"[" * n + b"]" * n + b"}"))
 def test_bundles_page_upload_parser(raw):
     """The Bundles page's upload parser (deeply nested JSON answered HTTP 500 before issue 14)."""
-    from dashboard.bundles_service import parse_upload_bytes
+    from dashboard.bundles import parse_upload_bytes
 
     _is_result_or_input_error(parse_upload_bytes, raw, "upload.json")
 
@@ -53,7 +53,7 @@ def test_bundles_page_upload_parser(raw):
 def test_pegasus_page_upload_parser(raw):
     import base64
 
-    from dashboard.pegasus_service import source_from_upload
+    from dashboard.pegasus import source_from_upload
 
     url = "data:application/json;base64," + base64.b64encode(raw).decode()
     _is_result_or_input_error(source_from_upload, url, "p.json")

@@ -119,7 +119,7 @@ def test_keys003_widget_values_to_broker_conf(key, widget, conf):
 
 @pytest.mark.parametrize("seed", ["inf", "-inf", "nan", "1e999", None, "", "x", [1]])
 def test_state_numbers_that_are_not_finite_fall_back(seed):
-    from dashboard.simulator_service import coerce_state as sim_coerce
+    from dashboard.simulator import coerce_state as sim_coerce
 
     state, _ = coerce_state({"seed": seed, "step": seed})
     assert state.seed == 0 and state.step is None
