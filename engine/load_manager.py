@@ -37,7 +37,8 @@ from .model import BundleData, LoadData, bundle_namespace
 from .placement.base import PlacementContext
 from .placement.round_robin import RoundRobinBrokerSelector
 from .results import Cycle, FilterStep, PlacementDecision, Unload, open_cycle
-from .strategies import make_placement, make_shedding, placement_name, shedding_name
+from .cadence import forget_expired
+from .strategies import make_placement, make_shedding, placement_name, registry, shedding_name
 from .view import LoadView, ViewBundle
 
 __all__ = ["ModularLoadManager", "NamespacePolicies", "as_rng"]
@@ -139,14 +140,16 @@ class ModularLoadManager:
         cfg = self.config
         sname = shedding.name if shedding is not None else shedding_name(cfg.loadBalancerLoadSheddingStrategy)
         pname = placement.name if placement is not None else placement_name(cfg.loadBalancerLoadPlacementStrategy)
-        if pname == "AvgShedder" and sname != "AvgShedder":
+        pspec = registry.spec(pname)
+        if pspec.is_shedding and pname != sname:
             raise UsageError(
-                "loadBalancerLoadPlacementStrategy is AvgShedder but loadBalancerLoadSheddingStrategy is "
-                f"{sname}: Pulsar 4.x refuses to start (the two keys must both be AvgShedder)")
+                f"loadBalancerLoadPlacementStrategy is {pname} but loadBalancerLoadSheddingStrategy is "
+                f"{sname}: Pulsar 4.x refuses to start (a placement strategy that is also a shedding strategy "
+                "must be both keys)")
         self.shedding = shedding if shedding is not None else make_shedding(sname)
         if placement is not None:
             self.placement = placement
-        elif pname == "AvgShedder":
+        elif pspec.is_shedding:
             self.placement = self.shedding  # the same instance plays both roles (§4.1)
         else:
             self.placement = make_placement(pname)
@@ -435,9 +438,8 @@ class ModularLoadManager:
         if v.nb <= 1:
             cyc.reason = f"{v.nb} available broker(s): nothing to balance"
             return cyc
-        timeout = self.now - cfg.loadBalancerSheddingGracePeriodMinutes * 60_000
-        for b in [b for b, t in self.recently_unloaded.items() if t < timeout]:
-            del self.recently_unloaded[b]
+        self.recently_unloaded = forget_expired(self.recently_unloaded, self.now,
+                                                cfg.loadBalancerSheddingGracePeriodMinutes)
         res = self.shedding.find_bundles_for_unloading(v, cfg, self.recently_unloaded)
         cyc.shedding = res
         by_broker: dict[str, list] = {}

@@ -6,7 +6,9 @@ import argparse
 from ..config import LoadBalancerConfig, PRESETS, parse_broker_conf
 from ..errors import UsageError
 from ..io import read_input_text
-from ..strategies import PLACEMENT, SHEDDING, fqn, placement_name, shedding_name
+from ..managers import LOAD_MANAGER_CLASS
+from ..strategies import fqn, placement_name, registry, shedding_name
+from ..strategies.spec import MODULAR
 
 __all__ = ["add_config_args", "build_config", "read_conf_file"]
 
@@ -33,8 +35,9 @@ def build_config(args) -> LoadBalancerConfig:
     """Preset → ``--conf`` → ``--set`` → ``--strategy``/``--placement``, in that order.
 
     A strategy of another load manager (``--strategy TransferShedder``, or an extensible placement)
-    also sets ``loadManagerClassName`` to it; TransferShedder without ``--placement`` gets its default
-    placement (the extensible LeastResourceUsageWithWeight) unless the configured one is extensible.
+    also sets ``loadManagerClassName`` to it. ``--strategy`` without ``--placement`` brings the
+    placement the registry pairs it with (:func:`engine.strategies.registry.placement_for`), or
+    replaces a configured placement that cannot run with it.
     """
     seed = getattr(args, "seed", None)
     if isinstance(seed, int) and seed < 0:  # numpy's generators take non-negative seeds only
@@ -56,26 +59,35 @@ def build_config(args) -> LoadBalancerConfig:
     if strategy:
         s = shedding_name(strategy)
         changes["loadBalancerLoadSheddingStrategy"] = fqn(s)
-        cls = SHEDDING.get(s)
-        lm_class = getattr(cls, "load_manager_class_name", None)
-        if lm_class:  # e.g. TransferShedder: the extensible load manager and its own placement
+        spec = registry.spec(s)
+        if spec.load_manager != MODULAR:  # e.g. TransferShedder: the extensible load manager
+            lm_class = LOAD_MANAGER_CLASS[spec.load_manager]
             if lm_class != cfg.loadManagerClassName:
                 changes["loadManagerClassName"] = lm_class
-            if not placement and not getattr(PLACEMENT.get(_placement_or_none(cfg)), "extensible", False):
-                placement = cls.default_placement
-        elif not placement and s == "AvgShedder":
-            placement = "AvgShedder"
-        elif not placement and cfg.placement_strategy == "AvgShedder" and s != "AvgShedder":
-            placement = "LeastLongTermMessageRate"
+        if not placement:
+            placement = _placement_with(s, _placement_or_none(cfg))
     if placement:
         pn = placement_name(placement)
         changes["loadBalancerLoadPlacementStrategy"] = fqn(pn)
-        lm_class = getattr(PLACEMENT.get(pn), "load_manager_class_name", None)
-        if lm_class and lm_class != cfg.loadManagerClassName:  # an extensible placement
-            changes["loadManagerClassName"] = lm_class
+        p_manager = registry.spec(pn).load_manager
+        if p_manager != MODULAR and LOAD_MANAGER_CLASS[p_manager] != cfg.loadManagerClassName:  # an extensible one
+            changes["loadManagerClassName"] = LOAD_MANAGER_CLASS[p_manager]
     if changes:
         cfg = cfg.with_values(changes)
     return cfg
+
+
+def _placement_with(shedding: str, configured: str | None) -> str | None:
+    """The placement ``--strategy`` brings when ``--placement`` is not given: the one it is paired with
+    (the registry's rule), else a replacement for a configured placement that cannot run with it
+    because it is itself another shedding strategy (AvgShedder); ``None`` keeps the configured one."""
+    paired = registry.placement_for(shedding)
+    if paired is not None:
+        return paired
+    if configured is not None and registry.spec(configured).is_shedding and configured not in \
+            registry.placements_allowed(shedding):
+        return registry.default_placement(shedding)
+    return None
 
 
 def _placement_or_none(cfg):

@@ -12,10 +12,10 @@ JSON contract (``--json``)::
 from __future__ import annotations
 
 from ..io import load_snapshot
+from ..managers import make_manager
 from . import print_json
 from .common import add_config_args, add_policies_args, attach_policy_files, build_config
 from .format import placement_text
-from .shed import make_manager
 
 
 def register(sub):
@@ -35,28 +35,39 @@ def register(sub):
     p.set_defaults(func=run)
 
 
-def _has_own_manager(name: str) -> bool:
+def _shedding_spec(name: str):
+    """The spec of ``name`` as a shedding strategy, or ``None``."""
     from ..errors import UsageError
-    from ..strategies import SHEDDING, shedding_name
+    from ..strategies import registry
 
     try:
-        return getattr(SHEDDING.get(shedding_name(name)), "manager_factory", None) is not None
+        return registry.spec(registry.shedding_name(name))
     except UsageError:
-        return False
+        return None
+
+
+def _is_placement_name(name: str) -> bool:
+    """``place --strategy X`` names the placement, unless X is only a shedding strategy of a load manager
+    other than the default one (e.g. TransferShedder: it selects its manager and is kept as the strategy)."""
+    from ..strategies.spec import MODULAR
+
+    s = _shedding_spec(name)
+    return s is None or s.load_manager == MODULAR
 
 
 def run(args) -> int:
-    # `place --strategy X` names the *placement* strategy (AvgShedder needs AvgShedder shedding too)
-    # (a shedding strategy with its own load manager, e.g. TransferShedder, is kept as the strategy)
-    if args.strategy and not args.placement and not _has_own_manager(args.strategy):
-        from ..strategies import placement_name
+    # `place --strategy X` names the *placement* strategy (one that is also a shedding strategy needs
+    # itself as the shedding one too); a shedding strategy with its own load manager is kept as the strategy
+    if args.strategy and not args.placement and _is_placement_name(args.strategy):
+        from ..strategies import placement_name, registry
 
         args.placement = placement_name(args.strategy)
-        args.strategy = "AvgShedder" if args.placement == "AvgShedder" else None
+        # a placement that is also a shedding strategy (AvgShedder) runs with itself as the shedding one
+        args.strategy = args.placement if registry.spec(args.placement).is_shedding else None
     cfg = build_config(args)
     ld = load_snapshot(args.snapshot, broker=args.broker)
     attach_policy_files(args, [ld])
-    lm = make_manager(ld, cfg, args.seed)
+    lm = make_manager(ld, cfg, seed=args.seed)
     cands = [c.strip() for c in args.candidates.split(",") if c.strip()] if args.candidates else None
     if args.assign:
         dec = lm.select_broker_for_assignment(args.bundle, non_persistent=args.non_persistent)

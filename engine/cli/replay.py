@@ -24,7 +24,8 @@ from ..io import load_timeline
 from . import print_json
 from .common import add_config_args, add_policies_args, attach_policy_files, build_config
 from .format import cycle_text
-from .shed import add_commands_args, commands_style, make_manager, print_commands
+from ..managers import make_manager
+from .shed import add_commands_args, commands_style, print_commands
 
 __all__ = ["register", "run", "replay_timeline"]
 
@@ -44,7 +45,7 @@ def register(sub):
 def replay_timeline(snaps, cfg, seed: int = 0):
     """``(manager, cycles, warnings)``: one ``doLoadShedding`` cycle per snapshot, the manager (and its
     strategy state) carried from one snapshot to the next."""
-    lm = make_manager(snaps[0], cfg, seed)
+    lm = make_manager(snaps[0], cfg, seed=seed)
     cycles, warnings = [], []
     for i, ld in enumerate(snaps):
         if i:

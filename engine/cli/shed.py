@@ -39,7 +39,7 @@ import sys
 
 from ..config import changed_keys
 from ..io import load_snapshot
-from ..load_manager import ModularLoadManager
+from ..managers import make_manager as _make_manager
 from . import print_json
 from .common import add_config_args, add_policies_args, attach_policy_files, build_config
 from .format import cycle_text
@@ -103,7 +103,7 @@ def run(args) -> int:
     cfg = build_config(args)
     ld = load_snapshot(args.snapshot, broker=args.broker)
     attach_policy_files(args, [ld])
-    lm = make_manager(ld, cfg, args.seed)
+    lm = _make_manager(ld, cfg, seed=args.seed)
     check_cycles(args.cycles, len(lm.view.brokers), len(lm.view.bundles))
     cycles = lm.run_cycles(args.cycles)
     if style:
@@ -132,18 +132,6 @@ def check_cycles(cycles: int, brokers: int, bundles: int) -> None:
                      f"--cycles {cycles:,} on {brokers:,} brokers and {bundles:,} bundles")
 
 
-def make_manager(ld, cfg, seed):
-    """A manager for the command line; the extensible load manager plugs in here.
-
-    The strategy's ``manager_factory`` is used when it has one (TransferShedder); an extensible
-    ``loadManagerClassName`` or an extensible snapshot also selects the extensible load manager.
-    """
-    from ..strategies import SHEDDING, shedding_name
-
-    cls = SHEDDING.get(shedding_name(cfg.loadBalancerLoadSheddingStrategy))
-    factory = getattr(cls, "manager_factory", None)
-    if factory is None and (cfg.extensible or getattr(ld, "extensible", False)):
-        factory = getattr(SHEDDING.get("TransferShedder"), "manager_factory", None)
-    if factory is not None:
-        return factory(ld, cfg, seed=seed)
-    return ModularLoadManager(ld, cfg, seed=seed)
+def make_manager(ld, cfg, seed=None):
+    """Former home of :func:`engine.managers.make_manager` (import it from there)."""
+    return _make_manager(ld, cfg, seed=seed)

@@ -15,9 +15,10 @@ Modules, one concept each:
 * :mod:`~engine.extensible.sim_leader` — the simulator's leader for it (``TransferShedder.leader_factory``):
   brokers' EMA every 5 s report, throttled publication, top-K every minute, transfers.
 
-Importing the package registers, in :mod:`engine.strategies`, the shedding strategy
-``TransferShedder`` (``org.apache.pulsar.broker.loadbalance.extensions.scheduler.TransferShedder``;
-its ``manager_factory`` builds an :class:`ExtensibleLoadManager`) and the placement strategy
+The strategy registry (:mod:`engine.strategies.registry`) finds, through the ``SPEC`` of their
+modules, the shedding strategy ``TransferShedder``
+(``org.apache.pulsar.broker.loadbalance.extensions.scheduler.TransferShedder``; it runs in the
+extensible load manager, :func:`engine.managers.make_manager`) and the placement strategy
 ``ExtensibleLeastResourceUsageWithWeight``: a distinct short name because the modular
 ``LeastResourceUsageWithWeight`` owns the plain one; Pulsar's fully qualified
 ``org.apache.pulsar.broker.loadbalance.extensions.strategy.LeastResourceUsageWithWeight`` resolves to it.
@@ -32,7 +33,6 @@ Examples
 >>> placement_name("org.apache.pulsar.broker.loadbalance.impl.LeastResourceUsageWithWeight")
 'LeastResourceUsageWithWeight'
 """
-from ..strategies import register_placement, register_shedding
 from .broker_load_data import BrokerLoadData
 from .filters import ExtensiblePolicies, FilterContext, transferable
 from .load_manager import ExtensibleLoadManager
@@ -59,6 +59,3 @@ __all__ = [
     "ExtensibleLeastResourceUsageWithWeight", "ExtensibleRoundRobin", "TransferShedder", "LoadStats",
     "ExtensibleLoadManager", "EXTENSIBLE_LOAD_MANAGER", "EXTENSIBLE_LRUWW_FQN", "TRANSFER_SHEDDER_FQN",
 ]
-
-register_shedding(TransferShedder, TRANSFER_SHEDDER_FQN)
-register_placement(ExtensibleLeastResourceUsageWithWeight, EXTENSIBLE_LRUWW_FQN)

@@ -34,13 +34,15 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from ..cadence import forget_expired
 from ..config import LoadBalancerConfig
 from ..errors import InputError, UsageError
 from ..javacompat import java_map_order
 from ..load_manager import as_rng
 from ..model import LoadData, bundle_namespace
 from ..results import Cycle, FilterStep, PlacementDecision, Unload, open_cycle
-from ..strategies import PLACEMENT, placement_name, shedding_name
+from ..strategies import registry
+from ..strategies.spec import EXTENSIBLE
 from .filters import ExtensiblePolicies, FilterContext
 from .placement import ExtensibleLeastResourceUsageWithWeight, ExtensibleRoundRobin
 from .snapshot import ExtensibleLoadData, derive_extensible, extensible_config
@@ -124,27 +126,27 @@ class ExtensibleLoadManager:
             self.shedding.load_state(seeds[self.shedding.name])
 
     # ------------------------------------------------------------------ wiring
-    def _make_shedding(self) -> TransferShedder:
+    def _make_shedding(self):
         raw = self.config.loadBalancerLoadSheddingStrategy
         try:
-            name = shedding_name(raw)
+            spec = registry.spec(registry.shedding_name(raw))
         except UsageError:
-            name = None
-        if name != TransferShedder.name:
-            self.notes.append(f"loadBalancerLoadSheddingStrategy {raw.rsplit('.', 1)[-1]} is not an extensible unload "
-                              "strategy: TransferShedder is used, as Pulsar falls back to it")
+            spec = None
+        if spec is not None and spec.load_manager == EXTENSIBLE:
+            return spec.factory()
+        self.notes.append(f"loadBalancerLoadSheddingStrategy {raw.rsplit('.', 1)[-1]} is not an extensible unload "
+                          "strategy: TransferShedder is used, as Pulsar falls back to it")
         return TransferShedder()
 
     def _make_placement(self):
         raw = self.config.loadBalancerLoadPlacementStrategy
         try:
-            name = placement_name(raw)
+            spec = registry.spec(registry.placement_name(raw))
         except UsageError:
-            name = None
-        cls = PLACEMENT.get(name) if name else None
-        if cls is not None and getattr(cls, "extensible", False):
-            return cls()
-        if name == "RoundRobinBrokerSelector":
+            spec = None
+        if spec is not None and spec.load_manager == EXTENSIBLE:
+            return spec.factory()
+        if spec is not None and spec.runs_in(EXTENSIBLE):  # round robin: the extensible manager's own
             return ExtensibleRoundRobin()
         self.notes.append(f"placement {raw.rsplit('.', 1)[-1]} is a modular strategy: the extensible "
                           "LeastResourceUsageWithWeight is used")
@@ -256,9 +258,8 @@ class ExtensibleLoadManager:
         if len(avail) <= 1:
             cyc.reason = f"{len(avail)} available broker(s): no load shedding"
             return cyc
-        grace = cfg.loadBalancerSheddingGracePeriodMinutes * 60_000
-        for b in [b for b, t in self.recently_unloaded.items() if t + grace < self.now]:
-            del self.recently_unloaded[b]
+        self.recently_unloaded = forget_expired(self.recently_unloaded, self.now,
+                                                cfg.loadBalancerSheddingGracePeriodMinutes)
         filters = FilterContext(view, cfg, self.policies)
         res = self.shedding.find_bundles_for_unloading(view, cfg, self.recently_unloaded,
                                                        self.recently_unloaded_brokers, now_ms=self.now,

@@ -33,9 +33,10 @@ from ..errors import UsageError
 from ..placement.base import draw
 from ..placement.round_robin import RoundRobinBrokerSelector
 from ..results import PlacementDecision
+from ..strategies.spec import EXTENSIBLE, EmptyState, StrategySpec
 from .snapshot import EXTENSIBLE_LOAD_MANAGER, ExtensibleLoadData
 
-__all__ = ["ExtensibleLeastResourceUsageWithWeight", "ExtensibleRoundRobin", "EXTENSIBLE_LRUWW_FQN"]
+__all__ = ["SPEC", "ExtensibleLeastResourceUsageWithWeight", "ExtensibleRoundRobin", "EXTENSIBLE_LRUWW_FQN"]
 
 EXTENSIBLE_LRUWW_FQN = "org.apache.pulsar.broker.loadbalance.extensions.strategy.LeastResourceUsageWithWeight"
 
@@ -152,3 +153,11 @@ class ExtensibleRoundRobin(_ExtensiblePlacement):
 
     def load_state(self, state):
         self.inner.load_state(state)
+
+SPEC = StrategySpec(
+    name="ExtensibleLeastResourceUsageWithWeight", fqn=EXTENSIBLE_LRUWW_FQN, roles=frozenset({"placement"}),
+    load_manager=EXTENSIBLE, config_keys=ExtensibleLeastResourceUsageWithWeight.config_keys,
+    requires_placement=None,
+    sweep_grid=(("loadBalancerAverageResourceUsageDifferenceThresholdPercentage", (5, 8, 10, 15, 20)),),
+    state_type=EmptyState, factory=ExtensibleLeastResourceUsageWithWeight, explains=frozenset({"candidates"}),
+    title="LeastResourceUsageWithWeight of the Extensible Load Manager")

@@ -37,10 +37,11 @@ from ..errors import UsageError
 from ..javacompat import java_map_order
 from ..model import bundle_namespace
 from ..results import BrokerVerdict, Selection, SheddingResult, UnloadDecision, fmt_bytes
+from ..strategies.spec import EXTENSIBLE, EmptyState, StrategySpec
 from .filters import FilterContext, transferable
 from .snapshot import EXTENSIBLE_LOAD_MANAGER, ExtensibleLoadData, extensible_config
 
-__all__ = ["TransferShedder", "LoadStats", "TRANSFER_SHEDDER_FQN", "SUCCESS", "SKIP", "FAILURE", "OVERLOADED",
+__all__ = ["SPEC", "TransferShedder", "LoadStats", "TRANSFER_SHEDDER_FQN", "SUCCESS", "SKIP", "FAILURE", "OVERLOADED",
            "UNDERLOADED", "BALANCED", "HIT_COUNT", "NO_BUNDLES", "COOL_DOWN", "OUTDATED_DATA", "NO_LOAD_DATA",
            "NO_BROKERS", "UNKNOWN"]
 
@@ -543,3 +544,12 @@ class TransferShedder:
 TransferShedder.manager_factory.config_keys = (
     "loadBalancerSheddingEnabled", "loadBalancerSheddingIntervalMinutes", "loadBalancerSheddingGracePeriodMinutes",
     "loadBalancerMaxNumberOfBundlesInBundleLoadReport", "loadBalancerBrokerMaxTopics")
+
+SPEC = StrategySpec(
+    name="TransferShedder", fqn=TRANSFER_SHEDDER_FQN, roles=frozenset({"shedding"}), load_manager=EXTENSIBLE,
+    config_keys=TransferShedder.config_keys, requires_placement=TransferShedder.default_placement,
+    sweep_grid=(("loadBalancerBrokerLoadTargetStd", (0.1, 0.15, 0.25, 0.35, 0.5)),
+                ("loadBalancerSheddingConditionHitCountThreshold", (1, 2, 3, 4, 5, 6))),
+    state_type=EmptyState, factory=TransferShedder, explains=frozenset({"decisions", "std"}),
+    title="TransferShedder (Extensible Load Manager): transfer load from the max to the min broker "
+          "until the load std is below target")

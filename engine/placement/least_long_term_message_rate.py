@@ -18,9 +18,10 @@ import math
 import numpy as np
 
 from ..results import fmt_rate
+from ..strategies.spec import EmptyState, MODULAR, StrategySpec
 from .base import PlacementStrategy, draw, new_decision
 
-__all__ = ["LeastLongTermMessageRate"]
+__all__ = ["SPEC", "LeastLongTermMessageRate"]
 
 
 class LeastLongTermMessageRate(PlacementStrategy):
@@ -57,3 +58,12 @@ class LeastLongTermMessageRate(PlacementStrategy):
         else:
             dec.reason = f"lowest long-term message rate {fmt_rate(m)}"
         return dec
+
+SPEC = StrategySpec(
+    name="LeastLongTermMessageRate", fqn="org.apache.pulsar.broker.loadbalance.impl.LeastLongTermMessageRate",
+    roles=frozenset({"placement"}), load_manager=MODULAR, config_keys=LeastLongTermMessageRate.config_keys,
+    requires_placement=None,
+    sweep_grid=(("loadBalancerBrokerOverloadedThresholdPercentage", (75, 80, 85, 90, 95)),
+                ("loadBalancerCPUResourceWeight", (0.25, 0.5, 1.0, 1.5, 2.0, 3.0))),
+    state_type=EmptyState, factory=LeastLongTermMessageRate, explains=frozenset({"candidates"}),
+    title="LeastLongTermMessageRate: the broker with the least long-term message rate (overloaded ones last)")

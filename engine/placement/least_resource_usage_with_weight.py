@@ -17,9 +17,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..shedding.base import seq_sum
+from ..strategies.spec import EmptyState, MODULAR, StrategySpec
 from .base import PlacementStrategy, draw, new_decision
 
-__all__ = ["LeastResourceUsageWithWeight"]
+__all__ = ["SPEC", "LeastResourceUsageWithWeight"]
 
 
 class LeastResourceUsageWithWeight(PlacementStrategy):
@@ -128,3 +129,13 @@ def _inputs(view, weights):
         got = (view.usage_with_weight(weights), restart)
         cache[weights] = got
     return got
+
+SPEC = StrategySpec(
+    name="LeastResourceUsageWithWeight",
+    fqn="org.apache.pulsar.broker.loadbalance.impl.LeastResourceUsageWithWeight",
+    roles=frozenset({"placement"}), load_manager=MODULAR, config_keys=LeastResourceUsageWithWeight.config_keys,
+    requires_placement=None,
+    sweep_grid=(("loadBalancerAverageResourceUsageDifferenceThresholdPercentage", (5, 8, 10, 15, 20)),
+                ("loadBalancerHistoryResourcePercentage", (0.5, 0.7, 0.8, 0.9, 0.95, 0.99))),
+    state_type=EmptyState, factory=LeastResourceUsageWithWeight, explains=frozenset({"candidates"}),
+    title="LeastResourceUsageWithWeight: a random broker among those well below the average weighted usage")

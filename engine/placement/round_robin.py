@@ -10,9 +10,10 @@ candidate).
 from __future__ import annotations
 
 from ..javacompat import INT_MAX
+from ..strategies.spec import EXTENSIBLE, EmptyState, MODULAR, StrategySpec
 from .base import PlacementStrategy, new_decision
 
-__all__ = ["RoundRobinBrokerSelector"]
+__all__ = ["SPEC", "RoundRobinBrokerSelector"]
 
 
 class RoundRobinBrokerSelector(PlacementStrategy):
@@ -52,3 +53,11 @@ class RoundRobinBrokerSelector(PlacementStrategy):
         dec.set_best([view.broker_index[sel]])
         dec.reason = f"round robin: position {idx} of {len(candidates)}"
         return dec
+
+SPEC = StrategySpec(
+    name="RoundRobinBrokerSelector", fqn="org.apache.pulsar.broker.loadbalance.impl.RoundRobinBrokerSelector",
+    roles=frozenset({"placement"}), load_manager=MODULAR, config_keys=RoundRobinBrokerSelector.config_keys,
+    requires_placement=None, sweep_grid=(),
+    state_type=EmptyState, factory=RoundRobinBrokerSelector, explains=frozenset({"candidates"}),
+    title="RoundRobinBrokerSelector: the candidates in turn",
+    also_runs_in=frozenset({EXTENSIBLE}))  # the extensible load manager has its own round robin

@@ -33,9 +33,10 @@ import numpy as np
 from ..javacompat import INT_MIN, guava_crc32_as_int, java_abs_int, java_map_rank
 from ..placement.base import PlacementStrategy, new_decision
 from ..results import AvgPair, BrokerVerdict, Selection, SheddingResult, fmt_bytes, fmt_rate
+from ..strategies.spec import EmptyState, MODULAR, StrategySpec
 from .base import SheddingStrategy, candidate_bundles, finish_result, sort_desc
 
-__all__ = ["AvgShedder"]
+__all__ = ["SPEC", "AvgShedder"]
 
 
 class AvgShedder(SheddingStrategy, PlacementStrategy):
@@ -226,3 +227,12 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
         dec.reason = (f"{why}: hash of a random number picks {broker} among {len(srt)} candidates "
                       f"(cluster start or broker removed)")
         return dec
+
+SPEC = StrategySpec(
+    name="AvgShedder", fqn="org.apache.pulsar.broker.loadbalance.impl.AvgShedder",
+    roles=frozenset({"shedding", "placement"}), load_manager=MODULAR, config_keys=AvgShedder.config_keys,
+    requires_placement="AvgShedder",  # one instance plays both roles (Pulsar refuses other pairings)
+    sweep_grid=(("loadBalancerAvgShedderLowThreshold", (5, 10, 15, 20, 25)),
+                ("loadBalancerAvgShedderHitCountLowThreshold", (2, 4, 8, 12))),
+    state_type=EmptyState, factory=AvgShedder, explains=frozenset({"pairs", "plans"}),
+    title="AvgShedder: pair hot and cool brokers, move load within a pair after consecutive hits")

@@ -15,9 +15,10 @@ Pulsar file ``impl/OverloadShedder.java`` (``pulsar-load-balancing.md`` §5.1). 
 from __future__ import annotations
 
 from ..results import BrokerVerdict, Selection, SheddingResult, fmt_bytes
+from ..strategies.spec import EmptyState, MODULAR, StrategySpec
 from .base import SheddingStrategy, finish_result, select_largest_first
 
-__all__ = ["OverloadShedder"]
+__all__ = ["SPEC", "OverloadShedder"]
 
 MARGIN = 0.05
 
@@ -71,3 +72,12 @@ class OverloadShedder(SheddingStrategy):
         finish_result(res, "no broker at or above the overload threshold")
         return res
 
+
+SPEC = StrategySpec(
+    name="OverloadShedder", fqn="org.apache.pulsar.broker.loadbalance.impl.OverloadShedder",
+    roles=frozenset({"shedding"}), load_manager=MODULAR, config_keys=OverloadShedder.config_keys,
+    requires_placement=None,
+    sweep_grid=(("loadBalancerBrokerOverloadedThresholdPercentage", (75, 80, 85, 90, 95)),
+                ("loadBalancerCPUResourceWeight", (0.25, 0.5, 1.0, 1.5, 2.0, 3.0))),
+    state_type=EmptyState, factory=OverloadShedder, explains=frozenset({"verdicts", "lines"}),
+    title="OverloadShedder: unload from brokers whose weighted usage is above the overload threshold")

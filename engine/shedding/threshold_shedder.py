@@ -22,9 +22,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..results import BrokerVerdict, Selection, SheddingResult, fmt_bytes
+from ..strategies.spec import EmptyState, MODULAR, StrategySpec
 from .base import SheddingStrategy, finish_result, select_largest_first, seq_sum
 
-__all__ = ["ThresholdShedder"]
+__all__ = ["SPEC", "ThresholdShedder"]
 
 MARGIN = 0.05
 LOWER_BOUNDARY_MARGIN = 0.5
@@ -152,3 +153,12 @@ class ThresholdShedder(SheddingStrategy):
                f"moves {fmt_bytes(need)}")
         for k, t in select_largest_first(view, max_b, recent, need):
             res.selected.append(Selection(b, view.bundles[k], t, "B/s", float(view.short_rate[k]), t, reason=why))
+
+SPEC = StrategySpec(
+    name="ThresholdShedder", fqn="org.apache.pulsar.broker.loadbalance.impl.ThresholdShedder",
+    roles=frozenset({"shedding"}), load_manager=MODULAR, config_keys=ThresholdShedder.config_keys,
+    requires_placement=None,
+    sweep_grid=(("loadBalancerBrokerThresholdShedderPercentage", (5, 8, 10, 15, 20)),
+                ("loadBalancerHistoryResourcePercentage", (0.5, 0.7, 0.8, 0.9, 0.95, 0.99))),
+    state_type=EmptyState, factory=ThresholdShedder, explains=frozenset({"verdicts", "lines", "score_history"}),
+    title="ThresholdShedder: unload from brokers above the cluster average usage plus a threshold (history-smoothed)")

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 from ..javacompat import java_int
 from ..results import BrokerVerdict, Selection, SheddingResult, fmt_bytes, fmt_rate
+from ..strategies.spec import EmptyState, MODULAR, StrategySpec
 from .base import SheddingStrategy, candidate_bundles, finish_result, sort_desc
 
-__all__ = ["UniformLoadShedder"]
+__all__ = ["SPEC", "UniformLoadShedder"]
 
 EPS = 1e-6
 INT_MAX_AS_DOUBLE = 2147483647.0
@@ -118,3 +119,12 @@ class UniformLoadShedder(SheddingStrategy):
                                               float(view.short_throughput[k]), reason=v.reason))
         finish_result(res, v.reason + "; no bundle small enough to fit")
         return res
+
+SPEC = StrategySpec(
+    name="UniformLoadShedder", fqn="org.apache.pulsar.broker.loadbalance.impl.UniformLoadShedder",
+    roles=frozenset({"shedding"}), load_manager=MODULAR, config_keys=UniformLoadShedder.config_keys,
+    requires_placement=None,
+    sweep_grid=(("loadBalancerMsgRateDifferenceShedderThreshold", (25, 35, 50, 75, 100)),
+                ("loadBalancerMsgThroughputMultiplierDifferenceShedderThreshold", (2, 3, 4, 5, 6, 8))),
+    state_type=EmptyState, factory=UniformLoadShedder, explains=frozenset({"verdicts", "lines"}),
+    title="UniformLoadShedder: move load from the busiest to the idlest broker when their rates differ too much")
