@@ -54,6 +54,17 @@ def browser_path() -> str | None:
 
 
 # ------------------------------------------------------------------------------------------ figures
+def _explains(strategy) -> frozenset:
+    """What a strategy's results carry for figures (``spec.explains``; empty for a name the registry lacks)."""
+    from engine.errors import UsageError
+    from engine.strategies import registry
+
+    try:
+        return registry.spec(strategy).explains
+    except UsageError:
+        return frozenset()
+
+
 def tuner_figures(a: Analysis, cycles=None) -> dict:
     """``{name: (title, figure)}`` of everything the Tuner shows for one analysis, in page order."""
     v, cfg, rev = a.view, a.config, a.rev
@@ -63,7 +74,7 @@ def tuner_figures(a: Analysis, cycles=None) -> dict:
     else:
         out = {"broker-scores": ("Broker scores and the lines they are compared against",
                                  broker_scores(v, a.result, cfg, a.status, rev=rev))}
-    if a.result is not None and a.result.strategy == "AvgShedder":
+    if a.result is not None and "pairs" in _explains(a.result.strategy):
         out["avgshedder-pairs"] = ("AvgShedder pairs", avg_pairs(a.result, cfg, a.status, rev=rev))
     out["placement"] = ("Where the first unloaded bundle goes", placement_scores(a.first_placement, cfg, rev=rev))
     out["before-after"] = ("Broker throughput before and after the unloads, and the max/min ratios",

@@ -274,9 +274,7 @@ def _history_state(source_id: str) -> dict | None:
         hist = source_info(source_id).get("history") or {}
     except InputError:
         return None
-    from engine import strategies as registry
-
-    from .keys import default_placement
+    from engine.strategies import registry
 
     values = dict(hist.get("config") or {})
     shed = hist.get("strategy")
@@ -284,30 +282,29 @@ def _history_state(source_id: str) -> dict | None:
         try:
             shed = registry.shedding_name(shed)
             values.setdefault("loadBalancerLoadSheddingStrategy", registry.fqn(shed))
-            values.setdefault("loadBalancerLoadPlacementStrategy", registry.fqn(default_placement(shed)))
+            values.setdefault("loadBalancerLoadPlacementStrategy", registry.fqn(registry.default_placement(shed)))
         except Exception:  # noqa: BLE001 - an unknown name: coerce_state reports the strategy key
             values.setdefault("loadBalancerLoadSheddingStrategy", str(shed))
     return {"values": values}
 
 
 def _elm_state(source_id: str) -> dict | None:
-    """An Extensible Load Manager snapshot (``info["elm"]``) runs TransferShedder with the placement Pulsar
-    pairs with it (:func:`dashboard.keys.default_placement`: the extensible LeastResourceUsageWithWeight)
+    """An Extensible Load Manager snapshot (``info["elm"]``) runs the shedding strategy of that load manager
+    with the placement the registry pairs with it (:func:`engine.strategies.registry.default_placement`)
     under ``ExtensibleLoadManagerImpl``; None for any other upload."""
     try:
         if not source_info(source_id).get("elm"):
             return None
     except InputError:
         return None
-    from engine import strategies as registry
     from engine.extensible.snapshot import EXTENSIBLE_LOAD_MANAGER
+    from engine.strategies import registry
+    from engine.strategies.spec import EXTENSIBLE
 
-    from .keys import default_placement
-
-    shed = "TransferShedder"
+    shed = registry.specs(role="shedding", load_manager=EXTENSIBLE)[0].name
     return {"values": {"loadManagerClassName": EXTENSIBLE_LOAD_MANAGER,
                        "loadBalancerLoadSheddingStrategy": registry.fqn(shed),
-                       "loadBalancerLoadPlacementStrategy": registry.fqn(default_placement(shed))}}
+                       "loadBalancerLoadPlacementStrategy": registry.fqn(registry.default_placement(shed))}}
 
 
 def open_history(sid, key) -> dict:

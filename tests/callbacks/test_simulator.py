@@ -448,3 +448,41 @@ def test_sim021_download_figures_with_kaleido(pair):
     raw = base64.b64decode(out["content"]) if out.get("base64") else out["content"]
     names = zipfile.ZipFile(io.BytesIO(raw)).namelist()
     assert names == [f"{n}.svg" for n in S.figures(pair["payload"])]
+
+
+def test_sim030_a_plugin_strategy_shows_in_the_simulator_with_its_keys_and_grid():
+    """A shedding strategy registered by an operator's module (``SHEDLAB_STRATEGY_MODULES``) is in both
+    sides' pickers, runs with its load manager's placements, shows its own keys as sliders and starts the
+    sweep on its own grid: the page asks the registry, no page file names it."""
+    import os
+    import subprocess
+    import sys
+
+    code = """
+import json
+from dashboard import ids
+from dashboard import simulator as S
+from layouts import simulator as L
+page = L.layout(**{"scenario": "bigo-jitter", "a.shed": "PagePluginShedder"})
+pick = next(c for c in page._traverse() if getattr(c, "id", None) == ids.sim_side(ids.SIM_SHED, "b"))
+st, errs = S.coerce_state({"a": {"shed": "PagePluginShedder", "place": "AvgShedder"}})
+print(json.dumps({"options": [o["value"] for o in pick.options], "a": st.a.to_json(), "errs": errs,
+                  "link": S.decode({"scenario": "bigo-jitter", "a.shed": "PagePluginShedder"})[0].a.shed,
+                  "places": [o["value"] for o in S.placement_options("PagePluginShedder") if not o.get("disabled")],
+                  "keys": S.side_keys("PagePluginShedder"), "sweep": list(S.sweep_defaults("PagePluginShedder")),
+                  "sweep_keys": [o["value"] for o in S.sweep_keys("PagePluginShedder")]}))
+"""
+    env = dict(os.environ, SHEDLAB_STRATEGY_MODULES="tests.callbacks.plugin_shedder")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300,
+                         cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert "PagePluginShedder" in got["options"] and got["link"] == "PagePluginShedder"
+    # AvgShedder placement runs only with AvgShedder shedding: fixed, and said, as for any strategy
+    assert got["a"]["shed"] == "PagePluginShedder" and got["a"]["place"] == "LeastLongTermMessageRate"
+    assert any("AvgShedder placement needs AvgShedder shedding" in e for e in got["errs"])
+    assert "LeastResourceUsageWithWeight" in got["places"] and "AvgShedder" not in got["places"]
+    assert got["keys"] == ["maxUnloadPercentage", "loadBalancerBrokerOverloadedThresholdPercentage"]
+    assert got["sweep"] == ["maxUnloadPercentage", "0.1, 0.2, 0.3, 0.4, 0.5",
+                            "loadBalancerBrokerOverloadedThresholdPercentage", "70, 75, 80, 85, 90, 95"]
+    assert set(got["keys"]) <= set(got["sweep_keys"])
