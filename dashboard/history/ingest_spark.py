@@ -1,0 +1,555 @@
+"""Ingestion on Spark: the same readers, rules, counts and dataset as :func:`.ingest.ingest`, in parallel.
+
+:func:`ingest_any` picks the engine: ``engine="pandas"`` is :func:`.ingest.ingest` itself,
+``"spark"`` is :func:`ingest_spark`, ``"auto"`` (the default) takes ``SHEDLAB_INGEST_ENGINE``
+(``auto`` / ``spark`` / ``pandas``) and otherwise Spark when the inputs add up to at least
+``SHEDLAB_INGEST_SPARK_MB`` (default :data:`SPARK_THRESHOLD_MB`) and Java is there.
+
+Every input format the pandas path reads is read here too, by the very same reader
+(:func:`.ingest.read_input`), and cleaned by the very same rules (:func:`.ingest.resolve_brokers`,
+:func:`.ingest.validate_rows`, :func:`.ingest.dedupe_minutes`, the gap filling and
+:func:`.ingest.counter_increases`); what changes is where they run:
+
+1. **read** — one Spark task per input (a file, or a directory for timelines and scraped
+   ``/metrics``): the executor reads and parses it (big Prometheus JSON never goes through the
+   driver) and writes its raw rows as a Parquet file in a staging directory beside the output;
+   the driver gets one small summary per input (format, rows, or the error, raised in input order
+   as the pandas path would: the same message naming the file and the field);
+2. **brokers** — the broker identity rules need every id of the input at once: Spark reduces the
+   raw rows to their distinct label combinations (a few per series), the driver resolves those
+   with :func:`.ingest.resolve_brokers` and ships the mapping back to the executors. The load
+   manager's counters (small: a few series) are collected and turned into the ``actions`` table
+   on the driver;
+3. **clean and write** — executors apply the row rules, the rows are partitioned by broker and
+   sorted by day; each task then de-duplicates the minutes, fills the short gaps (carrying each
+   series' last row from one day to the next, so gaps across midnight are filled as in one pass)
+   and writes, per day, its brokers' long rows and their wide rows (:mod:`.layout`);
+4. **finish** — the driver merges the counts into the report (same keys, same order, same values
+   as the pandas path), writes the metadata, the ``actions`` table and records the wide layout.
+
+Departures from the pandas path: a day may hold several files (``part-NNNNN.parquet``, one per task;
+the dataset layout allows it, every reader reads them all, rows of each file sorted the same way),
+and inputs, staging and output must be paths every executor can see (local mode, or a shared
+filesystem on a cluster). Progress: ``progress(done, total, text)`` — one call per stage (text
+starting with ``stage``) and Spark's task counts in between (:class:`dashboard.spark.StageProgress`).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+import pandas as pd
+
+from engine.errors import InputError
+
+from .ingest import (_COLUMNS, _RAW_COLUMNS, COUNTER_ALIASES, MAX_GAP_MINUTES, NORMALISE_REPORT_KEYS, _fill_gaps,
+                     counter_increases, dedupe_minutes, ingest, load_broker_map, read_input, resolve_brokers,
+                     validate_rows)
+
+__all__ = ["ingest_any", "ingest_spark", "choose_engine", "input_bytes", "stage_printer", "SPARK_THRESHOLD_MB",
+           "ENGINE_ENV", "THRESHOLD_ENV"]
+
+SPARK_THRESHOLD_MB = 256  # below this the JVM start (~6-10 s) costs more than one pandas pass saves
+ENGINE_ENV = "SHEDLAB_INGEST_ENGINE"
+THRESHOLD_ENV = "SHEDLAB_INGEST_SPARK_MB"
+DAY_MS = 86_400_000
+MINUTE_MS = 60_000
+_SEQ_SHIFT = 40  # reading order: input index << 40 | row within the input
+
+#: the label columns that decide a row's cluster and broker id (the distinct combinations are resolved)
+_KEY = ["broker", "metric", "l_broker", "l_pod", "l_kubernetes_pod_name", "l_instance", "l_custom", "cluster"]
+_NULL = "\x00"  # stands for a missing label in the mapping's join keys
+_STAGE_STR = [c for c in _RAW_COLUMNS if c not in ("timestamp", "value")]
+
+
+def _stage_schema():
+    import pyarrow as pa
+
+    return pa.schema([("seq", pa.int64()), ("timestamp", pa.float64()), ("vtxt", pa.string()),
+                      ("vnum", pa.float64())] + [(c, pa.string()) for c in _STAGE_STR])
+
+
+def _spark_schema(fields) -> str:
+    return ", ".join(f"{n} {t}" for n, t in fields)
+
+
+_STAGE_DDL = _spark_schema([("seq", "bigint"), ("timestamp", "double"), ("vtxt", "string"), ("vnum", "double")]
+                           + [(c, "string") for c in _STAGE_STR])
+_CLEAN_DDL = _spark_schema([("seq", "bigint"), ("timestamp", "double"), ("broker", "string"), ("metric", "string"),
+                            ("value", "double"), ("bundle", "string"), ("day", "bigint"), ("info", "string")])
+
+
+# ------------------------------------------------------------------------------------ engine choice
+def input_bytes(inputs: Iterable) -> int:
+    """Total size of the inputs (files, and the files under directories)."""
+    total = 0
+    for p in map(Path, inputs):
+        try:
+            if p.is_dir():
+                total += sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
+            elif p.exists():
+                total += p.stat().st_size
+        except OSError:
+            continue
+    return total
+
+
+def choose_engine(inputs, engine: str = "auto") -> str:
+    """``"spark"`` or ``"pandas"`` (see the module docstring)."""
+    if engine not in ("auto", "spark", "pandas"):
+        raise InputError(f"unknown ingest engine {engine!r} (auto, spark, pandas)", field="engine")
+    if engine == "auto":
+        env = (os.getenv(ENGINE_ENV) or "auto").strip().lower()
+        if env not in ("auto", "spark", "pandas"):
+            raise InputError(f"{ENGINE_ENV}={env!r}: expected auto, spark or pandas", field=ENGINE_ENV)
+        engine = env
+    if engine != "auto":
+        return engine
+    try:
+        mb = float(os.getenv(THRESHOLD_ENV) or SPARK_THRESHOLD_MB)
+    except ValueError:
+        raise InputError(f"{THRESHOLD_ENV} takes a number of MB", field=THRESHOLD_ENV) from None
+    if input_bytes(inputs) < mb * 2**20:
+        return "pandas"
+    from dashboard.spark import java_available
+
+    if os.getenv("LB_SPARK_REMOTE") or java_available()[0]:
+        return "spark"
+    return "pandas"
+
+
+def stage_printer(stream=None):
+    """A ``progress`` callback for the command line: one line per stage (Spark's task counts skipped)."""
+    out = stream or sys.stderr
+
+    def report(done, total, text):  # noqa: ARG001
+        if str(text).startswith("stage"):
+            print(f"ingest: {text}", file=out, flush=True)
+
+    return report
+
+
+def ingest_any(inputs, out, *, engine: str = "auto", progress=None, **kw) -> dict:
+    """:func:`.ingest.ingest` on pandas or on Spark (:func:`choose_engine`); same arguments, same dataset."""
+    inputs = list(inputs)
+    if choose_engine(inputs, engine) == "spark":
+        return ingest_spark(inputs, out, progress=progress, **kw)
+    if progress:
+        progress(0, 1, f"stage 1/1: reading and cleaning {len(inputs)} input(s) (pandas)")
+    return ingest(inputs, out, **kw)
+
+
+# ------------------------------------------------------------------------------------ executor side
+def _value_columns(v: pd.Series):
+    """A raw ``value`` column as (text, number, is it a non-empty object column), so that rebuilding it
+    (:func:`_raw_from_stage`) gives :func:`.ingest.validate_rows` the same answers: numbers stay numbers
+    (a float NaN stays a float NaN, ``not finite`` in an object column), text stays text, and a ``None``
+    becomes the text ``"None"`` (what ``astype(str)`` makes of it: not numeric)."""
+    n = len(v)
+    if v.dtype != object:
+        return np.full(n, None, dtype=object), v.astype(float).to_numpy(), False
+    arr = v.to_numpy(dtype=object)
+    na = pd.isna(arr)
+    kind = pd.api.types.infer_dtype(v, skipna=True)
+    if kind in ("string", "empty"):
+        txt, num = arr.copy(), np.full(n, np.nan)
+    elif kind in ("floating", "integer", "mixed-integer-float", "boolean"):
+        txt, num = np.full(n, None, dtype=object), pd.to_numeric(v, errors="coerce").astype(float).to_numpy()
+    else:
+        txt, num = np.full(n, None, dtype=object), np.full(n, np.nan)
+        for i, x in enumerate(arr):
+            if isinstance(x, str):
+                txt[i] = x
+            elif isinstance(x, (bool, int, float, np.integer, np.floating)):
+                num[i] = float(x)
+            elif x is not None:
+                txt[i] = str(x)
+    for i in np.flatnonzero(na):
+        x = arr[i]
+        if isinstance(x, (float, np.floating)):
+            txt[i], num[i] = None, np.nan
+        else:
+            txt[i] = "None" if x is None else str(x)
+    return txt, num, bool(n and not na.all())
+
+
+def _str_array(col: pd.Series):
+    """A label column as an Arrow string array (missing → null; a number → its text, as str() would)."""
+    import pyarrow as pa
+
+    arr = col.to_numpy(dtype=object)
+    try:
+        return pa.array(arr, pa.string(), from_pandas=True)
+    except (pa.ArrowTypeError, pa.ArrowInvalid):
+        fixed = [None if x is None or (isinstance(x, float) and np.isnan(x)) else x if isinstance(x, str) else str(x)
+                 for x in arr]
+        return pa.array(fixed, pa.string())
+
+
+def _read_unit(idx: int, path: str, fmt: str, metric, broker_label, stage_dir: str) -> dict:
+    """Read one input in an executor; stage its raw rows; a summary (or the error) for the driver."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        raw, used = read_input(Path(path), fmt, metric, broker_label)
+    except InputError as exc:
+        return {"idx": idx, "error": {"message": exc.message, "source": exc.source, "field": exc.field}}
+    except Exception as exc:  # noqa: BLE001 - re-raised on the driver with its type named
+        return {"idx": idx, "error": {"message": f"{type(exc).__name__}: {exc}", "source": path, "field": None,
+                                      "unexpected": True}}
+    n = len(raw)
+    txt, num, is_obj = _value_columns(raw["value"]) if n else (np.array([], object), np.array([]), False)
+    cols = {"seq": pa.array((np.int64(idx) << _SEQ_SHIFT) + np.arange(n, dtype=np.int64)),
+            "timestamp": pa.array(pd.to_numeric(raw["timestamp"], errors="coerce").astype(float).to_numpy()),
+            "vtxt": pa.array(txt, pa.string()), "vnum": pa.array(num, pa.float64())}
+    for c in _STAGE_STR:
+        cols[c] = _str_array(raw[c]) if c in raw.columns else pa.nulls(n, pa.string())
+    pq.write_table(pa.table(cols, schema=_stage_schema()), os.path.join(stage_dir, f"unit-{idx:06d}.parquet"),
+                   compression="snappy")
+    return {"idx": idx, "format": used, "rows": int(n), "object_values": is_obj}
+
+
+def _merge_mapping(df: pd.DataFrame, mapping: pd.DataFrame) -> pd.DataFrame:
+    """Raw rows joined with the resolved label combinations (inner join: rows of other clusters drop)."""
+    left = df.copy()
+    for c in _KEY:
+        left[c] = left[c].astype(object).where(left[c].notna(), _NULL)
+    m = left.merge(mapping, on=_KEY, how="inner", sort=False)
+    return m.sort_values("seq", kind="stable")
+
+
+def _raw_from_stage(df: pd.DataFrame, object_values: bool) -> pd.Series:
+    if not object_values:
+        return df["vnum"].astype(float)
+    v = df["vtxt"].astype(object)
+    return v.where(v.notna(), df["vnum"].astype(float).astype(object))
+
+
+def _validate_batches(batches, mapping: pd.DataFrame, object_values: bool):
+    """Row rules on staged rows (mapInPandas): clean rows with their day, and one report row at the end."""
+    rep: dict = {}
+    for b in batches:
+        m = _merge_mapping(b, mapping)
+        m = m[~m["is_counter"]]
+        if m.empty:
+            continue
+        raw = pd.DataFrame({"timestamp": m["timestamp"].to_numpy(), "broker": m["new_broker"].to_numpy(),
+                            "metric": m["metric"].where(m["metric"] != _NULL, None).to_numpy(),
+                            "value": _raw_from_stage(m, object_values).to_numpy(),
+                            "bundle": m["bundle"].to_numpy(), "seq": m["seq"].to_numpy()})
+        raw["broker"] = raw["broker"].where(raw["broker"] != _NULL, None)
+        clean = validate_rows(raw, rep)
+        if clean.empty:
+            continue
+        ts = clean["timestamp"].to_numpy(dtype=float)
+        yield pd.DataFrame({"seq": clean["seq"].to_numpy(dtype=np.int64), "timestamp": ts,
+                            "broker": clean["broker"].astype(object).to_numpy(),
+                            "metric": clean["metric"].astype(object).to_numpy(),
+                            "value": clean["value"].to_numpy(dtype=float),
+                            "bundle": clean["bundle"].astype(object).to_numpy(),
+                            "day": (ts.astype(np.int64) // DAY_MS), "info": None})
+    yield _info_row({"kind": "validate", "report": rep})
+
+
+def _info_row(obj) -> pd.DataFrame:
+    return pd.DataFrame({"seq": [None], "timestamp": [None], "broker": [None], "metric": [None], "value": [None],
+                         "bundle": [None], "day": [None], "info": [json.dumps(obj)]}).astype(
+        {"seq": "Int64", "timestamp": float, "value": float, "day": "Int64"})
+
+
+def _write_batches(batches, out_dir: str, max_gap: int):
+    """Per task (its brokers, days in order): minutes de-duplicated, short gaps filled (each series'
+    last row carried to the next day), long and wide files written per day; one info row per day."""
+    import pyarrow.parquet as pq
+    from pyspark import TaskContext
+
+    from .dataset import _day_name as day_name
+    from .dataset import to_table
+    from .layout import ROW_GROUP, WIDE_DIR, wide_table
+
+    tc = TaskContext.get()
+    part = tc.partitionId() if tc is not None else 0
+    rep: dict = {}
+    state = {"carry": None, "day": None, "frames": []}
+    pending: dict[int, list] = {}
+    key = ["broker", "bundle", "metric"]
+
+    def flush(day):
+        df = pd.concat(pending.pop(day), ignore_index=True)
+        df = df.sort_values(["timestamp", "broker", "bundle", "metric"], kind="stable", na_position="first")
+        name = day_name(day)
+        d = Path(out_dir) / f"day={name}"
+        d.mkdir(parents=True, exist_ok=True)
+        pq.write_table(to_table(df), d / f"part-{part:05d}.parquet", compression="snappy",
+                       row_group_size=1 << 20)  # as DatasetWriter
+        long_day = df.assign(timestamp=pd.to_datetime(df["timestamp"].to_numpy(dtype=np.int64), unit="ms"))
+        w = wide_table(long_day)
+        if w.num_rows:
+            wd = Path(out_dir) / WIDE_DIR / f"day={name}"
+            wd.mkdir(parents=True, exist_ok=True)
+            pq.write_table(w, wd / f"part-{part:05d}.parquet", compression="snappy", row_group_size=ROW_GROUP)
+        return {"kind": "day", "day": name, "rows": int(len(df)), "wide_rows": int(w.num_rows),
+                "brokers": sorted(set(df["broker"])), "metrics": sorted(set(df["metric"])),
+                "has_bundles": bool(df["bundle"].notna().any()),
+                "start": int(df["timestamp"].min()), "end": int(df["timestamp"].max())}
+
+    def process():
+        day, frames = state["day"], state["frames"]
+        state["frames"] = []
+        df = pd.concat(frames, ignore_index=True)
+        df = dedupe_minutes(df[["timestamp", "broker", "metric", "value", "bundle"]], rep,
+                            order=df["seq"].to_numpy())
+        df["timestamp"] = df["timestamp"].astype(np.int64)
+        carry = state["carry"]
+        n_carry = 0 if carry is None else len(carry)
+        both = df if carry is None else pd.concat([carry, df], ignore_index=True)
+        both = both.assign(_carry=np.arange(len(both)) < n_carry)
+        n = len(both)
+        filled = _fill_gaps(both, max_gap, rep)
+        keep = np.ones(len(filled), dtype=bool)
+        keep[:n] = ~filled["_carry"].to_numpy()[:n]  # the carried rows were written with their own day
+        got = filled[keep].drop(columns=["_carry"])
+        got_day = got["timestamp"].to_numpy(dtype=np.int64) // DAY_MS
+        for d in np.unique(got_day):
+            pending.setdefault(int(d), []).append(got[got_day == d])
+        last = pd.concat([both.drop(columns=["_carry"]), got], ignore_index=True)
+        last = last.sort_values(key + ["timestamp"], kind="stable", na_position="first")
+        state["carry"] = last.drop_duplicates(key, keep="last").reset_index(drop=True)
+        # a later gap fills at most max_gap minutes back from the next day's start: older days are final
+        horizon = (day + 1) * DAY_MS - (max(max_gap, 0) + 1) * MINUTE_MS
+        for d in sorted(pending):
+            if (d + 1) * DAY_MS <= horizon:
+                yield flush(d)
+
+    for b in batches:
+        info = b["info"]
+        for txt in info[info.notna()]:
+            yield _info_frame(txt)
+        b = b[info.isna()]
+        if b.empty:
+            continue
+        days = b["day"].to_numpy(dtype=np.int64)
+        for d in pd.unique(days):
+            chunk = b[days == d]
+            if state["day"] is not None and d != state["day"]:
+                for i in process():
+                    yield _info_frame(json.dumps(i))
+            state["day"] = int(d)
+            state["frames"].append(chunk)
+    if state["frames"]:
+        for i in process():
+            yield _info_frame(json.dumps(i))
+    for d in sorted(pending):
+        yield _info_frame(json.dumps(flush(d)))
+    yield _info_frame(json.dumps({"kind": "write", "report": rep}))
+
+
+def _info_frame(txt: str) -> pd.DataFrame:
+    return pd.DataFrame({"info": [txt]})
+
+
+# ------------------------------------------------------------------------------------ driver side
+def _check_out(out: Path, overwrite: bool) -> None:
+    """:class:`.dataset.DatasetWriter`'s refusals, checked before the work (it repeats them at the end)."""
+    from .dataset import META_FILE
+
+    if out.exists():
+        if not overwrite and any(out.iterdir()):
+            raise InputError("the output directory exists and is not empty (use --force to replace it)",
+                             source=str(out))
+        if overwrite and not (out / META_FILE).exists() and any(out.iterdir()):
+            raise InputError("refusing to replace a directory that is not a Shedlab history dataset",
+                             source=str(out))
+
+
+def _merge_report(rep: dict, parts: list[dict]) -> None:
+    """Counts of the tasks summed into ``rep`` in the order :func:`.ingest.normalise` adds them."""
+    total: dict = {}
+    for p in parts:
+        for k, v in p.items():
+            if k == "unknown_metrics":
+                total[k] = sorted(set(total.get(k, [])) | set(v))
+            else:
+                total[k] = int(total.get(k, 0)) + int(v)
+    if "unknown_metrics" in total:
+        total["unknown_metrics"] = total["unknown_metrics"][:50]
+    for k in NORMALISE_REPORT_KEYS:
+        if k in total:
+            rep[k] = total[k]
+    for k in total:  # keys a later version adds land at the end
+        rep.setdefault(k, total[k])
+
+
+def _base_report(rep: dict) -> dict:
+    """The keys :func:`.ingest.normalise` always writes (those it writes only for a non-zero count are
+    added by the tasks that counted them)."""
+    empty = pd.DataFrame({c: pd.Series(dtype=object) for c in _COLUMNS})
+    probe: dict = {}
+    validate_rows(empty, probe)
+    dedupe_minutes(pd.DataFrame({"timestamp": pd.Series(dtype="int64"), "broker": [], "metric": [], "value": [],
+                                 "bundle": []}), probe)
+    probe.setdefault("gaps_filled", 0)
+    probe.setdefault("gaps_left", 0)
+    probe["rows_written"] = 0
+    return {k: 0 for k in probe}
+
+
+def ingest_spark(inputs, out, *, fmt: str = "auto", metric: str | None = None, max_gap: int = MAX_GAP_MINUTES,
+                 overwrite: bool = False, name: str | None = None, cluster: str | None = None,
+                 broker_label: str | None = None, broker_map=None, progress=None) -> dict:
+    """:func:`.ingest.ingest` on Spark: same arguments, same dataset, same report (module docstring)."""
+    from dashboard.spark import StageProgress, job_group, timed_start
+
+    from .dataset import DatasetWriter, write_actions
+    from .layout import WIDE_DIR, _long_fingerprint
+
+    inputs = [Path(p) for p in inputs]
+    if not inputs:
+        raise InputError("no input files")
+    bmap = load_broker_map(broker_map) if isinstance(broker_map, (str, Path)) else broker_map
+    out = Path(out)
+    _check_out(out, overwrite)
+    report_cb = progress or (lambda *a: None)
+    n_stages = 4
+
+    def stage(i, text):
+        report_cb(i - 1, n_stages, f"stage {i}/{n_stages}: {text}")
+
+    spark, _start_s = timed_start(report_cb)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.ingest-", dir=out.parent))
+    stage_dir, data_dir = work / "raw", work / "data"
+    stage_dir.mkdir()
+    data_dir.mkdir()
+    try:
+        with job_group(spark, "ingest", f"shedlab ingest {out.name}"), StageProgress(spark, report_cb):
+            # 1. read: one task per input, raw rows staged as Parquet by the executors
+            stage(1, f"reading {len(inputs)} input(s) on Spark")
+            units = [str(p) for p in inputs]
+            sdir, fm, mt, bl = str(stage_dir), fmt, metric, broker_label
+
+            def read(batches):
+                for b in batches:
+                    res = [_read_unit(int(i), units[int(i)], fm, mt, bl, sdir) for i in b["id"]]
+                    yield pd.DataFrame({"summary": [json.dumps(r) for r in res]})
+
+            rows = spark.range(0, len(units), 1, len(units)).mapInPandas(read, "summary string").collect()
+            summaries = sorted((json.loads(r["summary"]) for r in rows), key=lambda s: s["idx"])
+            for s in summaries:  # the first failing input, as the pandas path (one input after the other)
+                if "error" in s:
+                    e = s["error"]
+                    if e.get("unexpected"):
+                        raise RuntimeError(f"{e['source']}: {e['message']}")
+                    raise InputError(e["message"], source=e["source"], field=e["field"])
+            formats = [{"file": str(p), "format": s["format"], "rows": s["rows"]} for p, s in zip(inputs, summaries)]
+            object_values = any(s["object_values"] for s in summaries)
+
+            # 2. brokers: the distinct label combinations resolved on the driver; counters collected
+            stage(2, "resolving clusters and broker ids")
+            from pyspark.sql import functions as F
+
+            staged = spark.read.schema(_STAGE_DDL).parquet(str(stage_dir))
+            combos = staged.groupBy(*_KEY).agg(F.count(F.lit(1)).alias("_n")).toPandas()
+            report: dict = {}
+            mapping = _resolve(combos, cluster, broker_label, bmap, report)
+            counters = _collect_counters(staged, mapping, object_values) if mapping["is_counter"].any() else None
+            actions = counter_increases(counters if counters is not None else pd.DataFrame(columns=_RAW_COLUMNS),
+                                        report)
+
+            # 3. clean and write, per broker partition and day
+            stage(3, "cleaning and writing the dataset (long and wide layouts)")
+            brokers = int(mapping.loc[~mapping["is_counter"], "new_broker"].nunique())
+            try:
+                cores = int(spark.sparkContext.defaultParallelism)
+            except Exception:  # noqa: BLE001 - Spark Connect: no sparkContext
+                cores = os.cpu_count() or 2
+            parts = max(1, min(max(brokers, 1), 2 * cores))
+            mp, ov, ddir, mg = mapping, object_values, str(data_dir), max_gap
+            clean = staged.mapInPandas(lambda it: _validate_batches(it, mp, ov), _CLEAN_DDL)
+            infos = (clean.repartition(parts, "broker").sortWithinPartitions("day")
+                     .mapInPandas(lambda it: _write_batches(it, ddir, mg), "info string").collect())
+        stage(4, "writing the metadata")
+        infos = [json.loads(r["info"]) for r in infos]
+        days = [i for i in infos if i["kind"] == "day"]
+        base = _base_report(report)
+        _merge_report(report, [base] + [i["report"] for i in infos if i["kind"] == "validate"]
+                      + [i["report"] for i in infos if i["kind"] == "write"])
+        rows_written = sum(d["rows"] for d in days)
+        report["rows_written"] = rows_written
+        if rows_written == 0:
+            raise InputError("no usable rows after cleaning: " + json.dumps(report), source=", ".join(map(str, inputs)))
+        report["inputs"] = formats
+        report["actions"] = {"rows": int(len(actions)), "counters": sorted(set(actions["counter"]))}
+        w = DatasetWriter(out, overwrite=overwrite)
+        for d in sorted(data_dir.iterdir()):
+            os.replace(d, out / d.name)
+        w.rows = rows_written
+        w.days = sorted({d["day"] for d in days})
+        w.brokers = set().union(*(d["brokers"] for d in days))
+        w.metrics = set().union(*(d["metrics"] for d in days))
+        w.has_bundles = any(d["has_bundles"] for d in days)
+        w.start_ms, w.end_ms = min(d["start"] for d in days), max(d["end"] for d in days)
+        meta = w.close(source="ingest", params={"max_gap_minutes": max_gap, "format": fmt, "cluster": cluster,
+                                                "broker_label": broker_label}, report=report, name=name)
+        write_actions(actions, out)
+        info = {"dir": WIDE_DIR, "rows": int(sum(d["wide_rows"] for d in days)), "fingerprint": _long_fingerprint(out)}
+        meta.setdefault("layouts", {})["wide"] = info
+        from .dataset import META_FILE
+
+        (out / META_FILE).write_text(json.dumps(meta, indent=1))
+        report_cb(n_stages, n_stages, f"stage {n_stages}/{n_stages}: done, {rows_written:,} rows")
+        return meta
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _resolve(combos: pd.DataFrame, cluster, broker_label, bmap, report: dict) -> pd.DataFrame:
+    """:func:`.ingest.resolve_brokers` on the distinct label combinations (weighted by their row counts
+    where the report counts rows): the mapping ``_KEY → is_counter, new_broker``."""
+    df = combos.copy()
+    df["_k"] = np.arange(len(df))
+    for c in _RAW_COLUMNS:
+        if c not in df.columns:
+            df[c] = None
+    for c in _KEY:
+        df[c] = df[c].astype(object).where(df[c].notna(), None)
+    res = resolve_brokers(df, broker_label=broker_label, broker_map=bmap, cluster=cluster, report=report)
+    if cluster is not None:  # rows, not combinations
+        from .ingest import _clean_col
+
+        cl = _clean_col(df["cluster"])
+        report["rows_without_cluster"] = int(df["_n"][cl.isna()].sum())
+        report["rows_other_clusters"] = int(df["_n"][~(cl.isna() | (cl == cluster))].sum())
+    m = res[_KEY].copy()
+    for c in _KEY:
+        m[c] = m[c].astype(object).where(m[c].notna(), _NULL)
+    # the key's own columns are the raw labels: resolve_brokers rewrote broker and cluster in place
+    orig = df.set_index("_k").loc[res["_k"].to_numpy(), _KEY].reset_index(drop=True)
+    for c in _KEY:
+        m[c] = orig[c].astype(object).where(orig[c].notna(), _NULL).to_numpy()
+    m["new_broker"] = res["broker"].astype(object).where(res["broker"].notna(), _NULL).to_numpy()
+    m["new_cluster"] = res["cluster"].astype(object).where(res["cluster"].notna(), None).to_numpy()
+    m["is_counter"] = res["metric"].astype(str).str.strip().isin(COUNTER_ALIASES.keys()).to_numpy()
+    return m.reset_index(drop=True)
+
+
+def _collect_counters(staged, mapping: pd.DataFrame, object_values: bool) -> pd.DataFrame:
+    """The load manager's counter rows (a few series), resolved, in reading order, on the driver."""
+    names = sorted({m for m in mapping.loc[mapping["is_counter"], "metric"]})
+    from pyspark.sql import functions as F
+
+    rows = staged.where(F.col("metric").isin(names)).toPandas()
+    m = _merge_mapping(rows, mapping)
+    m = m[m["is_counter"]]
+    return pd.DataFrame({"timestamp": m["timestamp"].to_numpy(), "value": _raw_from_stage(m, object_values).to_numpy(),
+                         "metric": m["metric"].to_numpy(), "cluster": m["new_cluster"].to_numpy(),
+                         "broker": m["new_broker"].where(m["new_broker"] != _NULL, None).to_numpy(),
+                         "result": m["result"].to_numpy(), "reason": m["reason"].to_numpy(),
+                         "event": m["event"].to_numpy()})
