@@ -8,10 +8,11 @@ unloaded. It never names a strategy: anything a strategy needs is in its spec an
 The driver around the strategy follows ``ModularLoadManagerImpl.doLoadShedding`` (§4.3):
 
 * shedding runs on minutes where ``epoch minute % loadBalancerSheddingIntervalMinutes == 0`` and
-  only when ``loadBalancerEnabled`` and ``loadBalancerSheddingEnabled``;
+  only when ``loadBalancerEnabled`` and ``loadBalancerSheddingEnabled`` (:func:`engine.cadence.shedding_due`);
 * each shedding minute tells the strategy which brokers are active (``onActiveBrokersChange``);
 * a minute with at most one broker sheds nothing; recently unloaded bundles expire after
-  ``loadBalancerSheddingGracePeriodMinutes`` and are skipped by the strategy;
+  ``loadBalancerSheddingGracePeriodMinutes`` (:func:`engine.cadence.forget_expired`) and are skipped by
+  the strategy;
 * every selected bundle counts as unloaded at that minute.
 
 Where we depart from Pulsar: placement is **not** replayed (the history is observed load, not a
@@ -41,6 +42,7 @@ from typing import Callable, Iterable
 import numpy as np
 import pandas as pd
 
+from .cadence import forget_expired, shedding_due
 from .config import LoadBalancerConfig
 from .errors import UsageError
 from .view import LoadView
@@ -293,13 +295,8 @@ class Backtest:
     # ------------------------------------------------------------------ input
     def due(self, now_ms: int) -> bool:
         """Whether the shedding check runs at ``now_ms`` (the cadence of ``doLoadShedding``)."""
-        if not self.enabled:
-            return False
-        try:
-            from .cadence import shedding_due
-        except ImportError:  # pragma: no cover - before the shared cadence module
-            return (now_ms // MINUTE_MS) % self.interval == 0
-        return shedding_due(now_ms, None, self.interval)
+        # no leader start in a history: the epoch minute is the timer's phase (engine.cadence)
+        return self.enabled and shedding_due(now_ms, None, self.interval)
 
     def _broker_set(self, names: list) -> _BrokerSet:
         key = "\0".join(names)
@@ -380,14 +377,7 @@ class Backtest:
             self.recently[s.bundle] = now_ms
 
     def _forget(self, now_ms: int) -> None:
-        try:
-            from .cadence import forget_expired
-        except ImportError:  # pragma: no cover - before the shared cadence module
-            timeout = now_ms - self.grace_min * MINUTE_MS
-            for x in [x for x, t in self.recently.items() if t < timeout]:
-                del self.recently[x]
-            return
-        self.recently = dict(forget_expired(self.recently, now_ms, self.grace_min))
+        self.recently = forget_expired(self.recently, now_ms, self.grace_min)
 
     def feed(self, block: "BrokerBlock", bundle_block: "BundleBlock | None" = None, progress=None) -> None:
         """Every minute of one block of broker rows (and its bundle rows, or ``None`` for synthetic bundles)."""

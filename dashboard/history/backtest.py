@@ -23,17 +23,18 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 
 from engine.config import LoadBalancerConfig
-from engine.strategies import shedding_name
+from engine.backtest import backtest_spec
 
 from .dataset import BROKER_METRICS, BUNDLE_METRICS
 from .replay import EVENT_COLUMNS, events_frame, replay, typed_value
 from .sparkio import broker_minutes, bundle_minutes
 
 __all__ = ["backtest", "backtest_input", "EVENT_SCHEMA", "count_events", "run_group", "group_udf", "chunk_plan",
-           "run_chunks", "DEFAULT_WARMUP_MINUTES"]
+           "run_chunks", "DEFAULT_WARMUP_MINUTES", "stream", "stream_cells", "stream_udf"]
 
 EVENT_SCHEMA = ("cell long, timestamp timestamp, strategy string, broker string, partner string, trigger string, "
                 "score double, partner_score double, gap double, amount double, moved double, unit string, "
@@ -115,6 +116,96 @@ def run_group(pdf: pd.DataFrame, strategy: str, config: LoadBalancerConfig, synt
     marks["chunk"] = chunk
     marks["kind"] = ["start", "end"]
     return pd.concat([ev, marks], ignore_index=True)
+
+
+def _cell_config(config: LoadBalancerConfig, keys, x, y) -> LoadBalancerConfig:
+    if not keys:
+        return config
+    return config.with_values({keys[0]: typed_value(keys[0], x), keys[1]: typed_value(keys[1], y)})
+
+
+def stream_cells(batches, strategy: str, config: LoadBalancerConfig, synthetic_bundles: int, state_limit: int,
+                 bundles: str, use_bundles: bool, keys: tuple | None = None):
+    """The ``mapInPandas`` body of the streaming backtest: this partition's rows, sorted by ``(cell,
+    timestamp)``, arrive as Arrow batches; each cell is one :class:`engine.backtest.Backtest` fed minute
+    by minute, and the events of each batch leave at once. Memory is bounded by a batch (a minute cut by
+    a batch boundary waits for the next batch), never by the history.
+
+    ``use_bundles``: the rows carry bundle rows (``bundle`` not null) — each minute's bundles are the
+    ones reported (none when a minute has none); else every broker gets synthetic bundles."""
+    from engine.backtest import Backtest, BrokerBlock, BundleBlock
+
+    state = {"cell": None, "bt": None}
+    bundle_cols = ["timestamp", "broker", "bundle"] + BUNDLE_METRICS
+
+    def run(pdf: pd.DataFrame) -> list:
+        out: list = []
+        cells = pdf["cell"].to_numpy()
+        cuts = np.flatnonzero(np.r_[True, cells[1:] != cells[:-1]])
+        for a, b in zip(cuts, np.r_[cuts[1:], len(pdf)]):
+            part = pdf.iloc[a:b]
+            c = int(cells[a])
+            if state["cell"] != c:
+                cfg = _cell_config(config, keys, part["x"].iloc[0] if keys else None,
+                                   part["y"].iloc[0] if keys else None)
+                state["cell"] = c
+                state["bt"] = Backtest(strategy, cfg, synthetic_bundles=synthetic_bundles, state_limit=state_limit)
+            bt = state["bt"]
+            if not bt.enabled:
+                continue
+            if use_bundles:
+                is_b = part["bundle"].isna().to_numpy()
+                bw, kw = part.loc[is_b, ["timestamp", "broker"] + BROKER_METRICS], part.loc[~is_b, bundle_cols]
+                bt.feed(BrokerBlock(bw), BundleBlock(kw))
+            else:
+                bt.feed(BrokerBlock(part[["timestamp", "broker"] + BROKER_METRICS]))
+            out.extend(dict(e, cell=c) for e in bt.events)  # the events leave now: memory stays bounded
+            bt.events.clear()
+        return out
+
+    def frame(evs: list) -> pd.DataFrame:
+        ev = events_frame(evs)
+        ev.insert(0, "cell", pd.Series([e["cell"] for e in evs], dtype="int64"))
+        return ev[["cell"] + EVENT_COLUMNS]
+
+    carry = None
+    for pdf in batches:
+        if carry is not None:
+            pdf = pd.concat([carry, pdf], ignore_index=True)
+        if pdf.empty:
+            continue
+        # the last (cell, minute) of a batch may go on in the next one: it waits
+        c, t = pdf["cell"].to_numpy(), pdf["timestamp"].to_numpy()
+        tail = (c == c[-1]) & (t == t[-1])
+        carry = pdf[tail]
+        evs = run(pdf[~tail].reset_index(drop=True)) if (~tail).any() else []
+        if evs:
+            yield frame(evs)
+    if carry is not None and len(carry):
+        evs = run(carry.reset_index(drop=True))
+        if evs:
+            yield frame(evs)
+
+
+def stream_udf(**params):
+    """:func:`stream_cells` bound to ``params``, for ``mapInPandas``."""
+
+    def fn(batches):
+        yield from stream_cells(batches, **params)
+
+    return fn
+
+
+def stream(data, params: dict, n_cells: int):
+    """Every cell's backtest as one streaming task (:func:`stream_cells`); cells in parallel (one
+    range partition per cell). Returns the events DataFrame (``cell`` + :data:`EVENT_COLUMNS`)."""
+    from pyspark.sql import functions as F
+
+    use_b = "bundle" in data.columns and (params["bundles"] == "real"
+                                          or data.where(F.col("bundle").isNotNull()).limit(1).count() > 0)
+    part = data.repartitionByRange(n_cells, "cell") if n_cells > 1 else data.repartition(1)
+    part = part.sortWithinPartitions("cell", "timestamp")
+    return part.mapInPandas(stream_udf(**params, use_bundles=use_b), schema=EVENT_SCHEMA)
 
 
 def group_udf(**params):
@@ -227,16 +318,6 @@ def count_events(events) -> dict:
     return {"per_day": per_day, "per_pair": per_pair}
 
 
-def auto_chunks(spark, span_minutes: int, warmup_minutes: int = DEFAULT_WARMUP_MINUTES) -> int:
-    """Time chunks for a backtest: four per core (so a slow chunk does not idle the others), each at
-    least four warm-ups long (the warm-up is replayed twice: ≤ 25 % extra work)."""
-    try:
-        cores = int(spark.sparkContext.defaultParallelism)
-    except Exception:  # noqa: BLE001 - Spark Connect
-        cores = 2
-    return max(1, min(4 * cores, span_minutes // (4 * max(1, warmup_minutes))))
-
-
 def limit_states(events, state_limit: int):
     """Keep ``state`` on the events of the minutes before the ``state_limit``-th event (per cell),
     as one sequential replay does; chunks each computed theirs."""
@@ -254,37 +335,31 @@ def backtest(df, strategy: str, config: LoadBalancerConfig | None = None, *, bun
     """The whole job: ``{"events", "per_day", "per_pair", "_info"}`` for one strategy and config.
 
     ``df``: the long dataset or the broker-minute table (with ``bundle_df`` for real bundles).
-    The history is cut in ``chunks`` time chunks replayed in parallel (default :func:`auto_chunks`;
-    ThresholdShedder always 1: its exponentially averaged history never converges exactly within
-    a warm-up) and checked to equal one sequential replay (:func:`run_chunks`).
+    By default the history is replayed as one streaming task (:func:`stream`: memory bounded by an
+    Arrow batch, whatever the length of the history). ``chunks`` > 1 cuts it in time chunks replayed
+    in parallel and checked to equal one sequential replay (:func:`run_chunks`): faster on many
+    executors when the strategy's memory is rebuilt within ``warmup_minutes`` (AvgShedder's hit
+    counters with real bundles), slower otherwise (every chunk after a mismatch is replayed again).
     """
     from pyspark.sql import functions as F
 
     if bundles not in ("auto", "real", "synthetic"):
         raise ValueError(f"bundles must be auto, real or synthetic, got {bundles!r}")
+    strategy = backtest_spec(strategy).name  # fails here, in the driver, for a strategy a backtest cannot run
     cfg = config or LoadBalancerConfig()
     data = backtest_input(df, bundles, bundle_df).withColumn("cell", F.lit(0).cast("long"))
     params = dict(strategy=strategy, config=cfg, synthetic_bundles=synthetic_bundles, state_limit=state_limit,
                   bundles=bundles)
     interval = max(1, int(cfg.loadBalancerSheddingIntervalMinutes))
     info = {"chunks": 1, "rounds": 1, "redone_chunks": 0}
-    k = 1 if shedding_name(strategy) == "ThresholdShedder" else chunks
-    if chunks is None and (bundles == "synthetic" or bundle_df is None and "metric" not in df.columns):
-        # synthetic bundles: equal loads, so which bundle goes depends on the recently-unloaded set,
-        # whose rotation never settles into the sequential one (measured: still different after a
-        # 600-minute warm-up) — every cut would be replayed again; one task is faster
-        k = 1
-    if k != 1:
+    if chunks is not None and int(chunks) > 1:
         lo, hi = data.agg(F.min("timestamp").alias("a"), F.max("timestamp").alias("b")).first()
         if lo is not None:
             t0, t1 = int(lo.timestamp() * 1000), int(hi.timestamp() * 1000)
-            if k is None:
-                k = auto_chunks(df.sparkSession, (t1 - t0) // MINUTE_MS, warmup_minutes)
-            starts = chunk_plan(t0, t1, k, interval)
+            starts = chunk_plan(t0, t1, int(chunks), interval)
             if len(starts) > 1:
                 events, info = run_chunks(data, params, starts, warmup_minutes, 1)
                 events = limit_states(events, state_limit).cache()
                 return {"events": events, **count_events(events), "_info": info}
-    fn = group_udf(**params)
-    events = data.groupBy("cell").applyInPandas(fn, schema=EVENT_SCHEMA).cache()
+    events = stream(data, params, 1).cache()
     return {"events": events, **count_events(events), "_info": info}

@@ -5,9 +5,10 @@ key values), ``events`` (brokers that would have unloaded, summed over minutes),
 (bundles selected), ``minutes`` (minutes with at least one unload), ``days_with_events``.
 
 How: the backtest input is cross-joined with the (broadcast) grid, so every cell carries the whole
-history, then ``groupBy("cell", "chunk").applyInPandas`` replays each cell's config, one time chunk
-per task (checked exact, see :func:`.backtest.run_chunks`), independently and in parallel across the
-executors. Cost grows with ``cells × history``: sweep days or weeks here, not the whole quarter on
+history, range-partitioned by cell and sorted by time, then ``mapInPandas`` streams each cell's
+history through the engine's driver (:func:`.backtest.stream`, :mod:`engine.backtest`) with that
+cell's config — one task per cell, the cells in parallel across the executors, memory bounded by an
+Arrow batch. Cost grows with ``cells × history``: sweep days or weeks here, not the whole quarter on
 a laptop.
 
 Example: low threshold × low hit count of AvgShedder::
@@ -19,9 +20,9 @@ from __future__ import annotations
 
 from engine.config import LoadBalancerConfig
 
-from engine.strategies import shedding_name
+from engine.backtest import backtest_spec
 
-from .backtest import DEFAULT_WARMUP_MINUTES, EVENT_SCHEMA, auto_chunks, backtest_input, chunk_plan, group_udf, run_chunks
+from .backtest import DEFAULT_WARMUP_MINUTES, backtest_input, chunk_plan, run_chunks, stream
 from .replay import typed_value
 
 __all__ = ["sweep", "grid_cells"]
@@ -43,10 +44,14 @@ def sweep(df, strategy: str, config: LoadBalancerConfig | None, x_key: str, x_va
           warmup_minutes: int = DEFAULT_WARMUP_MINUTES):
     """Counts per grid cell (a Spark DataFrame, one row per cell, cells without events included).
 
-    The tasks are ``cells × time chunks`` (:func:`.backtest.run_chunks`; ThresholdShedder: cells
-    only), so even a 2 × 2 grid keeps every core busy; ``chunks=1`` gives one task per cell."""
+    By default one streaming task per cell (:func:`.backtest.stream`), the cells in parallel across
+    the executors; ``chunks`` > 1 also cuts each cell's history in time chunks
+    (:func:`.backtest.run_chunks`, checked exact) — for grids smaller than the cores."""
+    import math
+
     from pyspark.sql import functions as F
 
+    strategy = backtest_spec(strategy).name
     cfg = config or LoadBalancerConfig()
     cells = grid_cells(x_key, x_values, y_key, y_values)
     for _c, x, y in cells:  # fail fast (in the driver) on values the config rejects
@@ -56,26 +61,20 @@ def sweep(df, strategy: str, config: LoadBalancerConfig | None, x_key: str, x_va
     base = backtest_input(df, bundles, bundle_df)
     params = dict(strategy=strategy, config=cfg, synthetic_bundles=synthetic_bundles, state_limit=0,
                   bundles=bundles, keys=(x_key, y_key))
-    k = 1 if shedding_name(strategy) == "ThresholdShedder" else chunks
     starts = []
-    if k != 1:
+    if chunks is not None and int(chunks) > 1:
         lo, hi = base.agg(F.min("timestamp").alias("a"), F.max("timestamp").alias("b")).first()
         if lo is not None:
             t0, t1 = int(lo.timestamp() * 1000), int(hi.timestamp() * 1000)
-            if k is None:
-                k = max(1, auto_chunks(spark, (t1 - t0) // 60_000, warmup_minutes) // len(cells))
-            # the grid's intervals may differ: cut on minutes every interval divides (their product's lcm)
-            import math
-
+            # the grid's intervals may differ: cut on minutes every interval divides (their lcm)
             ivals = [max(1, int(cfg.with_values({x_key: typed_value(x_key, x), y_key: typed_value(y_key, y)})
                                 .loadBalancerSheddingIntervalMinutes)) for _c, x, y in cells]
-            starts = chunk_plan(t0, t1, k, math.lcm(*ivals))
+            starts = chunk_plan(t0, t1, int(chunks), math.lcm(*ivals))
     data = base.crossJoin(F.broadcast(grid))
     if len(starts) > 1:
         events, _info = run_chunks(data, params, starts, warmup_minutes, len(cells))
     else:
-        events = data.repartitionByRange(len(cells), "cell").groupBy("cell").applyInPandas(group_udf(**params),
-                                                                                           schema=EVENT_SCHEMA)
+        events = stream(data, params, len(cells))
     counts = events.groupBy("cell").agg(
         F.count("*").alias("events"), F.sum("n_bundles").alias("bundles"),
         F.countDistinct("timestamp").alias("minutes"),
