@@ -20,20 +20,17 @@ from __future__ import annotations
 
 import logging
 import uuid
-from dataclasses import replace
 
 from dash import (ALL, MATCH, ClientsideFunction, Input, Output, State, callback, clientside_callback, ctx, dcc,
                   html, no_update)
 from dash.exceptions import PreventUpdate
 
-from callbacks.shell import alert
-from dashboard.web_safety import as_dict, as_list, as_str, str_list
+from callbacks.shell import alert, page_source
+from dashboard.web_safety import as_dict, as_str, str_list
 from dashboard import ids
 from dashboard import simulator as S
-from dashboard.simulator import findings as SF
 from dashboard.export import figures_zip
 from dashboard.figures.simulator import sweep_heatmaps
-from dashboard.keys import key_spec, value_to_conf
 from engine.errors import InputError, ShedlabError
 from layouts.simulator import (event_table, finding_table, headline, minutes_placeholder, scenario_line, side_controls,
                                start_options, summary_table)
@@ -52,203 +49,19 @@ def _sid(kind, s):
 
 
 # ------------------------------------------------------------------------------------------ form
-_MAX_EXTRA_CHARS = 1_000_000  # the "other keys" text of a side (a whole broker.conf is ~100 KB)
-
-
-def form_state(scenario, minutes, seed, sheds: dict, places: dict, presets: dict, key_ids, key_vals,
-               extras: dict) -> tuple[S.SimState, list, dict]:
-    """The state the controls show: ``(state, messages, {side: [messages]})`` (pure; never raises).
-
-    A side's values are its "other keys" lines with its sliders on top; values equal to the side's
-    base config (scenario + preset) are dropped by :func:`dashboard.simulator.coerce_state`.
-    """
-    # request values may be any JSON: a value of the wrong type is treated as missing
-    scenario = as_str(scenario, limit=300)
-    sheds, places, presets = ({s: as_str((as_dict(d) or {}).get(s), limit=100) for s in SIDES}
-                              for d in (sheds, places, presets))
-    key_ids, key_vals = as_list(key_ids, []), as_list(key_vals, [])
-    notes = {s: [] for s in SIDES}
-    raw_extras, extras = as_dict(extras) or {}, {}
-    for s in SIDES:
-        extras[s] = as_str(raw_extras.get(s), limit=_MAX_EXTRA_CHARS)
-        if extras[s] is None and raw_extras.get(s) is not None:
-            notes[s].append(f"run {s.upper()}: other keys: not text of at most {_MAX_EXTRA_CHARS:,} characters; ignored")
-    data = {"scenario": scenario, "minutes": minutes, "seed": seed}
-    for s in SIDES:
-        values, errs = S.parse_extra((extras or {}).get(s), s)
-        notes[s] += errs
-        sliders = {}
-        for i, v in zip(key_ids or [], key_vals or []):
-            if not isinstance(i, dict) or i.get("side") != s or not isinstance(i.get("key"), str) or not i["key"]:
-                continue
-            try:
-                sliders[i["key"]] = value_to_conf(key_spec(i["key"]), v)
-            except (KeyError, TypeError, ValueError):
-                continue
-        dup = sorted(set(values) & set(sliders))
-        if dup:
-            notes[s].append(f"run {s.upper()}: {', '.join(dup)} has a slider above; the slider's value is used")
-        values.update(sliders)
-        data[s] = {"shed": (sheds or {}).get(s), "place": (places or {}).get(s), "preset": (presets or {}).get(s) or "",
-                   "values": values}
-    state, errs = S.coerce_state(data)
-    msgs = []
-    for e in errs:
-        side = "a" if e.startswith("run A") else "b" if e.startswith("run B") else None
-        (notes[side] if side else msgs).append(e)
-    return state, msgs, notes
-
-
-def _scenario_label(scenario_id: str) -> str:
-    try:
-        sc = S.load(scenario_id)
-        return sc.title or sc.name
-    except InputError:
-        return scenario_id
+form_state = S.form_state  # the state the controls show (dashboard.simulator.form)
 
 
 def resolve_form(trigger, *, form, saved, seen, link, uploaded, current: S.SimState | None, click=None,
                  plan: dict | None = None, finding=None, source=None, start=None, src_seen=None):
-    """The state the controls should show after ``trigger`` and what else to do (pure).
-
-    Returns ``(state, messages, extra)``; ``extra``: ``seen`` (the uploaded scenario now accounted
-    for), ``autorun`` (run at once: a permalink opened), ``load`` (a page load: show cached results),
-    ``start`` (the "start from" choice: ``scenario`` / ``snapshot``), ``start_box`` (show it: the
-    shell's source is a snapshot), ``start_label``, ``src_seen`` (the source now accounted for).
-    Raises :class:`PreventUpdate` when nothing changes.
-    """
-    state, msgs, extra = _resolve_form(trigger, form=form, saved=saved, seen=seen, link=link, uploaded=uploaded,
-                                       current=current, click=click, plan=plan, finding=finding)
-    return _start_choice(trigger, state, msgs, extra, source, start, src_seen)
-
-
-def _start_choice(trigger, state: S.SimState, msgs: list, extra: dict, source, start, src_seen):
-    """The "start from: scenario | the current snapshot" choice (issue 13).
-
-    The shell's source (``page_source("simulator")`` data) is the snapshot a run can start from
-    (``snapshot:<source id>``, :func:`dashboard.simulator.load`). Choosing it switches the
-    scenario to that snapshot and run A to the source's own strategies (an ELM snapshot: TransferShedder
-    + the ELM placement) and runs at once; choosing "a scenario" goes back to the default scenario. When
-    the source changes while the form starts from a snapshot, the form follows it; a new upload or live
-    snapshot (one the page had not seen) is taken as the start at once, so an ELM file dropped on this
-    page is simulated here.
-    """
-    from callbacks.shell import page_source
-
-    info = page_source(source)
-    src = as_str(info.get("id"), limit=300) if info else None
-    src_seen = as_str(src_seen, limit=300)
-    on_snap = S.snapshot_source(state.scenario)
-    target = None
-    if trigger == ids.SIM_START:
-        if start == "snapshot" and src and on_snap != src:
-            target = S.snapshot_scenario_id(src)
-        elif start == "scenario" and on_snap:
-            target = S.DEFAULT_SCENARIO
-    elif trigger == ids.page_source("simulator") and src and src_seen and src != src_seen:
-        if on_snap or info.get("kind") in ("upload", "live"):
-            target = S.snapshot_scenario_id(src)
-    if target is not None:
-        st2, errs = S.coerce_state({**state.to_json(), "scenario": target, "minutes": None})
-        if st2.scenario == target:
-            state = st2
-            if S.snapshot_source(target):
-                state, m = S.source_strategies(state)
-                msgs += [f"starting from the current snapshot: {_scenario_label(target)}"] + m + errs
-            else:
-                msgs += [f"scenario {target} selected"] + errs
-            extra["autorun"] = True
-        else:
-            msgs += errs
-    elif trigger == ids.SIM_SCENARIO and on_snap:  # the snapshot picked in the scenario list
-        state, m = S.source_strategies(state)
-        msgs += m
-    elif trigger == ids.SIM_START and (start == "snapshot") == bool(on_snap):
-        raise PreventUpdate  # the choice the form already shows (set by this callback)
-    extra["start"] = "snapshot" if S.snapshot_source(state.scenario) else "scenario"
-    extra["start_box"] = bool(src) or extra["start"] == "snapshot"
-    extra["start_label"] = str(info.get("label") or src)[:80] if src else None
-    extra["src_seen"] = src or src_seen
-    return state, msgs, extra
-
-
-def _resolve_form(trigger, *, form, saved, seen, link, uploaded, current: S.SimState | None, click=None,
-                  plan: dict | None = None, finding=None):
-    """:func:`resolve_form` without the "start from" choice."""
-    msgs: list = []
-    up = uploaded.get("id") if isinstance(uploaded, dict) and isinstance(uploaded.get("id"), str) else None
-    extra = {"seen": seen, "autorun": False, "load": form is None}
-    if form is None:  # page load: a permalink, else the tab's own form, else the defaults
-        has_link = isinstance(link, dict) and (link.get("state") or link.get("errors"))
-        if has_link:
-            state = S.coerce_state(link["state"])[0] if link.get("state") else S.default_state()
-            msgs += list(link.get("errors") or [])
-            extra["autorun"] = bool(link.get("state"))
-            extra["seen"] = up or seen  # the link wins over an upload made before it was opened
-        else:
-            state, errs = S.coerce_state(saved) if isinstance(saved, dict) and saved else (S.default_state(), [])
-            msgs += errs
-            if up and up != seen:
-                state, m = _switch_scenario(state, up, uploaded)
-                msgs += m
-                extra["seen"] = up
-        return state, msgs, extra
-    state = current or S.default_state()
-    if trigger == ids.SIM_FINDING:  # a field finding: its scenario, seed and the article's two strategies, run at once
-        st = SF.finding_state(finding)
-        if st is None:
-            raise PreventUpdate
-        f = SF.F.FINDINGS[finding]
-        msgs.append(f"{f.article} {f.section}: run A {f.a['label']} vs run B {f.b['label']} on "
-                    f"{SF.scenario_id(f)}, seed {f.seed}")
-        extra["autorun"] = True
-        return st, msgs, extra
-    if trigger == ids.sim_uploaded():
-        if not up or up == seen:
-            raise PreventUpdate
-        state, m = _switch_scenario(state, up, uploaded)
-        msgs += m
-        extra["seen"] = up
-    elif isinstance(trigger, dict) and trigger.get("type") == ids.SIM_SHED:
-        s = trigger.get("side")
-        sp = state.side(s)
-        need = S.required_placement(sp.shed)
-        if need and sp.place != need:
-            state = state.with_side(s, replace(sp, place=need))
-            msgs.append(f"run {s.upper()}: placement set to {need} too, as {S.pairing_source(sp.shed, need)} "
-                        "(pick another placement to compare)")
-        # an incompatible pair left by the switch was fixed (and said) by form_state
-    elif isinstance(trigger, dict) and trigger.get("type") == ids.SIM_PRESET:
-        s = trigger.get("side")
-        sp = state.side(s)
-        try:
-            base = S.base_config(S.load(state.scenario), sp.preset)
-        except InputError as exc:
-            msgs.append(str(exc))
-            raise PreventUpdate from None
-        spec, errs = S.coerce_spec({"shed": base.shedding_strategy, "place": base.placement_strategy,
-                                    "preset": sp.preset, "values": {}}, base, s)
-        state = state.with_side(s, spec)
-        msgs += [f"run {s.upper()}: {S.PRESET_LABELS[sp.preset]} with the scenario's keys; its strategies "
-                 f"{spec.label()}"] + errs
-    elif trigger == ids.SIM_SWEEP_FIG:
-        cell = S.sweep_cell(plan, click)
-        if cell is None:
-            raise PreventUpdate
-        xk, xv, yk, yv = cell
-        vals = {**state.a.value_dict, str(xk): str(xv), str(yk): str(yv)}
-        st2, errs = S.coerce_state({**state.to_json(), "a": {**state.a.to_json(), "values": vals}})
-        state = st2
-        msgs += [f"run A: {xk}={xv}, {yk}={yv} from the sweep — press Run to see it against B"] + errs
-    return state, msgs, extra
-
-
-def _switch_scenario(state: S.SimState, up: str, uploaded) -> tuple[S.SimState, list]:
-    label = uploaded.get("label", up) if isinstance(uploaded, dict) else up
-    st2, errs = S.coerce_state({**state.to_json(), "scenario": up, "minutes": None})
-    if st2.scenario != up:  # the upload expired meanwhile
-        return state, errs
-    return st2, [f"scenario {label} (uploaded) selected: {_scenario_label(up)}"] + errs
+    """:func:`dashboard.simulator.resolve_form` on the request's values: the shell's source store is checked
+    here (:func:`callbacks.shell.page_source`); "nothing changes" is Dash's :class:`PreventUpdate`."""
+    try:
+        return S.resolve_form(trigger, form=form, saved=saved, seen=seen, link=link, uploaded=uploaded,
+                              current=current, click=click, plan=plan, finding=finding, source=page_source(source),
+                              start=start, src_seen=src_seen)
+    except S.NoChange:
+        raise PreventUpdate from None
 
 
 _FORM_STATES = (
@@ -310,7 +123,7 @@ def sync_form(_sa, _sb, _ra, _rb, _scen, click, link, uploaded, finding, start, 
         form = dict(form, n=0)
     trigger = ctx.triggered_id if form is not None else None
     current = _form(form_args)[0] if form is not None else None
-    sweep = _sweep_payload(sweep_meta, sid) if trigger == ids.SIM_SWEEP_FIG else None
+    sweep = S.sweep_or_none(sweep_meta, sid) if trigger == ids.SIM_SWEEP_FIG else None
     start = start if start in ("scenario", "snapshot") else None
     state, msgs, extra = resolve_form(trigger, form=form, saved=saved, seen=seen, link=link, uploaded=uploaded,
                                       current=current, click=click, plan=(sweep or {}).get("plan"), finding=finding,
@@ -455,16 +268,7 @@ def _result_meta(meta) -> dict | None:
                 warnings=str_list(meta.get("warnings"), limit=4000))
 
 
-def result_figures(payload: dict) -> dict:
-    """The page's figures of a result (``{"a", "b", "cluster", "std"}``; ``std`` None without TransferShedder)."""
-    figs = S.figures(payload)
-    out = {"a": figs["run-a-brokers"][1], "b": figs["run-b-brokers"][1], "cluster": figs["cluster"][1],
-           "std": figs["transfershedder-std"][1] if "transfershedder-std" in figs else None}
-    rev = payload.get("at", "") + payload["state"]["scenario"]
-    for f in out.values():
-        if f is not None:
-            f.layout.uirevision = rev  # new results: zoom out; the same results: keep the zoom
-    return out
+result_figures = S.page_figures  # the page's figures of a result (dashboard.simulator.results)
 
 
 @callback(
@@ -486,19 +290,15 @@ def show_results(meta, sid):
     if not meta.get("key"):
         raise PreventUpdate
     try:
-        payload = S.load_result(meta["key"], sid)
+        v = S.result_view(meta["key"], sid)
     except InputError as exc:
         return (no_update,) * 8 + ([alert("warning", str(exc))],)
-    runs = payload["runs"]
-    figs = result_figures(payload)
-    table = summary_table(S.summary_rows(runs), {s: r.label[4:] for s, r in runs.items()})
-    std = figs["std"]
+    std = v.figures["std"]
     alerts = [alert("warning", w) for w in meta.get("warnings") or []]
-    cancelled = [s.upper() for s, r in runs.items() if r.cancelled]
-    if cancelled:
-        alerts.append(alert("warning", f"run {' and '.join(cancelled)} stopped early: partial results"))
-    return (table, figs["a"], figs["b"], figs["cluster"], std if std is not None else no_update, std is None,
-            headline(payload, meta), S.event_kinds(runs), alerts)
+    if v.cancelled:
+        alerts.append(alert("warning", f"run {' and '.join(v.cancelled)} stopped early: partial results"))
+    return (summary_table(v.summary, v.labels), v.figures["a"], v.figures["b"], v.figures["cluster"],
+            std if std is not None else no_update, std is None, headline(v.payload, meta), v.kinds, alerts)
 
 
 def finding_figures(meta, sid):
@@ -507,17 +307,13 @@ def finding_figures(meta, sid):
     if not isinstance(meta, dict) or not meta.get("key") or meta.get("error"):
         return no_update, no_update
     try:
-        payload = S.load_result(meta["key"], sid)
+        found = S.finding_view(meta["key"], sid)
     except InputError:
         return [], True
-    f = SF.finding_for(payload["state"])
-    if f is None:
+    if found is None:
         return [], True
-    ran = payload["runs"]["a"].summary.get("minutes")
-    full = (payload.get("facts") or {}).get("minutes")
-    note = (f"This page runs at most {S.MAX_MINUTES:,} minutes: these values are over {ran:,} of the scenario's "
-            f"{full:,} minutes; `python -m engine findings` runs it in full." if ran and full and ran < full else "")
-    return finding_table(f, SF.figure_rows(f, payload["runs"]), note), False
+    f, rows, note = found
+    return finding_table(f, rows, note), False
 
 
 @callback(
@@ -542,10 +338,9 @@ def show_events(meta, kinds, which, sid):
     if not isinstance(meta, dict) or not meta.get("key"):
         raise PreventUpdate
     try:
-        payload = S.load_result(meta["key"], sid)
+        rows, total = S.event_view(meta["key"], sid, kinds or None, which or "both", limit=200)
     except InputError as exc:
         return alert("warning", str(exc))
-    rows, total = S.event_rows(payload["runs"], kinds or None, which or "both", limit=200)
     return event_table(rows, total)
 
 
@@ -563,16 +358,11 @@ def show_sweep(meta, saved, sid):
     if meta.get("error"):
         return no_update, alert("error", meta["error"])
     try:
-        sw = S.load_sweep(meta.get("key"), sid)
+        sw, current, note = S.sweep_view(meta.get("key"), sid, saved, cached=bool(meta.get("cached")))
     except InputError as exc:
         return no_update, alert("warning", str(exc))
     p = sw["plan"]
-    current = S.sweep_current(sw, saved)
     fig = sweep_heatmaps(sw["cells"], p["x_key"], p["x"], p["y_key"], p["y"], current=current, rev=meta["key"])
-    n = len(sw["cells"])
-    note = (f"{n} runs of {sw['strategy']} on {sw['scenario']} ({p['minutes']} minutes each)"
-            + (" · from this session's cache" if meta.get("cached") else "")
-            + " · outlined: run A's current setting")
     return fig, note
 
 
@@ -601,15 +391,6 @@ def sweep_options(form, x_key, y_key):
 
 
 # ------------------------------------------------------------------------------------------ sharing
-def _sweep_payload(sweep_meta, sid):
-    if isinstance(sweep_meta, dict) and sweep_meta.get("key") and not sweep_meta.get("error"):
-        try:
-            return S.load_sweep(sweep_meta["key"], sid)
-        except InputError:
-            return None
-    return None
-
-
 @callback(
     Output(ids.SIM_DOWNLOAD, "data"), Output(ids.SIM_ALERT, "children", allow_duplicate=True),
     Input(ids.SIM_EXPORT_FIGS, "n_clicks"),
@@ -626,14 +407,13 @@ def export_figures(n, fmt, meta, sweep_meta, sid):
         return no_update, [alert("info", "Run a simulation first: there is nothing to export yet")]
     fmt = fmt if fmt in ("png", "svg") else "png"
     try:
-        payload = S.load_result(meta["key"], sid)
-        data = figures_zip(S.figures(payload, _sweep_payload(sweep_meta, sid)), fmt)
+        figs, name = S.figures_export(meta["key"], sid, sweep_meta)
+        data = figures_zip(figs, fmt)
     except InputError as exc:
         return no_update, [alert("warning", str(exc))]
     except Exception as exc:  # Chromium missing, a render timeout, …: say so, keep the page
         log.exception("figure export failed")
         return no_update, [alert("error", f"figure export failed: {type(exc).__name__}: {exc}")]
-    name = f"shedlab-simulation-figures-{payload['state']['scenario'][:40].replace(':', '-')}.zip"
     return dcc.send_bytes(data, name), no_update
 
 
@@ -652,14 +432,13 @@ def export_report(n, meta, sweep_meta, link, sid):
     if not isinstance(meta, dict) or not meta.get("key"):
         return no_update, [alert("info", "Run a simulation first: there is nothing to report yet")]
     try:
-        payload = S.load_result(meta["key"], sid)
-        text = S.build_report(payload, permalink=link or None, sweep=_sweep_payload(sweep_meta, sid))
+        text, filename = S.report_export(meta["key"], sid, sweep_meta, link or None)
     except InputError as exc:
         return no_update, [alert("warning", str(exc))]
     except Exception as exc:  # noqa: BLE001
         log.exception("simulation report failed")
         return no_update, [alert("error", f"report failed: {type(exc).__name__}: {exc}")]
-    return {"content": text, "filename": S.report_filename(payload), "type": "text/html"}, no_update
+    return {"content": text, "filename": filename, "type": "text/html"}, no_update
 
 
 # ------------------------------------------------------------------------------------------ clientside

@@ -7,11 +7,12 @@ on a base config plus the ``broker.conf`` keys the user changed. One concept per
 * :mod:`.link` — that state as a permalink's query parameters and back;
 * :mod:`.strategies` — the strategy pickers, the pairing rule and a side's sliders, asked of the registry;
 * :mod:`.scenarios` / :mod:`.snapshot` — the scenario picker, loading a picker value, a snapshot as start;
-* :mod:`.form` — a side's "other keys" text;
+* :mod:`.form` — the state the form's controls show, and what a control change does to it;
 * :mod:`.runs` — running A and B with progress, the results cache;
 * :mod:`.summary` / :mod:`.events` — the results side by side, the event log;
 * :mod:`.sweep` — the parameter sweep on run A;
 * :mod:`.report` — the figures in page order and the HTML report;
+* :mod:`.results` — what each results panel and export shows, one call each;
 * :mod:`.findings` — the field findings as one-click A/Bs.
 
 Everything is re-exported here: ``from dashboard import simulator as S``.
@@ -19,9 +20,11 @@ Everything is re-exported here: ``from dashboard import simulator as S``.
 from __future__ import annotations
 
 from .events import DEFAULT_KINDS, event_kinds, event_rows
-from .form import extra_text, key_value_text, parse_extra
+from .form import NoChange, extra_text, form_state, key_value_text, parse_extra, resolve_form, scenario_label
 from .link import decode, encode
 from .report import build_report, figures, report_filename
+from .results import (ResultView, event_view, figures_export, finding_view, page_figures, report_export,
+                      result_view, sweep_or_none, sweep_view)
 from .runs import RunData, cached_result, load_result, result_key, run_kwargs, run_pair
 from .scenarios import DEFAULT_SCENARIO, PRESET_LABELS, base_config, load, scenario_facts, scenario_options
 from .snapshot import SNAPSHOT_MINUTES, SNAPSHOT_PREFIX, snapshot_scenario_id, snapshot_source
@@ -41,4 +44,6 @@ __all__ = ["DEFAULT_SCENARIO", "PRESET_LABELS", "SIDES", "MAX_MINUTES", "MAX_AXI
            "extra_text", "key_value_text", "CONTROLLED_KEYS", "SNAPSHOT_PREFIX", "SNAPSHOT_MINUTES",
            "snapshot_source", "snapshot_scenario_id", "source_strategies", "DEFAULT_KINDS", "SUMMARY_ROWS",
            "shedding_options", "placement_options", "runs_extensible", "required_placement",
-           "pairing_source"]
+           "pairing_source", "NoChange", "form_state", "resolve_form", "scenario_label",
+           "ResultView", "page_figures", "result_view", "finding_view", "event_view", "sweep_view", "sweep_or_none",
+           "figures_export", "report_export"]
