@@ -7,7 +7,6 @@ from dashboard import bundles as S
 from dashboard import ids
 from dashboard.web_safety import as_str, str_list
 from dashboard.figures.bundles import namespace_layout, split_preview
-from engine.bundles import bundle_ranges
 from engine.errors import InputError
 from layouts.bundles import (LADDER_JS, alert, auto_split_panel, comparison_view, headline, metrics_table,
                              source_info, split_table)
@@ -26,18 +25,22 @@ _CONFIG_INPUTS = [
 ]
 
 
-def _view(source, namespace, topic, gen_ns, rate, kbps, partitions, bundles, options) -> S.BundlesView:
+def _view_kw(source, namespace, topic, gen_ns, rate, kbps, partitions, bundles, options) -> tuple[str, dict]:
+    """The source id and :func:`dashboard.bundles.build_view` keywords of the controls."""
     # a request may carry any JSON: names are short strings (else missing), the options the list's strings
     source, namespace, topic, gen_ns = (as_str(v, limit=1000) for v in (source, namespace, topic, gen_ns))
     options = str_list(options, limit=100)
-    return S.build_view(source or S.GEN, namespace=namespace, topic=topic, gen_namespace=gen_ns, partitions=partitions,
-                        bundles=bundles, options=options or (), rate=rate, kbps=kbps)
+    return source or S.GEN, {"namespace": namespace, "topic": topic, "gen_namespace": gen_ns,
+                             "partitions": partitions, "bundles": bundles, "options": options or (), "rate": rate,
+                             "kbps": kbps}
 
 
-def _config(algorithm, auto_enabled, th_values, th_ids):
+def _config_kw(algorithm, auto_enabled, th_values, th_ids) -> dict:
+    """:func:`dashboard.bundles.config_from_inputs` keywords of the threshold sliders and switches."""
     th_ids, th_values = (v if isinstance(v, list) else [] for v in (th_ids, th_values))
     values = {i["key"]: v for i, v in zip(th_ids, th_values) if isinstance(i, dict) and isinstance(i.get("key"), str)}
-    return S.config_from_inputs(values, as_str(algorithm, limit=100), "on" in str_list(auto_enabled, limit=100))
+    return {"values": values, "algorithm": as_str(algorithm, limit=100),
+            "auto_enabled": "on" in str_list(auto_enabled, limit=100)}
 
 
 @callback(
@@ -133,22 +136,17 @@ def show_layout(source, namespace, topic, gen_ns, rate, kbps, partitions, bundle
                 auto_enabled, th_values, th_ids, split_bundle):
     """Any control moved: the layout, its metrics, the auto-split picks; keep the previewed bundle."""
     try:
-        view = _view(source, namespace, topic, gen_ns, rate, kbps, partitions, bundles, options)
-        cfg = _config(algorithm, auto_enabled, th_values, th_ids)
-        summary = S.summarize(view)
-        auto = S.auto_split_for(view, cfg)
-        src_text = None if (source or S.GEN) == S.GEN else S.load_source(source).describe()
+        src, view_kw = _view_kw(source, namespace, topic, gen_ns, rate, kbps, partitions, bundles, options)
+        a = S.analyse_layout(src, view_kw, _config_kw(algorithm, auto_enabled, th_values, th_ids), split_bundle)
     except InputError as exc:
         return (no_update,) * 7 + (alert(f"Cannot show the layout: {exc}"),)
-    lay = view.layout
-    quantity = "partitions" if lay.single_partitioned_topic() else "topics"
+    view, cfg = a.view, a.config
     fig = namespace_layout(
-        lay.counts, bundle_ranges(lay.boundaries), owners=view.owners, msg_rate=view.msg_rate,
-        status=S.bundle_status(auto), reasons=[d.reason if d.hits else "" for d in auto.decisions],
-        quantity=quantity, rate_limit=cfg.loadBalancerNamespaceBundleMaxMsgRate,
+        view.layout.counts, a.ranges, owners=view.owners, msg_rate=view.msg_rate, status=a.status, reasons=a.reasons,
+        quantity=a.quantity, rate_limit=cfg.loadBalancerNamespaceBundleMaxMsgRate,
         topic_limit=cfg.loadBalancerNamespaceBundleMaxTopics, title=view.label)
-    return (fig, headline(summary, quantity), metrics_table(summary), auto_split_panel(auto, cfg),
-            source_info(view, src_text), S.bundle_options(view), S.default_split_bundle(view, split_bundle), None)
+    return (fig, headline(a.summary, a.quantity), metrics_table(a.summary), auto_split_panel(a.auto, cfg),
+            source_info(view, a.source_text), a.bundle_options, a.split_bundle, None)
 
 
 @callback(
@@ -166,17 +164,12 @@ def show_split(bundle, _options, positions, force, source, namespace, topic, gen
                bundles, options, algorithm, auto_enabled, th_values, th_ids):
     """Bundle picked (or the layout changed): split it with each algorithm, show the boundaries."""
     try:
-        view = _view(source, namespace, topic, gen_ns, rate, kbps, partitions, bundles, options)
-        cfg = _config(algorithm, auto_enabled, th_values, th_ids)
-        pos = S.parse_positions(positions)
+        src, view_kw = _view_kw(source, namespace, topic, gen_ns, rate, kbps, partitions, bundles, options)
+        sp = S.analyse_split(src, view_kw, _config_kw(algorithm, auto_enabled, th_values, th_ids), bundle, positions,
+                             "force" in (force or ()))
     except InputError as exc:
         return no_update, alert(f"Cannot preview the split: {exc}")
-    i = S.default_split_bundle(view, bundle)
-    results = S.split_previews(view, i, cfg, pos, "force" in (force or ()))
-    lay = view.layout
-    hashes = lay.hashes[lay.index == i]
-    fig = split_preview(int(lay.boundaries[i]), int(lay.boundaries[i + 1]), hashes.tolist(), results)
-    return fig, split_table(results)
+    return split_preview(sp.lower, sp.upper, sp.hashes, sp.results), split_table(sp.results)
 
 
 @callback(

@@ -2,7 +2,8 @@
 
 One concept per module: :mod:`.model` (constants and values), :mod:`.config` (the split keys' sliders),
 :mod:`.sources` (source ids, samples, uploads), :mod:`.view` (the layout the controls describe),
-:mod:`.metrics` (distribution, auto split, split previews, the vivo comparison); all re-exported here.
+:mod:`.metrics` (distribution, auto split, split previews, the vivo comparison), :mod:`.page` (what each
+panel draws, one call each); all re-exported here.
 
 No Dash imports: :mod:`callbacks.bundles` calls these functions and hands the results to
 :mod:`dashboard.figures.bundles` and the small view helpers of :mod:`layouts.bundles`.
@@ -32,6 +33,7 @@ from .model import (BUNDLES_RANGE, DEFAULT_NAMESPACE, DEFAULT_TOPIC, GEN, MAX_UP
                     VIVO_PARTITIONS, BundlesView, Comparison, ComparisonRow, Summary, TopicSource)
 from .sources import (ingest_upload, load_source, namespaces_of, parse_source_id, parse_upload_bytes, safe_label,
                       sample_options, slider_state, source_options)
+from .page import LayoutAnalysis, SplitAnalysis, analyse_layout, analyse_split
 from .view import build_view
 
 __all__ = [
@@ -43,4 +45,5 @@ __all__ = [
     "parse_source_id", "ingest_upload", "load_source", "slider_state", "namespaces_of", "build_view", "summarize",
     "auto_split_for", "bundle_status", "bundle_options", "default_split_bundle", "parse_positions",
     "split_previews", "vivo_comparison", "occupancy", "parse_upload_bytes",
+    "LayoutAnalysis", "SplitAnalysis", "analyse_layout", "analyse_split",
 ]
