@@ -2,7 +2,8 @@
 
 **Lookups**: unowned bundles with a loaded topic (cluster start, a broker gone, split children) are
 placed by ``selectBrokerForAssignment`` (placement strategy + preallocation), in client order.
-**Shedding** every ``loadBalancerSheddingIntervalMinutes``: ``doLoadShedding``; each unloaded bundle
+**Shedding** every ``loadBalancerSheddingIntervalMinutes`` (:func:`engine.cadence.shedding_due`, the
+load managers' own cadence, from the last check): ``doLoadShedding``; each unloaded bundle
 is served by its destination from the next minute (after a short unavailability) and sits in the
 grace period. Both go to the event log with the decision's own explanation (reason, placement
 reason, scores).
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..cadence import shedding_due
 from .minute import Minute
 from .recording import scores_json
 
@@ -25,7 +27,8 @@ class DecisionsPhase:
             return
         t = m.t
         lookups = self._lookups(t)
-        check = (t - self.last_check) >= self.cfg.loadBalancerSheddingIntervalMinutes
+        check = shedding_due(self.now_ms(t), self.now_ms(self.last_check),
+                             self.cfg.loadBalancerSheddingIntervalMinutes)
         if lookups or check:
             self.leader.observe(self._view(t))
             if lookups:

@@ -214,13 +214,15 @@ def scenario_from_snapshot(data, *, minutes: int = 60, config: dict | None = Non
                          field="brokers")
     values = dict(config or {})
     if start.kind == "elm":
-        from ..extensible.snapshot import EXTENSIBLE_LOAD_MANAGER
-        from ..strategies import SHEDDING, _load, fqn
+        from ..managers import LOAD_MANAGER_CLASS
+        from ..strategies import registry
+        from ..strategies.spec import EXTENSIBLE
 
-        _load()
-        values.setdefault("loadManagerClassName", EXTENSIBLE_LOAD_MANAGER)
-        values.setdefault("loadBalancerLoadSheddingStrategy", fqn("TransferShedder"))
-        values.setdefault("loadBalancerLoadPlacementStrategy", fqn(SHEDDING["TransferShedder"].default_placement))
+        # the Extensible Load Manager's shedding strategy (the first registered) and its placement
+        shedding = next(x.name for x in registry.specs(role="shedding") if x.load_manager == EXTENSIBLE)
+        values.setdefault("loadManagerClassName", LOAD_MANAGER_CLASS[EXTENSIBLE])
+        values.setdefault("loadBalancerLoadSheddingStrategy", registry.fqn(shedding))
+        values.setdefault("loadBalancerLoadPlacementStrategy", registry.fqn(registry.default_placement(shedding)))
     # brokers: limits as reported (the simulator's own arrays are set from start.limit)
     brokers = []
     for i, b in enumerate(start.brokers):

@@ -18,10 +18,11 @@ The simulator only talks to a :class:`Leader`:
 :class:`ModularLeader` adapts :class:`engine.load_manager.ModularLoadManager` (one manager kept for
 the whole run, so ThresholdShedder history, AvgShedder hit counts and plans, the
 LeastResourceUsageWithWeight history carry over). :func:`make_leader` picks the implementation
-from the config: a shedding strategy class may carry ``leader_factory(config, seed=...)`` returning
-a :class:`Leader` (e.g. the Extensible Load Manager with its own cadence), or
-``manager_factory(view, config, seed=...)`` returning an object with ``update``,
-``do_load_shedding``, ``select_broker_for_assignment`` (wrapped by :class:`ModularLeader`).
+from the registry: the shedding strategy's ``load_manager`` (its
+:class:`~engine.strategies.spec.StrategySpec`) — ``"modular"`` → :class:`ModularLeader`,
+``"extensible"`` → :class:`engine.extensible.sim_leader.ExtensibleLeader` (the Extensible Load
+Manager with its own cadence). A strategy registered from a plug-in module runs in its load manager
+with no edit here.
 
 Optional hooks (duck-typed; a leader without them sees only the modular view):
 
@@ -47,7 +48,7 @@ import numpy as np
 from ..config import LoadBalancerConfig
 from ..load_manager import ModularLoadManager, as_rng
 from ..results import Cycle, PlacementDecision
-from ..strategies import SHEDDING, _load as _load_strategies
+from ..strategies.spec import EXTENSIBLE
 from ..view import LoadView
 
 __all__ = ["Leader", "ModularLeader", "BrokerReports", "make_leader"]
@@ -207,11 +208,11 @@ class ModularLeader:
 
 
 def make_leader(config: LoadBalancerConfig, seed=None) -> Leader:
-    """The leader implementation for ``config`` (see the module docs for the plug-in hooks)."""
-    _load_strategies()
-    cls = SHEDDING.get(config.shedding_strategy)
-    lf = getattr(cls, "leader_factory", None)
-    if lf is not None:
-        return lf(config, seed=seed)
-    mf = getattr(cls, "manager_factory", None)
-    return ModularLeader(config, seed, manager_factory=mf)
+    """The leader for ``config``: the load manager its shedding strategy's spec names (module docs)."""
+    from .pairing import load_manager_of
+
+    if load_manager_of(config) == EXTENSIBLE:
+        from ..extensible.sim_leader import ExtensibleLeader
+
+        return ExtensibleLeader(config, seed=seed)
+    return ModularLeader(config, seed)

@@ -1,25 +1,48 @@
 """Which strategies a run may use: the shedding/placement pair, the load manager, the config a
-``--strategy`` / ``--placement`` choice gives.
+``--strategy`` / ``--placement`` choice gives — all read from the strategy registry.
 
 Every check is made before the run starts (and for each config event of the run), so a bad pair is
-an :class:`~engine.errors.InputError` naming the key, never a failure at minute 300.
+an :class:`~engine.errors.InputError` naming the key, never a failure at minute 300. The rules are
+the registry's (:func:`engine.strategies.registry.placements_allowed`, ``placement_for``, each spec's
+``load_manager``); no strategy is named here, so a strategy registered from a plug-in module runs in
+the simulator with no edit.
+
+Examples
+--------
+>>> from engine.config import LoadBalancerConfig
+>>> cfg = config_with_strategy(LoadBalancerConfig(), "AvgShedder")
+>>> cfg.shedding_strategy, cfg.placement_strategy
+('AvgShedder', 'AvgShedder')
+>>> config_with_strategy(cfg, "ThresholdShedder").placement_strategy   # Pulsar's default placement again
+'LeastLongTermMessageRate'
+>>> load_manager_of(config_with_strategy(cfg, "TransferShedder"))
+'extensible'
 """
 from __future__ import annotations
 
 from ..config import LoadBalancerConfig
 from ..errors import InputError
-from ..strategies import placement_name, shedding_name
+from ..managers import LOAD_MANAGER_CLASS
+from ..strategies import registry
+from ..strategies.spec import EXTENSIBLE, MODULAR
 from .scenario_spec import Scenario
 
-__all__ = ["check_pair", "check_config_events", "runs_extensible", "config_with_strategy"]
+__all__ = ["check_pair", "check_config_events", "load_manager_of", "runs_extensible", "config_with_strategy"]
+
+#: how messages name each load manager
+_MANAGER_TEXT = {MODULAR: "the modular load manager", EXTENSIBLE: "the Extensible Load Manager"}
+
+
+def load_manager_of(cfg: LoadBalancerConfig) -> str:
+    """``"modular"`` or ``"extensible"``: the load manager that runs the config's shedding strategy."""
+    return registry.spec(registry.shedding_name(cfg.loadBalancerLoadSheddingStrategy)).load_manager
+
 
 def runs_extensible(cfg: LoadBalancerConfig) -> bool:
-    """The shedding strategy runs in another load manager than the modular one (TransferShedder)."""
-    from ..strategies import SHEDDING
-
+    """The shedding strategy runs in the Extensible Load Manager (False for an unknown name: the pair
+    check reports that)."""
     try:
-        return bool(getattr(SHEDDING.get(shedding_name(cfg.loadBalancerLoadSheddingStrategy)),
-                            "load_manager_class_name", None))
+        return load_manager_of(cfg) == EXTENSIBLE
     except Exception:
         return False
 
@@ -35,76 +58,77 @@ def check_config_events(cfg: LoadBalancerConfig, sc: Scenario, minutes: int) -> 
         cfg = new
 
 
-def placement_class(cfg: LoadBalancerConfig):
-    from ..strategies import PLACEMENT
+def _allowed_first(s: str) -> list:
+    """The placements that run with shedding strategy ``s``, its paired placement first."""
+    allowed = registry.placements_allowed(s)
+    req = registry.placement_for(s)
+    return ([req] if req in allowed else []) + [p for p in allowed if p != req]
 
+
+def _shedding_of(kind: str) -> str:
+    """The shedding strategies of load manager ``kind``, for a message (``"A or B"``)."""
+    return " or ".join(x.name for x in registry.specs(role="shedding") if x.load_manager == kind)
+
+
+def check_pair(cfg: LoadBalancerConfig, source) -> None:
+    """Refuse a shedding/placement pair no load manager runs (:class:`~engine.errors.InputError`)."""
     try:
-        return PLACEMENT.get(placement_name(cfg.loadBalancerLoadPlacementStrategy))
-    except Exception:
-        return None
-
-
-def check_pair(cfg: LoadBalancerConfig, source):
-    from ..strategies import PLACEMENT, SHEDDING
-
-    try:
-        s = shedding_name(cfg.loadBalancerLoadSheddingStrategy)
-        p = placement_name(cfg.loadBalancerLoadPlacementStrategy)
+        s = registry.shedding_name(cfg.loadBalancerLoadSheddingStrategy)
+        p = registry.placement_name(cfg.loadBalancerLoadPlacementStrategy)
     except Exception as exc:
         raise InputError(str(exc), source=source, field="config") from None
-    if p == "AvgShedder" and s != "AvgShedder":
-        raise InputError("loadBalancerLoadPlacementStrategy is AvgShedder but loadBalancerLoadSheddingStrategy is "
-                         f"{s}: Pulsar 4.x refuses to start (both must be AvgShedder)", source=source,
-                         field="loadBalancerLoadPlacementStrategy")
-    s_ext = bool(getattr(SHEDDING.get(s), "load_manager_class_name", None))
-    p_ext = bool(getattr(PLACEMENT.get(p), "extensible", False))
-    if p_ext and not s_ext:
-        raise InputError(f"{p} is a placement of the Extensible Load Manager but {s} runs in the modular load "
-                         "manager: use TransferShedder with it, or a modular placement",
+    s_spec, p_spec = registry.spec(s), registry.spec(p)
+    if p not in registry.placements_allowed(s):
+        if p_spec.is_shedding and p != s:
+            raise InputError(f"loadBalancerLoadPlacementStrategy is {p} but loadBalancerLoadSheddingStrategy is "
+                             f"{s}: Pulsar 4.x refuses to start (both must be {p})", source=source,
+                             field="loadBalancerLoadPlacementStrategy")
+        if s_spec.load_manager == MODULAR and not p_spec.runs_in(MODULAR):
+            users = _shedding_of(p_spec.load_manager)
+            raise InputError(f"{p} is a placement of {_MANAGER_TEXT[p_spec.load_manager]} but {s} runs in the "
+                             f"modular load manager: use {users} with it, or a modular placement",
+                             source=source, field="loadBalancerLoadPlacementStrategy")
+        allowed = _allowed_first(s)
+        others = f" (or {', '.join(allowed[1:])})" if len(allowed) > 1 else ""
+        raise InputError(f"{s} runs in {_MANAGER_TEXT[s_spec.load_manager]}, which "
+                         f"places with {allowed[0] if allowed else 'no registered placement'}{others}, not {p}",
                          source=source, field="loadBalancerLoadPlacementStrategy")
-    if s_ext and not p_ext and p != "RoundRobinBrokerSelector":
-        raise InputError(f"{s} runs in the Extensible Load Manager, which places with "
-                         f"ExtensibleLeastResourceUsageWithWeight (or RoundRobinBrokerSelector), not {p}",
-                         source=source, field="loadBalancerLoadPlacementStrategy")
-    if cfg.extensible and not s_ext:
+    if cfg.extensible and s_spec.load_manager != EXTENSIBLE:
+        users = _shedding_of(EXTENSIBLE)
         raise InputError(f"loadManagerClassName is ExtensibleLoadManagerImpl but {s} is a modular shedding "
-                         "strategy: use TransferShedder", source=source, field="loadManagerClassName")
-
-
+                         f"strategy: use {users}", source=source, field="loadManagerClassName")
 
 
 def config_with_strategy(cfg: LoadBalancerConfig, strategy: str | None = None,
                          placement: str | None = None) -> LoadBalancerConfig:
     """``cfg`` with the shedding ``strategy`` and/or ``placement`` chosen, as the command line does.
 
-    AvgShedder shedding implies AvgShedder placement unless given; leaving AvgShedder shedding falls
-    back to LeastLongTermMessageRate placement. ``TransferShedder`` also sets ``loadManagerClassName``
-    to the Extensible Load Manager and, unless given or already extensible, the placement to
-    ``ExtensibleLeastResourceUsageWithWeight``; a modular strategy on an extensible config sets the
-    modular load manager back (and LeastLongTermMessageRate placement).
+    The strategy's load manager is set (``loadManagerClassName``, only when it or the config's is
+    the extensible one). Unless ``placement`` is given: a strategy with a paired placement
+    (``requires_placement``: AvgShedder, TransferShedder) gets it; another keeps the configured
+    placement when it can run with it, else gets :func:`engine.strategies.registry.default_placement`
+    (Pulsar's default placement).
     """
-    from ..strategies import SHEDDING, fqn
-
     changes = {}
     if strategy:
-        s = shedding_name(strategy)
-        changes["loadBalancerLoadSheddingStrategy"] = fqn(s)
-        lm_class = getattr(SHEDDING.get(s), "load_manager_class_name", None)
-        configured = placement_class(cfg)
-        if lm_class:  # TransferShedder: the Extensible Load Manager and its own placement
-            changes["loadManagerClassName"] = lm_class
-            if not placement and not getattr(configured, "extensible", False):
-                placement = SHEDDING[s].default_placement
-        else:
-            if cfg.extensible:  # back to the modular load manager
-                changes["loadManagerClassName"] = LoadBalancerConfig().loadManagerClassName
-            if not placement and s == "AvgShedder":
-                placement = "AvgShedder"
-            elif not placement and s != "AvgShedder" and (
-                    cfg.placement_strategy == "AvgShedder" or getattr(configured, "extensible", False)):
-                placement = "LeastLongTermMessageRate"
+        s = registry.shedding_name(strategy)
+        spec = registry.spec(s)
+        changes["loadBalancerLoadSheddingStrategy"] = registry.fqn(s)
+        if spec.load_manager == EXTENSIBLE or cfg.extensible:
+            changes["loadManagerClassName"] = LOAD_MANAGER_CLASS[spec.load_manager]
+        if not placement:
+            req = registry.placement_for(s)
+            if req is not None:
+                placement = req
+            else:
+                try:
+                    configured = registry.placement_name(cfg.loadBalancerLoadPlacementStrategy)
+                except Exception:
+                    configured = None  # unknown: the pair check names it
+                if configured is not None and configured not in registry.placements_allowed(s):
+                    placement = registry.default_placement(s)
     if placement:
-        changes["loadBalancerLoadPlacementStrategy"] = fqn(placement_name(placement))
+        changes["loadBalancerLoadPlacementStrategy"] = registry.fqn(registry.placement_name(placement))
     if changes:
         cfg = cfg.with_values(changes)
     return cfg

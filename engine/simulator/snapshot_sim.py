@@ -13,8 +13,10 @@ import numpy as np
 
 from ..errors import InputError
 from ..javacompat import percent_usage_array
+from ..strategies.spec import EXTENSIBLE
 from .clock import EPOCH_MS, MIB, MINUTE_MS
 from .leader import ModularLeader
+from .pairing import load_manager_of
 from .run import Simulation
 
 __all__ = ["SnapshotSimulation"]
@@ -43,21 +45,14 @@ class SnapshotSimulation(Simulation):
         return {k: int(v) + self.shift for k, v in d.items()}
 
     def _make_leader(self, config, seed=None):
-        from ..strategies import SHEDDING, _load
-
-        _load()
-        cls = SHEDDING.get(config.shedding_strategy)
+        """The leader of :func:`~engine.simulator.leader.make_leader`'s load manager, seeded with the
+        snapshot's memory."""
         st = self.start
-        if getattr(cls, "leader_factory", None) is not None:
-            from ..extensible.sim_leader import ExtensibleLeader
-
-            base = cls.leader_factory(config, seed=seed)
-            if type(base) is ExtensibleLeader:
-                ldr = _SnapshotExtensibleLeader(config, seed=base.rng)
-                ldr.seed_from(st, self.shift)
-                return ldr
-            return base
-        ldr = _SnapshotModularLeader(config, seed, manager_factory=getattr(cls, "manager_factory", None))
+        if load_manager_of(config) == EXTENSIBLE:
+            ldr = _SnapshotExtensibleLeader(config, seed=seed)
+            ldr.seed_from(st, self.shift)
+            return ldr
+        ldr = _SnapshotModularLeader(config, seed)
         ldr.seeds = (self._rebased(st.recently_unloaded), st.strategy_state)
         return ldr
 
