@@ -5,10 +5,8 @@ import dash
 from dash import Input, Output, State, callback, dcc, no_update
 
 from dashboard import ids
+from dashboard.pegasus import PageOptions, plan_file, plan_view, source_from_sample, source_from_upload, step_view
 from dashboard.pegasus.figures import node_counts_figure, skew_figure
-from dashboard.pegasus import (PageOptions, health_rows, plan_csv, plan_for, plan_json,
-                                       skew_points, source_digest, source_from_sample,
-                                       source_from_upload, step_rows)
 from dashboard.web_safety import as_number, as_str, str_list
 from engine.errors import InputError
 from layouts.pegasus import alert, health_table, proposal_table, step_label, summary_view
@@ -65,16 +63,11 @@ def compute_plan(source, options, seed, table):
     """Cluster or toggles changed: run the plan, reset the slider to the end of the plan."""
     table = as_str(table, "", limit=1000)
     try:
-        plan = plan_for(source, _options(options, seed))
+        v = plan_view(source, _options(options, seed))
     except InputError as exc:
         return (no_update,) * 6 + (alert(f"Cannot plan: {exc}"),)
-    names = [t.app_name for t in plan.snapshot.tables]
-    table_options = [{"label": "cluster", "value": ""}] + [{"label": f"table {n}", "value": n}
-                                                         for n in names]
-    warnings = (source or {}).get("warnings") or list(plan.snapshot.warnings)
-    steps = len(plan.proposals)
-    return (summary_view(plan, warnings), health_table(health_rows(plan)), table_options,
-            table if table in names else "", steps, steps, None)
+    return (summary_view(v.plan, v.warnings), health_table(v.health), v.table_options,
+            table if table in v.tables else "", v.steps, v.steps, None)
 
 
 @callback(
@@ -92,16 +85,11 @@ def show_step(step, table, source, options, seed):
     """Slider moved or table picked: counts at that step, skew line, proposal list window."""
     step, table = as_number(step, 0, lo=0, hi=10**9), as_str(table, limit=1000)
     try:
-        plan = plan_for(source, _options(options, seed))
+        v = step_view(source, _options(options, seed), step, table or None)
     except InputError:
         return no_update, no_update, no_update, no_update
-    steps = len(plan.proposals)
-    step = max(0, min(int(step or 0), steps))
-    name = table or None
-    title = f"table {name}" if name else "cluster"
-    return (node_counts_figure(step_rows(plan, step, name), title, step, steps),
-            skew_figure(skew_points(plan, name), step, title),
-            proposal_table(plan.proposals, step), step_label(plan, step))
+    return (node_counts_figure(v.rows, v.title, v.step, v.steps), skew_figure(v.skew, v.step, v.title),
+            proposal_table(v.plan.proposals, v.step), step_label(v.plan, v.step))
 
 
 @callback(
@@ -115,11 +103,9 @@ def show_step(step, table, source, options, seed):
 )
 def download_plan(_csv, _json, source, options, seed):
     """Export the plan as CSV (proposal list) or JSON (the CLI's contract)."""
+    fmt = "json" if dash.ctx.triggered_id == ids.PEGASUS_DOWNLOAD_JSON else "csv"
     try:
-        plan = plan_for(source, _options(options, seed))
+        text, name = plan_file(source, _options(options, seed), fmt)
     except InputError:
         return no_update
-    stem = f"pegasus-plan-{source_digest(source)}"
-    if dash.ctx.triggered_id == ids.PEGASUS_DOWNLOAD_JSON:
-        return dcc.send_string(plan_json(plan), f"{stem}.json")
-    return dcc.send_string(plan_csv(plan), f"{stem}.csv")
+    return dcc.send_string(text, name)
