@@ -35,7 +35,7 @@ import pyarrow as pa
 from engine.errors import InputError
 from engine.javacompat import percent_usage_array
 
-from .dataset import BROKER_METRICS, BUNDLE_METRICS, MINUTE_MS, SCHEMA, DatasetWriter
+from .store import BROKER_METRICS, BUNDLE_METRICS, MINUTE_MS, SCHEMA, DatasetWriter
 
 __all__ = ["generate", "GeneratedCluster", "simulator_available", "from_simulation"]
 
@@ -78,7 +78,7 @@ def from_simulation(out, scenario, *, minutes: int | None = None, seed: int | No
                             "value": v.to_numpy(dtype=np.float64), "bundle": None}) for m, v in cols.items()]
     long = pd.concat(frames, ignore_index=True)
     long = long[np.isfinite(long["value"]) & (long["value"] >= 0)]
-    from .dataset import write_long
+    from .store import write_long
 
     params = {"scenario": getattr(res.scenario, "name", str(scenario)), "minutes": int(res.minutes),
               "seed": int(res.seed), "strategy": res.summary.get("strategy"), "set": dict(set or {}),

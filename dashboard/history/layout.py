@@ -36,7 +36,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .dataset import BROKER_METRICS, META_FILE, data_files, read_long, read_meta
+from .store import BROKER_METRICS, META_FILE, data_files, read_long, read_meta
 
 __all__ = ["WIDE_DIR", "WIDE_SCHEMA", "write_wide", "wide_path", "has_wide", "read_wide", "wide_table"]
 
@@ -138,7 +138,7 @@ def read_wide(path, start=None, end=None):
     import pandas as pd
     import pyarrow.dataset as ds
 
-    from .dataset import parse_time
+    from .store import parse_time
 
     t0, t1 = parse_time(start), parse_time(end, end=True)
     files = []
