@@ -2,11 +2,11 @@
 
 :class:`ExtensibleLeader` implements the simulator's ``Leader`` interface
 (:mod:`engine.simulator.leader`) over :class:`~engine.extensible.load_manager.ExtensibleLoadManager`;
-``TransferShedder.leader_factory`` returns one, so the simulator's ``make_leader`` picks it whenever
-TransferShedder is the configured shedding strategy. It lives here, not in :mod:`engine.simulator`,
-because the simulator only knows the ``Leader`` interface and its per-minute ``on_reports`` feed
-(duck-typed: nothing here imports the simulator), while how the extensible brokers turn a minute of
-measurements into ``BrokerLoadData`` and top-K reports is this package's business.
+the simulator's ``make_leader`` picks it whenever the configured shedding strategy's spec names the
+extensible load manager (TransferShedder, or a plug-in of that manager). It lives here, not in
+:mod:`engine.simulator`, because the simulator only knows the ``Leader`` interface and its per-minute
+``on_reports`` feed (duck-typed: nothing here imports the simulator), while how the extensible brokers
+turn a minute of measurements into ``BrokerLoadData`` and top-K reports is this package's business.
 
 Cadence (``pulsar-load-balancing.md`` §8.1, §8.2, §8.3), at the simulator's one-minute resolution:
 
@@ -368,10 +368,10 @@ class ExtensibleLeader:
         ok = [d for d in res.decisions if d.label == SUCCESS]
         for d, u in zip(ok, cyc.unloads):
             u.reason = f"{d.reason}: {d.detail}" if d.detail else d.reason
-            if d.destination is not None:  # a transfer: TransferShedder chose the destination
-                dec = PlacementDecision(u.bundle, "TransferShedder", broker=d.destination)
+            if d.destination is not None:  # a transfer: the shedding strategy chose the destination
+                dec = PlacementDecision(u.bundle, res.strategy, broker=d.destination)
                 dec.reason = (f"swap: back to the max broker {d.destination} (loadBalancerTransferEnabled)" if d.swap
-                              else f"transfer to TransferShedder's min broker {d.destination} "
+                              else f"transfer to {res.strategy}'s min broker {d.destination} "
                                    "(loadBalancerTransferEnabled)")
                 u.placement = dec
         if ok:
