@@ -47,6 +47,7 @@ HOOK_JS = """
 var ids = arguments[0];
 if (!window.__bench) {
   window.__bench = {t0: 0, plots: {}};
+  performance.setResourceTimingBufferSize(100000);
   document.addEventListener('pointerup', function () { window.__bench.t0 = performance.now(); }, true);
 }
 ids.forEach(function (id) {
@@ -87,7 +88,14 @@ function check() {
       ts.forEach(function (x) { if (x >= b.t0 && (t === null || x < t)) { t = x; } });
       per[id] = t - b.t0;
     });
-    done({ms: worst - b.t0, per: per});
+    // the release's server round trip (resource timing of Dash's update request with the largest answer)
+    var req = null;
+    performance.getEntriesByType('resource').forEach(function (r) {
+      if (r.name.indexOf('_dash-update-component') >= 0 && r.startTime >= b.t0 && r.responseEnd <= worst
+          && (!req || r.encodedBodySize > req.encodedBodySize)) { req = r; }
+    });
+    done({ms: worst - b.t0, per: per, split: req ? [req.startTime - b.t0, req.responseEnd - req.startTime,
+                                                   worst - req.responseEnd, req.encodedBodySize] : null});
     return;
   }
   if (performance.now() - start > 15000) {
@@ -202,7 +210,7 @@ def run_case(d, base, name, moves, rng, server_ms, src=SAMPLE):
     pool = [v for v in range(5, 46) if v != int(start_val)]
     rng.shuffle(pool)
     targets = pool[: moves + 4]  # distinct values: no memoised result is reused
-    times, serv, decisions, per, nfigs = [], [], set(), {}, []
+    times, serv, decisions, per, nfigs, splits = [], [], set(), {}, [], []
     for i, target in enumerate(targets):
         d.execute_script(HOOK_JS, figs)
         n0 = len(server_ms)
@@ -220,6 +228,8 @@ def run_case(d, base, name, moves, rng, server_ms, src=SAMPLE):
         decisions.add(d.find_element(By.CSS_SELECTOR, ".decision-headline").text)
         if i >= 2:  # the first two moves warm caches and the JIT
             times.append(got["ms"])
+            if got.get("split"):
+                splits.append(got["split"])
             nfigs.append(len(want))
             for k, v in got["per"].items():
                 per.setdefault(k, []).append(v)
@@ -231,6 +241,10 @@ def run_case(d, base, name, moves, rng, server_ms, src=SAMPLE):
         print(name, "moves (ms):", [round(t) for t in times])
         print(name, "server (ms):", [round(t) for t in serv])
         print(name, "per figure p50 (ms):", {k: round(statistics.median(v)) for k, v in per.items()})
+        if splits:  # release -> request sent, request -> response received, response -> last figure drawn, bytes
+            cols = list(zip(*splits))
+            print(name, "p50 release->request %.0f ms, request->response %.0f ms, response->drawn %.0f ms, "
+                  "response %.0f kB" % tuple(statistics.median(c) / (1000 if i == 3 else 1) for i, c in enumerate(cols)))
     return title, times, serv, decisions, nfigs
 
 

@@ -6,9 +6,9 @@ the same in an incident review as on screen.
 from __future__ import annotations
 
 import contextvars
-from contextlib import contextmanager
-
+import math
 import os
+from contextlib import contextmanager
 
 import plotly.graph_objects as go
 
@@ -105,8 +105,17 @@ def hline(y: float, color: str, label: str, *, dash: str = "dash", yref: str = "
 
 
 def drag_spec(shape: int, ann: int, a: float, b: float, label: str, unit: str = "", digits: int = 1) -> dict:
-    """One entry of ``layout.meta.drag`` (see :mod:`dashboard.figures`)."""
-    return {"shape": shape, "ann": ann, "a": float(a), "b": float(b), "label": label, "unit": unit, "digits": digits}
+    """One entry of ``layout.meta.drag`` (see :mod:`dashboard.figures`).
+
+    ``a`` and ``b`` are kept to 12 significant digits: the same line computed twice (``average +
+    threshold - threshold``) differs in the last bit, and a changed ``layout.meta`` makes Plotly redraw
+    the whole figure (a 1,000-broker scores figure: ~60 ms of every slider release)."""
+    return {"shape": shape, "ann": ann, "a": _sig(a), "b": _sig(b), "label": label, "unit": unit, "digits": digits}
+
+
+def _sig(x, digits: int = 12) -> float:
+    x = float(x)
+    return float(f"{x:.{digits}g}") if math.isfinite(x) else x
 
 
 def short_names(brokers) -> list[str]:
