@@ -2,15 +2,15 @@
 
 Flow: ``sync_controls`` owns the strategy pickers and the key controls (page load from a permalink
 or the tab's saved state, strategy changes, presets, broker.conf import); it writes ``TUNER_BASE``.
-``update_tuner`` runs on every slider *release* (and on base / source / seed changes): it rebuilds
-the config, calls :func:`dashboard.analysis.analyze` once and hands the result to the pure figure
-builders. While a slider is dragged, clientside callbacks move the value label and the threshold
+``update_tuner`` runs on every slider *release* (and on base / source / seed changes): it parses
+the controls into a :class:`~dashboard.tuner.state.TunerState`, makes one service call
+(:func:`dashboard.tuner.service.tune`) and hands the result to the pure figure builders; the other
+callbacks do the same with their own service call (``cycles``, ``why_not``). While a slider is dragged, clientside callbacks move the value label and the threshold
 lines without a server round trip. The bodies below are plain functions, unit-tested in
 ``tests/callbacks/test_tuner.py``.
 """
 from __future__ import annotations
 
-import hashlib
 import logging
 
 import numpy as np
@@ -22,8 +22,10 @@ from dash.exceptions import PreventUpdate
 from engine.commands import STYLES, commands_text
 from engine.config import BIGO_AVGSHEDDER, PULSAR_5_DEFAULTS, parse_broker_conf, to_broker_conf
 from engine.errors import InputError, ShedlabError
-from dashboard import figpatch, ids, permalink, sources, whynot
-from dashboard.analysis import analyze, revision, run_cycles
+from dashboard import figpatch, ids, permalink, sources
+from dashboard.tuner import service
+from dashboard.tuner.analysis import run_cycles
+from dashboard.tuner.whynot import explain, target_kind
 from dashboard.export import build_report, figures_zip, report_filename, tuner_figures
 from dashboard.figures.cycles import cycles_figure
 from dashboard.figures.pairs import avg_pairs
@@ -34,9 +36,11 @@ from dashboard.figures.scores import broker_scores
 from dashboard.figures.theme import MB, empty_figure, plain_figures
 from dashboard.figures.topics import MANY, MANY_RINGS, dots_title, ring_shapes, selected_overlay, topic_distribution, y_span
 from dashboard.figures.transfer import broker_load
-from dashboard.transfer import hit_counts, is_transfer, start_hit_count, transfer_view
-from dashboard.keys import allowed_placements, default_conf, default_placement, fmt_conf_value, key_spec, value_to_conf
-from dashboard.state import STRATEGY_KEYS, TunerState, build_config, coerce_state, state_from_config
+from dashboard.tuner.transfer import is_transfer, transfer_view
+from dashboard.keys import (allowed_placements, default_conf, default_placement, explains, fmt_conf_value, key_spec,
+                            needs_own_shedding, paired_placement, value_to_conf)
+from dashboard.tuner.state import (DEFAULT_PLACE, DEFAULT_SHED, STRATEGY_KEYS, TunerState, build_config,
+                                   coerce_state, state_from_config)
 from layouts.tuner import (controls, cycles_table, decision_card, default_state, placement_note, plan_table,
                            source_line, strategy_options, why_panel)
 from callbacks.shell import alert, page_source
@@ -111,19 +115,23 @@ def _tuner_link(link) -> dict | None:
 
 
 def _fix_pairing(state: TunerState, trigger) -> tuple[TunerState, list]:
-    """Pulsar needs AvgShedder in both roles when it places; keep the pickers consistent."""
+    """Keep the pickers to pairs Pulsar runs, by the registry's pairing rule (never by name): a
+    placement that is itself a shedding strategy (one instance plays both roles: AvgShedder) needs
+    that shedding strategy, picking such a shedding strategy picks its placement too (as Pulsar 5.0
+    does), and a placement must run in the shedding strategy's load manager."""
     notes = []
     shed, place = state.shed, state.place
-    if trigger == ids.TUNER_PLACE and place == "AvgShedder" and shed != "AvgShedder":
-        shed = "AvgShedder"
-        notes.append("AvgShedder placement needs AvgShedder shedding (one instance plays both roles): "
-                     "shedding set to AvgShedder")
-    elif shed == "AvgShedder" and trigger == ids.TUNER_SHED and place != "AvgShedder":
-        place = "AvgShedder"
-        notes.append("placement set to AvgShedder too, as Pulsar 5.0 does (pick another placement to compare)")
-    elif place == "AvgShedder" and shed != "AvgShedder":
-        place = default_placement(shed)
-        notes.append(f"AvgShedder placement needs AvgShedder shedding: placement set to {place}")
+    if trigger == ids.TUNER_PLACE and needs_own_shedding(place, shed):
+        shed = place
+        notes.append(f"{place} placement needs {place} shedding (one instance plays both roles): "
+                     f"shedding set to {place}")
+    elif trigger == ids.TUNER_SHED and paired_placement(shed) not in (None, place):
+        place = paired_placement(shed)
+        notes.append(f"placement set to {place} too, as Pulsar 5.0 does (pick another placement to compare)")
+    elif needs_own_shedding(place, shed):
+        alt = default_placement(shed)
+        notes.append(f"{place} placement needs {place} shedding: placement set to {alt}")
+        place = alt
     elif place not in allowed_placements(shed):
         alt = default_placement(shed)
         notes.append(f"{place} does not run with {shed}'s load manager: placement set to {alt}")
@@ -175,7 +183,7 @@ def resolve_controls(trigger, *, shed, place, link, conf_import, base, config, s
             nonce = imp_nonce
         state, notes = _fix_pairing(state, None)
         return state, {"values": state.value_dict, "nonce": nonce, "messages": msgs + notes}, msgs + notes
-    state = TunerState(src=src, shed=shed or "ThresholdShedder", place=place or "LeastLongTermMessageRate",
+    state = TunerState(src=src, shed=shed or DEFAULT_SHED, place=place or DEFAULT_PLACE,
                        values=tuple(sorted(overlay(base.get("values") or {}, current).items())),
                        seed=int(seed or 0) if str(seed or 0).isdigit() else 0)
     if trigger == ids.TUNER_RESET:
@@ -266,7 +274,7 @@ def sync_controls(shed, place, _reset, _p5, _bigo, conf_contents, conf_import, l
                      and trigger not in (ids.TUNER_RESET, ids.TUNER_PRESET5, ids.TUNER_PRESET_BIGO))
     children = no_update if same_controls else controls(state)
     return (state.shed, state.place, strategy_options("placement", state.shed), children, new_base,
-            state.seed if base is None else no_update, state.shed != "AvgShedder", None)
+            state.seed if base is None else no_update, "pairs" not in explains(state.shed), None)
 
 
 # ------------------------------------------------------------------------------------------ compute
@@ -277,10 +285,6 @@ def _messages(base_msgs, errors) -> list:
     for e in errors:
         out.append(alert("warning", e))
     return out
-
-
-def _h(*parts) -> str:
-    return hashlib.blake2s(repr(parts).encode(), digest_size=6).hexdigest()
 
 
 #: compute() output name -> figure id (what the bench and the tests wait on)
@@ -297,18 +301,12 @@ def compute(state: TunerState, shown=None, base_msgs=()) -> dict:
     patched. The scores and pairs figures and the decision always follow the config.
     """
     shown = shown if isinstance(shown, dict) else {}
-    snap = sources.get_snapshot(state.src, state.step)
-    cfg, errors = build_config(state)
-    a = analyze(snap, cfg, state.seed)
+    got = service.tune(state)
+    snap, cfg, errors, a = got.snap, got.config, got.errors, got.analysis
     v, rev = snap.view, a.rev
-    key = f"{snap.id}|{snap.step}"
-    decided = _h(key, [(u.broker, u.bundle, u.destination, u.skipped) for u in a.cycle.processed])
     dec = a.first_placement
-    revs = {"snapshot": key, "scores": rev, "pairs": rev,
-            # what the placement figure draws (the full JSON lists every filter's candidates: 10 ms at 1,000)
-            "placement": _h(decided, (dec.to_json(candidates=False), dec.scores, dec.best) if dec is not None else None),
-            "before_after": decided, "topics": _h(key, a.unloaded_bundles),
-            "plan": _h(a.plan, a.cycle.reason if is_transfer(a.result) else "")}
+    revs = service.revisions(a)
+    key = revs["snapshot"]
     same_snapshot = shown.get("snapshot") == key
 
     def fresh(name):
@@ -325,7 +323,7 @@ def compute(state: TunerState, shown=None, base_msgs=()) -> dict:
         topics["layout"]["editrevision"] = revs["topics"]
     else:
         topics = topic_distribution(v, snap.ld.bundle_topics, selected=a.unloaded_bundles, rev=revs["topics"])
-    is_avg = a.result is not None and a.result.strategy == "AvgShedder"
+    is_avg = a.result is not None and "pairs" in explains(a.result.strategy)  # a pairing strategy: its pairs
     ts = is_transfer(a.result)
 
     as_text = dec is None or not dec.scores  # AvgShedder, round robin: no candidate scores to draw
@@ -357,7 +355,7 @@ def compute(state: TunerState, shown=None, base_msgs=()) -> dict:
                       if fresh("placement") and not as_text else no_update),
         "placement_note": placement_note(dec) if fresh("placement") and as_text else no_update,
         "placement_card": kept("placement_card", card_cls, card_cls),
-        "plan": (plan_table(a.plan, skip=a.cycle.reason if ts else "") if fresh("plan") else no_update),
+        "plan": (plan_table(a.plan, limit=service.PLAN_ROWS, skip=a.cycle.reason if ts else "") if fresh("plan") else no_update),
         "before_after": (send("before_after", lambda: before_after(v, a.before_thr, a.after_thr, a.before_rate,
                                                                    a.after_rate, a.status, a.ratios,
                                                                    rev=revs["before_after"]))
@@ -366,7 +364,7 @@ def compute(state: TunerState, shown=None, base_msgs=()) -> dict:
         "decision": decision_card(a),
         "alerts": _messages(base_msgs, errors),
         "conf_text": to_broker_conf(cfg) or "# every key at its Pulsar 4.x default",
-        "source_info": kept("source_info", source_line(a), _h(key, a.shedding, a.placement, a.seed)),
+        "source_info": kept("source_info", source_line(a), service.token(key, a.shedding, a.placement, a.seed)),
         "qs": permalink.encode(state),
         "config": dict(state.to_json()),
         "analysis": a,
@@ -482,21 +480,15 @@ def run_cycles_cb(n_clicks, relayed, config, n):
     config, n = _tuner_config(config), as_number(n, 10, lo=1, hi=10**6)
     if not n_clicks or config is None:
         raise PreventUpdate
-    state = TunerState.from_json(config)
     try:
-        n = max(1, min(200, int(n or 10)))
-        snap = sources.get_snapshot(state.src, state.step)
-        cfg, _ = build_config(state)
-        cycles = run_cycles(snap, cfg, state.seed, n)
+        run = service.cycles(TunerState.from_json(config), n)
     except Exception as exc:  # noqa: BLE001 - say so in the panel, keep the page
         if not isinstance(exc, ShedlabError):  # bad input (an unknown or expired source) is said, not logged
             log.exception("cycles failed")
         return empty_figure(f"cannot run the cycles: {exc}", height=200), ""
-    hits = None
-    if any(is_transfer(c.shedding) for c in cycles):  # TransferShedder: the hit count building up
-        hits = hit_counts(cycles, start_hit_count(snap.ld))
-    return (cycles_figure(cycles, cfg, rev=revision(snap, cfg, state.seed), hits=hits),
-            cycles_table(cycles, hits=hits, threshold=cfg.loadBalancerSheddingConditionHitCountThreshold))
+    cfg = run.config
+    return (cycles_figure(run.cycles, cfg, rev=run.rev, hits=run.hits),
+            cycles_table(run.cycles, hits=run.hits, threshold=cfg.loadBalancerSheddingConditionHitCountThreshold))
 
 
 @callback(
@@ -512,14 +504,11 @@ def why_not(target, relayed, config):
     config, target = _tuner_config(config), as_str(target, limit=1000)
     if not target or config is None:
         return []
-    state = TunerState.from_json(config)
     try:
-        snap = sources.get_snapshot(state.src, state.step)
-        cfg, _ = build_config(state)
-        a = analyze(snap, cfg, state.seed)
-        if whynot.target_kind(a.view, target) is None:
+        w = service.why_not(TunerState.from_json(config), target, budget_s=2.5)
+        if w is None:
             return [alert("warning", f"{target} is not in the current snapshot")]
-        return why_panel(whynot.explain(a, target, budget_s=2.5))
+        return why_panel(w)
     except ShedlabError as exc:
         return [alert("error", str(exc))]
     except Exception as exc:  # noqa: BLE001
@@ -566,10 +555,8 @@ def why_options(source, search, value, step):
 
 # ------------------------------------------------------------------------------------------ sharing
 def _analysis_for(config):
-    state = TunerState.from_json(config)
-    snap = sources.get_snapshot(state.src, state.step)
-    cfg, errors = build_config(state)
-    return state, analyze(snap, cfg, state.seed), errors
+    got = service.tune(TunerState.from_json(config))
+    return got.state, got.analysis, list(got.errors)
 
 
 @callback(
@@ -617,8 +604,9 @@ def export_report(n, config, link, target, cycles_clicks, cycles_n):
     try:
         state, a, errors = _analysis_for(config)
         cycles_n = as_number(cycles_n, 10, lo=1, hi=10**6)
-        cycles = run_cycles(a.snap, a.config, state.seed, max(1, min(200, int(cycles_n)))) if cycles_clicks else None
-        w = whynot.explain(a, target, budget_s=2.0) if target and whynot.target_kind(a.view, target) else None
+        cycles = (run_cycles(a.snap, a.config, state.seed, max(1, min(service.MAX_CYCLES, int(cycles_n))))
+                  if cycles_clicks else None)
+        w = explain(a, target, budget_s=2.0) if target and target_kind(a.view, target) else None
         html_text = build_report(a, state, permalink=link or None, cycles=cycles, whynot=w, warnings=errors)
     except Exception as exc:
         if not isinstance(exc, ShedlabError):  # bad input (an unknown or expired source) is said, not logged

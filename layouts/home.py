@@ -6,7 +6,7 @@ import importlib
 from dash import dcc, html
 
 from dashboard import permalink
-from dashboard.state import coerce_state
+from dashboard.tuner.state import DEFAULT_PLACE, DEFAULT_SHED, coerce_state
 from engine.samples import SAMPLES
 
 
@@ -37,8 +37,8 @@ def layout(**kwargs):
     samples = []
     for s in SAMPLES.values():
         cfg = s.config or {}
-        shed = str(cfg.get("loadBalancerLoadSheddingStrategy", "ThresholdShedder")).rsplit(".", 1)[-1]
-        place = str(cfg.get("loadBalancerLoadPlacementStrategy", "LeastLongTermMessageRate")).rsplit(".", 1)[-1]
+        shed = str(cfg.get("loadBalancerLoadSheddingStrategy", DEFAULT_SHED)).rsplit(".", 1)[-1]
+        place = str(cfg.get("loadBalancerLoadPlacementStrategy", DEFAULT_PLACE)).rsplit(".", 1)[-1]
         samples.append(dcc.Link([
             html.Div(s.title, className="sample-title"),
             html.Div(s.description, className="sample-desc"),

@@ -14,12 +14,13 @@ from dash import dcc, html
 
 from dashboard import ids, permalink
 from dashboard.figures.theme import STATUS, empty_figure, graph_config
-from dashboard.keys import (KeySpec, allowed_placements, conf_to_value, default_conf, format_value, groups_for,
-                            key_spec, placement_names, shedding_names, spaced_marks, MANAGER_KEYS, WEIGHT_KEYS)
+from dashboard.keys import (KeySpec, allowed_placements, conf_to_value, default_conf, explains, format_value,
+                            groups_for, key_spec, needs_own_shedding, placement_names, shedding_names, spaced_marks,
+                            MANAGER_KEYS, WEIGHT_KEYS)
 from dashboard.sources import DEFAULT_SOURCE, history_source_id, sample_state, source_info
 from engine.errors import InputError
-from dashboard.state import TunerState, coerce_state
-from dashboard.transfer import REASONS, transfer_view
+from dashboard.tuner.state import TunerState, coerce_state
+from dashboard.tuner.transfer import REASONS, transfer_view
 from dashboard.policy_notes import cycle_placements, placements_policy_text, policy_summary
 
 __all__ = ["layout", "default_state", "controls", "fmt_store", "decision_card", "plan_table", "placement_note", "why_panel",
@@ -36,7 +37,9 @@ def default_state(src: str = DEFAULT_SOURCE) -> TunerState:
 
 
 def strategy_options(kind: str, shed: str | None = None) -> list[dict]:
-    """Dropdown options; AvgShedder placement is offered only with AvgShedder shedding (as Pulsar requires)."""
+    """Dropdown options from the registry: the placements the shedding strategy's load manager runs; one
+    that is itself a shedding strategy (AvgShedder) is offered only with itself as shedding strategy
+    (as Pulsar requires: :func:`dashboard.keys.needs_own_shedding`)."""
     if kind == "shedding":
         return [{"label": n, "value": n} for n in shedding_names()]
     out = []
@@ -45,8 +48,8 @@ def strategy_options(kind: str, shed: str | None = None) -> list[dict]:
         if n not in allowed:
             continue
         opt = {"label": n, "value": n}
-        if n == "AvgShedder" and shed != "AvgShedder":
-            opt = {"label": f"{n} (needs AvgShedder shedding)", "value": n, "disabled": True}
+        if needs_own_shedding(n, shed):
+            opt = {"label": f"{n} (needs {n} shedding)", "value": n, "disabled": True}
         out.append(opt)
     return out
 
@@ -487,7 +490,7 @@ def layout(**kwargs):
               sub="bars: what the strategy compared · markers: each weighted resource · lines move while you drag"),
         _card("AvgShedder pairs", _graph(ids.TUNER_FIG_PAIRS, "avgshedder-pairs", 360), card_id=ids.TUNER_PAIRS_CARD,
               sub="hottest with coolest, second with second-to-last … · gap and hit counts k of n",
-              hidden=init.shed != "AvgShedder"),
+              hidden="pairs" not in explains(init.shed)),
         _card("Unload plan", html.Div([
             html.Div(id=ids.TUNER_PLAN),
             html.Div([

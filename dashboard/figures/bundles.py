@@ -52,7 +52,7 @@ def namespace_layout(counts: Sequence[int], ranges: Sequence[str], *, owners: Se
     msg_rate : sequence of float, optional
         msg/s per bundle: a second row of bars.
     status : sequence of str, optional
-        Per bundle ``"split"`` / ``"capped"`` / ``"ok"`` (:func:`dashboard.bundles_service.bundle_status`):
+        Per bundle ``"split"`` / ``"capped"`` / ``"ok"`` (:func:`dashboard.bundles.bundle_status`):
         split candidates get a marker above their bar.
     reasons : sequence of str, optional
         Per bundle auto-split reason (hover).
@@ -191,7 +191,7 @@ def occupancy_comparison(rows: Sequence, *, height: int = 300) -> go.Figure:
 
     With every partition carrying the same traffic, a bundle holding ``k`` partitions carries
     ``k / mean`` times the average bundle load; the farther right the last bar, the harder the
-    namespace is to balance. ``rows`` are :class:`dashboard.bundles_service.ComparisonRow`
+    namespace is to balance. ``rows`` are :class:`dashboard.bundles.ComparisonRow`
     (``partitions``, ``bundles``, ``occupancy``, ``distribution``).
     """
     if not rows:

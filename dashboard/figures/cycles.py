@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from ..keys import explains
 from .theme import LINE, STATUS, axis, base_layout, empty_figure, make_figure, short_names, title_ann
 
 __all__ = ["cycles_figure", "PALETTE"]
@@ -24,13 +25,14 @@ def _nan(v):
 
 def cycles_figure(cycles, cfg, *, rev: str = "", top: int = 10, height: int = 470, hits: list | None = None) -> go.Figure:
     """The figure of a list of :class:`engine.results.Cycle` (``hits``: TransferShedder's hit count per cycle,
-    :func:`dashboard.transfer.hit_counts`)."""
+    :func:`dashboard.tuner.transfer.hit_counts`). A third row of hit counters is drawn for a strategy
+    whose results carry pairs (its spec's ``explains``: AvgShedder) or when ``hits`` are given."""
     if hits is not None:
         hits = [k for c, k in zip(cycles, hits) if c.shedding is not None]
     cycles = [c for c in cycles if c.shedding is not None]
     if not cycles:
         return empty_figure("No shedding ran (disabled, or at most one broker)", rev=rev)
-    avg = cycles[0].shedding.strategy == "AvgShedder" or hits is not None
+    avg = "pairs" in explains(cycles[0].shedding.strategy) or hits is not None
     if avg:
         domains = {"y": [0.50, 1.0], "y2": [0.33, 0.44], "y3": [0.0, 0.25]}
     else:

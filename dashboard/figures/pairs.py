@@ -10,6 +10,9 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from engine.strategies import registry
+
+from ..keys import explains
 from .theme import (LINE, STATUS, axis, base_layout, drag_spec, empty_figure, make_figure, short_names,
                     status_color, title_ann)
 
@@ -53,9 +56,11 @@ def hits_text(p, n_low: int, n_high: int) -> str:
 
 
 def avg_pairs(result, cfg, status: dict, *, rev: str = "", height: int = 360) -> go.Figure:
-    """The pairs figure of an AvgShedder result (an explanatory blank for other strategies)."""
-    if result is None or result.strategy != "AvgShedder":
-        return empty_figure("Pairs are drawn for AvgShedder", rev=rev)
+    """The pairs figure of a result whose strategy pairs brokers (its spec's ``explains`` has
+    ``"pairs"``: AvgShedder); an explanatory blank for other strategies."""
+    if result is None or "pairs" not in explains(result.strategy):
+        who = ", ".join(s.name for s in registry.specs(role="shedding") if "pairs" in s.explains)
+        return empty_figure(f"Pairs are drawn for {who or 'strategies that pair brokers'}", rev=rev)
     pairs = list(result.pairs)
     scores = {b: float(s) for b, s in result.scores.items()}
     low, high = cfg.loadBalancerAvgShedderLowThreshold, cfg.loadBalancerAvgShedderHighThreshold

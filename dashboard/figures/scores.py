@@ -13,6 +13,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
+from ..keys import explains
 from .theme import (LINE, MB, RESOURCE, axis, base_layout, drag_spec, empty_figure, hline, make_figure,
                     short_names, status_color, status_label, title_ann)
 
@@ -193,11 +194,14 @@ def broker_scores(view, result, cfg, status: dict, *, rev: str = "", height: int
     shapes, anns, drag = [], [], {}
     many_states = known and len(order) > MANY_BROKERS
     lines = {k: float(v) for k, v in result.lines.items() if not any(s in k for s in _SKIP)}
+    own_overload = "overload" in lines
     if "overload" not in lines and result.score_unit == "%":
         lines["overload"] = float(cfg.loadBalancerBrokerOverloadedThresholdPercentage)
     for name, y in lines.items():
         col, dash, key, slope = LINE_KEYS.get(name, (LINE["other"], "dot", None, 0.0))
-        label = name if name != "overload" or result.strategy == "OverloadShedder" else "overload (placement retry)"
+        # the overload line is the strategy's own (OverloadShedder's) when its result draws it, else only the
+        # line placement's "retry when overloaded" compares with
+        label = name if name != "overload" or own_overload else "overload (placement retry)"
         s, a = hline(y, col, f"{label} {y:.1f} %", dash=dash)
         shapes.append(s)
         anns.append(a)
@@ -211,7 +215,7 @@ def broker_scores(view, result, cfg, status: dict, *, rev: str = "", height: int
                               0, 1.0))
     finite = [scores[b] for b in order if math.isfinite(scores[b])]
     top = max(finite + list(lines.values()) + [10.0])
-    ylabel = ("history-smoothed weighted usage (%)" if result.strategy == "ThresholdShedder"
+    ylabel = ("history-smoothed weighted usage (%)" if "score_history" in explains(result.strategy)
               else "weighted max usage (%)")
     lay = base_layout(height, shapes=shapes, annotations=anns, editrevision=rev, meta={"drag": drag},
                       barmode="overlay", hovermode="closest", xaxis=_xaxis(x),

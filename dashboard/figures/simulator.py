@@ -195,7 +195,7 @@ def std_figure(ext: dict, clusters: dict, colors: dict, *, height: int = 460, re
     comparison.
 
     ``ext``: ``{label: (cluster table, checks frame)}`` of the TransferShedder runs
-    (:func:`dashboard.simulator_service.checks_frame`); ``clusters``: every run's cluster table.
+    (:func:`dashboard.simulator.checks_frame`); ``clusters``: every run's cluster table.
     """
     if not ext:
         return empty_figure("Neither run uses TransferShedder", rev=rev)

@@ -9,7 +9,7 @@ import pytest
 
 from dashboard.figures.simulator import (CODE_ORDER, RUN_COLORS, broker_series, cluster_figure, pick_brokers,
                                          std_figure, sweep_heatmaps, wrap)
-from dashboard.simulator_service import checks_frame
+from dashboard.simulator import checks_frame
 from engine.simulator import run_scenario
 
 

@@ -1,6 +1,7 @@
 """"Why not?": the threshold missed, by how much, and the slider value the real engine flips at."""
-from dashboard import analysis, sources, whynot
-from dashboard.state import build_config, coerce_state
+from dashboard import sources
+from dashboard.tuner import analysis, whynot
+from dashboard.tuner.state import build_config, coerce_state
 from engine.samples import SAMPLES
 
 

@@ -1,0 +1,223 @@
+"""Run the engine for the Tuner: one shedding cycle (or N) on a snapshot, plus what the page shows.
+
+:func:`analyze` is the one call the Tuner's callbacks, the report, the image export and "why not?"
+share. It builds the load manager on the snapshot's cached columnar view (so only the strategy is
+recomputed when a slider moves), runs ``doLoadShedding`` once and derives the per-broker
+before/after traffic, max/min ratios, broker states and the unload plan. Results are memoised per
+(snapshot, config, seed) in the process.
+"""
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.config import LoadBalancerConfig, to_broker_conf
+from engine.load_manager import ModularLoadManager
+from engine.managers import make_manager, manager_kind
+from engine.results import Cycle, PlacementDecision
+from engine.strategies.spec import MODULAR
+
+from ..keys import explains
+from ..sources import Snapshot
+
+__all__ = ["Analysis", "analyze", "build_manager", "run_cycles", "broker_status", "revision", "STATUS_ORDER"]
+
+#: broker states, the order they are listed in legends (colours: dashboard.figures.theme.STATUS)
+STATUS_ORDER = ("over", "skipped", "pending", "under", "destination", "ok")
+
+
+def build_manager(snap: Snapshot, cfg: LoadBalancerConfig, seed: int = 0):
+    """A fresh load manager on ``snap`` (its strategy memory seeded from the snapshot).
+
+    The modular manager reuses the snapshot's cached view (``view=``), so a slider move only
+    re-runs the strategy; ``tests/dashboard/test_analysis.py`` checks the decisions equal
+    ``ModularLoadManager(load_data, ...)``. Any other manager (the extensible one: its strategy's spec
+    says ``load_manager``, :func:`engine.managers.manager_kind`) is built by
+    :func:`engine.managers.make_manager` from the LoadData. An Extensible Load Manager
+    upload (``snap.ld.elm``, :func:`engine.extensible.readers.display_load_data`) always runs the ELM on
+    its own data — TransferShedder (a modular shedding strategy falls back to it, as in Pulsar) and the
+    ELM's placement — never on the modular-shaped view the page draws.
+    """
+    ld = snap.ld
+    elm = getattr(ld, "elm", None)
+    if elm is not None:
+        return make_manager(elm, cfg, seed=seed)
+    if manager_kind(cfg, ld) != MODULAR:
+        return make_manager(ld, cfg, seed=seed)
+    return ModularLoadManager(ld, cfg, seed=seed, view=snap.view)
+
+
+def revision(snap: Snapshot, cfg: LoadBalancerConfig, seed: int) -> str:
+    """A short token naming what a figure shows (set as ``layout.meta.rev``; the bench waits on it)."""
+    h = hashlib.blake2s(digest_size=6)
+    h.update(f"{snap.id}|{snap.step}|{seed}|{cfg.shedding_strategy}|{cfg.placement_strategy}|".encode())
+    h.update(to_broker_conf(cfg).encode())
+    return h.hexdigest()
+
+
+@dataclass
+class Analysis:
+    """One shedding cycle on one snapshot, with everything the Tuner draws."""
+
+    snap: Snapshot
+    config: LoadBalancerConfig
+    seed: int
+    cycle: Cycle
+    shedding: str
+    placement: str
+    rev: str
+    before_rate: np.ndarray
+    before_thr: np.ndarray
+    after_rate: np.ndarray
+    after_thr: np.ndarray
+    status: dict  # broker -> state (STATUS_ORDER)
+    plan: list  # one dict per processed unload
+    ratios: dict  # {"msg rate": (before, after), "throughput": (before, after)}; None when a min is 0
+    notes: list = field(default_factory=list)
+    transfer_stats: object = None  # the LoadStats of a strategy explaining its decisions (TransferShedder: std, hits)
+
+    @property
+    def view(self):
+        return self.snap.view
+
+    @property
+    def result(self):
+        return self.cycle.shedding
+
+    @property
+    def unloaded_bundles(self) -> list:
+        return [u.bundle for u in self.cycle.unloads]
+
+    @property
+    def first_placement(self) -> PlacementDecision | None:
+        for u in self.cycle.unloads + self.cycle.processed:
+            if u.placement is not None:
+                return u.placement
+        return None
+
+    def headline(self) -> str:
+        """One line: what the leader does this cycle (with the reason codes of a strategy whose results
+        carry its decisions, as TransferShedder's)."""
+        text = self._headline()
+        res = self.result
+        if res is not None and res.decisions and "decisions" in explains(res.strategy):
+            codes = []
+            for d in res.decisions:
+                if d.reason not in codes:
+                    codes.append(d.reason)
+            text += " · " + " / ".join(codes)
+        return text
+
+    def _headline(self) -> str:
+        c = self.cycle
+        if c.unloads:
+            srcs = sorted({u.broker for u in c.unloads})
+            dsts = sorted({u.destination for u in c.unloads if u.destination})
+            n = len(c.unloads)
+
+            def who(xs):
+                return ", ".join(xs) if len(xs) <= 2 else f"{len(xs)} brokers"
+            return f"Unload {n} bundle{'s' if n != 1 else ''} from {who(srcs)} to {who(dsts)}"
+        return "Nothing moves"
+
+
+def broker_status(cycle: Cycle) -> dict:
+    """Each broker's state this cycle, from the verdicts and the issued unloads."""
+    out = {}
+    sh = cycle.shedding
+    if sh is not None:
+        for b in sh.scores:
+            out[b] = "ok"
+        for v in sh.verdicts:
+            st = v.status if v.status in STATUS_ORDER else "ok"
+            out[v.broker] = st
+    for u in cycle.unloads:
+        if u.destination and out.get(u.destination) != "over":
+            out[u.destination] = "destination"
+        out[u.broker] = "over"
+    return out
+
+
+def _ratio(a: np.ndarray):
+    if len(a) == 0:
+        return None
+    lo, hi = float(np.min(a)), float(np.max(a))
+    if lo <= 1e-9:
+        return None
+    return hi / lo
+
+
+def _derive(snap: Snapshot, cfg, seed, cycle: Cycle, lm) -> Analysis:
+    v = snap.view
+    br, bt = v.msg_rate.astype(float), v.msg_throughput.astype(float)
+    ar, at = br.copy(), bt.copy()
+    idx = v.broker_index
+    for u in cycle.unloads:
+        i, j = idx.get(u.broker), idx.get(u.destination) if u.destination else None
+        if i is not None:
+            ar[i] -= u.msg_rate
+            at[i] -= u.throughput
+        if j is not None:
+            ar[j] += u.msg_rate
+            at[j] += u.throughput
+    np.maximum(ar, 0, out=ar)
+    np.maximum(at, 0, out=at)
+    plan = []
+    sh = cycle.shedding
+    ts = sh is not None and "decisions" in explains(sh.strategy)  # each unload's own decision (TransferShedder)
+    why = {(d.broker, d.bundle): d for d in sh.decisions} if ts else {}
+    for u in cycle.processed:
+        dec = u.placement
+        plan.append({
+            "source": u.broker, "destination": u.destination or "", "bundle": u.bundle,
+            "msg_rate": float(u.msg_rate), "throughput": float(u.throughput),
+            "reason": u.reason, "placement": dec.reason if dec is not None else "",
+            "placement_strategy": dec.strategy if dec is not None else "",
+            "random": bool(dec.random) if dec is not None else False,
+            "skipped": u.skipped or "",
+        })
+        if ts:  # the extensible decision: reason code (Overloaded / Underloaded), swap, the numbers
+            d = why.get((u.broker, u.bundle))
+            plan[-1].update(decision=d.reason if d else u.reason, swap=bool(d.swap) if d else False,
+                            detail=d.detail if d else "")
+    ratios = {"msg rate": (_ratio(br), _ratio(ar)), "throughput": (_ratio(bt), _ratio(at))}
+    shed = getattr(lm.shedding, "name", cfg.shedding_strategy)
+    place = getattr(lm.placement, "name", cfg.placement_strategy)
+    notes = list(snap.ld.warnings[:3]) + [n for n in getattr(lm, "notes", [])[:3] if isinstance(n, str)]
+    stats = getattr(lm.shedding, "stats", None) if ts else None
+    return Analysis(snap, cfg, seed, cycle, shed, place, revision(snap, cfg, seed), br, bt, ar, at,
+                    broker_status(cycle), plan, ratios, notes, stats)
+
+
+_lock = threading.Lock()
+_memo: "OrderedDict[tuple, Analysis]" = OrderedDict()
+_MEMO_MAX = 32
+
+
+def analyze(snap: Snapshot, cfg: LoadBalancerConfig, seed: int = 0) -> Analysis:
+    """One ``doLoadShedding`` on ``snap`` with ``cfg`` (memoised per snapshot, config and seed)."""
+    key = (snap.id, snap.step, id(snap.ld), cfg, int(seed))
+    with _lock:
+        got = _memo.get(key)
+        if got is not None:
+            _memo.move_to_end(key)
+            return got
+    lm = build_manager(snap, cfg, seed)
+    cycle = lm.do_load_shedding()
+    got = _derive(snap, cfg, seed, cycle, lm)
+    with _lock:
+        _memo[key] = got
+        while len(_memo) > _MEMO_MAX:
+            _memo.popitem(last=False)
+    return got
+
+
+def run_cycles(snap: Snapshot, cfg: LoadBalancerConfig, seed: int, n: int) -> list[Cycle]:
+    """``n`` shedding cycles on the unchanged snapshot, one shedding interval apart (hit counts and
+    history build up; recently unloaded bundles are skipped)."""
+    lm = build_manager(snap, cfg, seed)
+    return lm.run_cycles(max(1, int(n)))
