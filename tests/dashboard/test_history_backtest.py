@@ -1,0 +1,176 @@
+"""The History backtest through the engine's one driver (engine.backtest): every modular shedding
+strategy of the registry, pandas and Spark alike, streamed batch by batch, sweep keys from the spec."""
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+import pytest
+
+from dashboard.history.dataset import read_long, wide_brokers, wide_bundles
+from dashboard.history.generate import generate
+from engine.backtest import EVENT_COLUMNS, backtest_frames, backtest_spec, shedding_strategies, sweep_keys
+from engine.config import LoadBalancerConfig
+from engine.errors import UsageError
+from engine.results import SheddingResult, Selection
+from engine.strategies import StrategySpec, registry
+
+
+@pytest.fixture(scope="module")
+def gen_ds(tmp_path_factory):
+    """5 brokers × 1 day with bundle metrics and the generator's incidents (broker loss, hot bundle)."""
+    p = tmp_path_factory.mktemp("hist") / "gen"
+    generate(p, brokers=5, days=1, seed=7, start="2026-01-05", bundles_per_broker=3)
+    return p
+
+
+def _firing(name: str) -> dict:
+    """The strategy's first grid key at the first value of its spec's grid (the most eager one of the
+    shipped grids): it fires on the test data."""
+    key, values = registry.spec(name).sweep_grid[0]
+    return {key: str(values[0])}
+
+
+def test_backtest001_every_modular_shedding_strategy_and_only_those():
+    names = shedding_strategies()
+    want = [s.name for s in registry.specs(role="shedding") if s.runs_in("modular")]
+    assert names == want and len(names) >= 4
+    for s in registry.specs(role="shedding"):
+        if not s.runs_in("modular"):
+            with pytest.raises(UsageError, match="backtests support"):
+                backtest_spec(s.name)
+
+
+def test_backtest002_sweep_keys_come_from_the_strategy_spec():
+    """The History sweep offers a strategy's own keys (its grid first) and the driver's, never another
+    strategy's; the page's defaults are the spec's grid."""
+    from dashboard.history.service import sweep_defaults
+
+    for name in shedding_strategies():
+        spec = registry.spec(name)
+        opts, xk, xv, yk, yv = sweep_defaults(name)
+        keys = [o["value"] for o in opts]
+        assert keys == sweep_keys(spec)
+        assert (xk, yk) == (spec.sweep_grid[0][0], spec.sweep_grid[1][0])
+        assert [float(v) for v in xv.split(",")] == [float(v) for v in spec.sweep_grid[0][1]]
+        own = set(spec.config_keys) | {"loadBalancerSheddingIntervalMinutes", "loadBalancerSheddingGracePeriodMinutes"}
+        assert set(keys) <= own | {k for k, _v in spec.sweep_grid}, name
+
+
+def _split_batches(frame: pd.DataFrame, size: int):
+    for i in range(0, len(frame), size):
+        yield frame.iloc[i:i + size].reset_index(drop=True)
+
+
+@pytest.mark.parametrize("name", shedding_strategies())
+def test_backtest003_streamed_in_small_batches_equals_one_replay(gen_ds, name):
+    """The Spark UDF body fed in odd-sized batches (minutes cut across batches) gives exactly the
+    events of one replay of the whole frame, state JSON included — real bundles and synthetic ones."""
+    from dashboard.history.backtest import stream_cells
+
+    cfg = LoadBalancerConfig().with_values(_firing(name))
+    long = read_long(gen_ds)
+    bw, kw = wide_brokers(long), wide_bundles(long)
+    fired = 0
+    for use_bundles in (True, False):
+        ref = backtest_frames(bw, kw if use_bundles else None, name, cfg, state_limit=50)
+        fired += len(ref)
+        rows = bw.assign(bundle=None)
+        if use_bundles:
+            rows = pd.concat([rows, kw.assign(**{c: float("nan") for c in bw.columns if c not in kw.columns})],
+                             ignore_index=True)
+        rows = rows.assign(cell=0).sort_values(["cell", "timestamp"], kind="stable").reset_index(drop=True)
+        got = list(stream_cells(_split_batches(rows, 7), name, cfg, 8, 50, "auto", use_bundles))
+        ev = pd.concat(got, ignore_index=True) if got else pd.DataFrame(columns=["cell"] + EVENT_COLUMNS)
+        assert (ev["cell"] == 0).all()
+        pd.testing.assert_frame_equal(ev.drop(columns="cell").reset_index(drop=True), ref.reset_index(drop=True),
+                                      check_dtype=False)
+    assert fired > 0, f"{name} should fire on the test data with {_firing(name)}"
+
+
+class _HottestFirst:
+    """A plug-in strategy defined in this test: every minute, the hottest broker's first bundle."""
+
+    name = "HottestFirstShedder"
+
+    def find_bundles_for_unloading(self, view, conf, recently_unloaded):
+        j = int(view.cpu.argmax())
+        own = [k for k in view.owned[j].tolist() if view.bundles[k] not in recently_unloaded]
+        res = SheddingResult(self.name, "Skip", "nothing")
+        if own:
+            res.label, res.reason = "Success", "hottest"
+            res.scores = {b: float(view.cpu[i]) for i, b in enumerate(view.brokers)}
+            res.selected.append(Selection(view.brokers[j], view.bundles[own[0]], 1.0, "B/s"))
+        return res
+
+    def on_active_brokers_change(self, brokers):
+        pass
+
+    def state(self):
+        return {}
+
+    def load_state(self, state):
+        pass
+
+    def reset(self):
+        pass
+
+
+def test_backtest004_a_plugin_strategy_is_backtested_without_edits(gen_ds):
+    from engine.strategies.spec import EmptyState
+
+    spec = StrategySpec(name="HottestFirstShedder", fqn="org.example.HottestFirstShedder", roles={"shedding"},
+                        load_manager="modular", config_keys=("loadBalancerSheddingGracePeriodMinutes",),
+                        requires_placement=None, sweep_grid=(("loadBalancerSheddingGracePeriodMinutes", (1, 5)),
+                                                             ("loadBalancerSheddingIntervalMinutes", (1, 2))),
+                        state_type=EmptyState, factory=_HottestFirst, explains=frozenset(), title="test plug-in")
+    registry.register(spec)
+    try:
+        assert "HottestFirstShedder" in shedding_strategies()
+        from layouts.history import _strategy_options
+
+        assert "HottestFirstShedder" in [o["value"] for o in _strategy_options()]
+        ev = backtest_frames(wide_brokers(read_long(gen_ds)), None, "HottestFirstShedder", LoadBalancerConfig())
+        assert len(ev) > 0 and set(ev["strategy"]) == {"HottestFirstShedder"} and (ev["n_bundles"] == 1).all()
+        from dashboard.history.service import sweep_defaults
+
+        assert sweep_defaults("HottestFirstShedder")[1] == "loadBalancerSheddingGracePeriodMinutes"
+    finally:
+        registry.unregister("HottestFirstShedder")
+
+
+# ------------------------------------------------------------------------------------------ Spark
+@pytest.fixture(scope="module")
+def spark():
+    from dashboard.spark import java_available
+
+    ok, why = java_available()
+    if not ok:
+        pytest.skip(f"Spark needs Java: {why}")
+    old = os.environ.get("LB_SPARK_MASTER")
+    os.environ["LB_SPARK_MASTER"] = "local[2]"
+    from dashboard.spark import get_spark
+
+    yield get_spark()
+    if old is None:
+        os.environ.pop("LB_SPARK_MASTER", None)
+    else:
+        os.environ["LB_SPARK_MASTER"] = old
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("name", shedding_strategies())
+def test_backtest005_pandas_and_spark_backtests_agree_for_every_strategy(spark, gen_ds, name):
+    """The job runner's two engines give the same events (every column, state JSON included) and the
+    same per-day counts, for each strategy, with real and with synthetic bundles."""
+    from dashboard.history.jobs import run_job
+
+    for bundles in ("auto", "synthetic"):
+        p = {"strategy": name, "set": _firing(name), "bundles": bundles}
+        a = run_job("backtest", gen_ds, p, engine="pandas", use_cache=False)
+        b = run_job("backtest", gen_ds, p, engine="spark", use_cache=False)
+        ea = a["events"].sort_values(["timestamp", "broker"], kind="stable").reset_index(drop=True)
+        eb = b["events"].sort_values(["timestamp", "broker"], kind="stable").reset_index(drop=True)
+        pd.testing.assert_frame_equal(ea, eb, check_dtype=False)
+        pa_, pb_ = a["per_day"].sort_values("day").reset_index(drop=True), b["per_day"].sort_values("day").reset_index(drop=True)
+        assert pa_[["day", "events", "bundles"]].values.tolist() == pb_[["day", "events", "bundles"]].values.tolist()
