@@ -166,7 +166,7 @@ def show_split(bundle, _options, positions, force, source, namespace, topic, gen
     try:
         src, view_kw = _view_kw(source, namespace, topic, gen_ns, rate, kbps, partitions, bundles, options)
         sp = S.analyse_split(src, view_kw, _config_kw(algorithm, auto_enabled, th_values, th_ids), bundle, positions,
-                             "force" in (force or ()))
+                             "force" in str_list(force, limit=100))
     except InputError as exc:
         return no_update, alert(f"Cannot preview the split: {exc}")
     return split_preview(sp.lower, sp.upper, sp.hashes, sp.results), split_table(sp.results)

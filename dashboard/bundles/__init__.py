@@ -28,7 +28,7 @@ from __future__ import annotations
 from .config import config_from_inputs, threshold_ladder, threshold_specs
 from .metrics import (auto_split_for, bundle_options, bundle_status, default_split_bundle, occupancy, parse_positions,
                       split_previews, summarize, vivo_comparison)
-from .model import (BUNDLES_RANGE, DEFAULT_NAMESPACE, DEFAULT_TOPIC, GEN, MAX_UPLOAD_BYTES, OPT_EXPAND,
+from .model import (BUNDLES_RANGE, DEFAULT_NAMESPACE, DEFAULT_TOPIC, GEN, MAX_UPLOAD_BYTES, MB, OPT_EXPAND,
                     OPT_INPUT_LAYOUT, PARTITIONS_RANGE, SEED, THRESHOLD_KEYS, TRIALS, VIVO_BUNDLES, VIVO_OBSERVED_MAX,
                     VIVO_PARTITIONS, BundlesView, Comparison, ComparisonRow, Summary, TopicSource)
 from .sources import (ingest_upload, load_source, namespaces_of, parse_source_id, parse_upload_bytes, safe_label,
@@ -37,7 +37,7 @@ from .page import LayoutAnalysis, SplitAnalysis, analyse_layout, analyse_split
 from .view import build_view
 
 __all__ = [
-    "MAX_UPLOAD_BYTES", "GEN", "DEFAULT_TOPIC", "DEFAULT_NAMESPACE", "VIVO_BUNDLES", "VIVO_PARTITIONS",
+    "MB", "MAX_UPLOAD_BYTES", "GEN", "DEFAULT_TOPIC", "DEFAULT_NAMESPACE", "VIVO_BUNDLES", "VIVO_PARTITIONS",
     "VIVO_OBSERVED_MAX", "PARTITIONS_RANGE", "BUNDLES_RANGE", "TRIALS", "SEED", "THRESHOLD_KEYS",
     "OPT_INPUT_LAYOUT", "OPT_EXPAND",
     "TopicSource", "BundlesView", "Summary", "Comparison", "ComparisonRow",

@@ -10,7 +10,7 @@ import numpy as np
 from engine import bundles as B
 from engine.topics_input import TopicList
 
-__all__ = ["MAX_UPLOAD_BYTES", "GEN", "DEFAULT_TOPIC", "DEFAULT_NAMESPACE", "VIVO_BUNDLES", "VIVO_PARTITIONS",
+__all__ = ["MB", "MAX_UPLOAD_BYTES", "GEN", "DEFAULT_TOPIC", "DEFAULT_NAMESPACE", "VIVO_BUNDLES", "VIVO_PARTITIONS",
            "VIVO_OBSERVED_MAX", "PARTITIONS_RANGE", "BUNDLES_RANGE", "TRIALS", "SEED", "THRESHOLD_KEYS",
            "OPT_INPUT_LAYOUT", "OPT_EXPAND", "TopicSource", "BundlesView", "Summary", "Comparison", "ComparisonRow"]
 

@@ -16,7 +16,7 @@ from engine.simulator import findings as F
 from .. import ids
 from ..keys import format_value, key_spec, value_to_conf
 from ..web_safety import as_dict, as_list, as_str
-from . import strategies as ST
+from .strategies import pairing_source, required_placement
 from .findings import finding_state
 from .findings import scenario_id as finding_scenario_id
 from .scenarios import DEFAULT_SCENARIO, PRESET_LABELS, base_config, load
@@ -227,10 +227,10 @@ def resolve_form_inputs(trigger, *, form, saved, seen, link, uploaded, current: 
     elif isinstance(trigger, dict) and trigger.get("type") == ids.SIM_SHED:
         s = trigger.get("side")
         sp = state.side(s)
-        need = ST.required_placement(sp.shed)
+        need = required_placement(sp.shed)
         if need and sp.place != need:
             state = state.with_side(s, replace(sp, place=need))
-            msgs.append(f"run {s.upper()}: placement set to {need} too, as {ST.pairing_source(sp.shed, need)} "
+            msgs.append(f"run {s.upper()}: placement set to {need} too, as {pairing_source(sp.shed, need)} "
                         "(pick another placement to compare)")
         # an incompatible pair left by the switch was fixed (and said) by form_state
     elif isinstance(trigger, dict) and trigger.get("type") == ids.SIM_PRESET:

@@ -17,7 +17,7 @@ from engine.errors import InputError
 
 from ..keys import coerce_values
 from ..state import clamp_int
-from . import strategies as ST
+from .strategies import default_placement, pair_problem, placement_names, shedding_names
 from .scenarios import DEFAULT_SCENARIO, PRESET_LABELS, base_config, load
 from .snapshot import snapshot_source
 
@@ -124,18 +124,18 @@ def coerce_spec(data, base: LoadBalancerConfig | None = None, side: str = "") ->
         data = {}
     shed = data.get("shed") if isinstance(data.get("shed"), str) else None
     place = data.get("place") if isinstance(data.get("place"), str) else None
-    if shed not in ST.shedding_names():
+    if shed not in shedding_names():
         fallback = RunSpec().shed
         if shed:
             errors.append(f"{who}unknown shedding strategy {shed!r}; using {fallback}")
         shed = fallback
-    if place not in ST.placement_names():
+    if place not in placement_names():
         if place:
             errors.append(f"{who}unknown placement strategy {place!r}")
-        place = ST.default_placement(shed)
-    problem = ST.pair_problem(shed, place)
+        place = default_placement(shed)
+    problem = pair_problem(shed, place)
     if problem:
-        alt = ST.default_placement(shed)
+        alt = default_placement(shed)
         errors.append(f"{who}{problem}; placement set to {alt}")
         place = alt
     preset = data.get("preset") if isinstance(data.get("preset"), str) else ""
@@ -191,7 +191,7 @@ def source_strategies(state: SimState) -> tuple[SimState, list[str]]:
     try:
         shed = _short("shedding", raw)
         place = _short("placement", vals["loadBalancerLoadPlacementStrategy"]) if vals.get(
-            "loadBalancerLoadPlacementStrategy") else ST.default_placement(shed)
+            "loadBalancerLoadPlacementStrategy") else default_placement(shed)
         base = base_config(load(state.scenario))
     except Exception:  # noqa: BLE001 - a name this build does not know: keep the form as it is
         return state, []

@@ -12,7 +12,7 @@ from engine.errors import InputError
 
 from ..cache import get_cache
 from ..keys import canon_conf_value, fmt_conf_value, key_spec
-from . import strategies as ST
+from .strategies import strategy_keys, sweep_grid
 from .runs import TTL, check_key, minutes_of, run_kwargs, session_of
 from .scenarios import base_config, load
 from .state import RunSpec, SimState, coerce_state
@@ -27,7 +27,7 @@ SWEEP_BUDGET = 1_500_000
 
 def sweep_keys(shed: str, place: str | None = None) -> list[dict]:
     """Dropdown options: every numeric key the side's strategies (and its load manager) read."""
-    return [{"label": k, "value": k, "title": key_spec(k).doc} for k in ST.strategy_keys(shed, place)]
+    return [{"label": k, "value": k, "title": key_spec(k).doc} for k in strategy_keys(shed, place)]
 
 
 def _axis_default(key: str) -> str:
@@ -45,7 +45,7 @@ def _axis_text(values) -> str:
 def sweep_defaults(shed: str, place: str | None = None) -> tuple:
     """(x key, x values, y key, y values) to start from for a strategy: its declared sweep grid, else its
     first two numeric keys around their defaults."""
-    grid = ST.sweep_grid(shed)
+    grid = sweep_grid(shed)
     if len(grid) >= 2:
         (x, xs), (y, ys) = grid[0], grid[1]
         return x, _axis_text(xs), y, _axis_text(ys)
