@@ -1,11 +1,12 @@
 """The scale-out path for real: a standalone Spark master and one worker from the pyspark distribution
-on 127.0.0.1; the jobs pointed at it through ``LB_SPARK_MASTER`` give the same results as local mode.
-Both daemons are always stopped."""
+on 127.0.0.1; the jobs pointed at it through ``LB_SPARK_MASTER`` — ingest of Prometheus JSON, the
+aggregate job, a backtest and a small sweep — give the same results as local mode (and the ingest the
+same dataset as the pandas ingest). Both daemons are always stopped. Results travel between the
+processes as Parquet and JSON files."""
 from __future__ import annotations
 
 import json
 import os
-import pickle
 import signal
 import socket
 import subprocess
@@ -22,9 +23,14 @@ pytestmark = pytest.mark.spark
 ROOT = Path(__file__).resolve().parents[2]
 
 _JOBS = """
-import pickle, sys
+import json, sys
+from pathlib import Path
+from dashboard.history.ingest_spark import ingest_spark
 from dashboard.history.jobs import run_job
-ds, out = sys.argv[1], sys.argv[2]
+ds, out = sys.argv[1], Path(sys.argv[2])
+out.mkdir()
+inputs = sorted(Path(sys.argv[3]).glob("*.json"))
+ingested = ingest_spark(inputs, out / "ingested", name="ingested")
 res = {
   "aggregate": run_job("aggregate", ds, {"top_n": 3}, engine="spark", use_cache=False),
   "backtest": run_job("backtest", ds, {"strategy": "AvgShedder",
@@ -34,10 +40,45 @@ res = {
                                  "y_key": "loadBalancerAvgShedderHitCountLowThreshold", "y_values": [4]},
                    engine="spark", use_cache=False),
 }
+for job, frames in res.items():
+    for name, frame in frames.items():
+        if name.startswith("_") or not hasattr(frame, "to_parquet"):
+            continue
+        f = frame.copy()
+        for c in f.columns:  # nested values (lists of timestamps, details) as JSON text
+            if f[c].dtype == object and f[c].map(lambda x: isinstance(x, (list, dict, tuple))).any():
+                f[c] = f[c].map(lambda x: json.dumps(x, default=str))
+        f.to_parquet(out / f"{job}-{name}.parquet")
 from dashboard.spark import get_spark
-res["master"] = get_spark().sparkContext.master
-pickle.dump(res, open(out, "wb"))
+(out / "info.json").write_text(json.dumps({"master": get_spark().sparkContext.master,
+                                           "ingest_report": ingested["report"], "rows": ingested["rows"]}))
 """
+
+
+def _prometheus_inputs(ds, out):
+    """The generated dataset's broker metrics as query_range JSON, one file per metric (Pulsar's labels:
+    ``broker`` = host on the load-report percentages, the scrape's ``instance`` = host:port on all)."""
+    from dashboard.history.dataset import BROKER_METRICS, read_long
+
+    names = {"cpu": "pulsar_lb_cpu_usage", "memory": "pulsar_lb_memory_usage",
+             "direct_memory": "pulsar_lb_directMemory_usage", "bandwidth_in": "pulsar_lb_bandwidth_in_usage",
+             "bandwidth_out": "pulsar_lb_bandwidth_out_usage", "msg_rate_in": "pulsar_broker_rate_in",
+             "msg_rate_out": "pulsar_broker_rate_out", "msg_throughput_in": "pulsar_broker_throughput_in",
+             "msg_throughput_out": "pulsar_broker_throughput_out"}
+    long = read_long(ds, bundles=False)
+    out.mkdir()
+    for m in BROKER_METRICS:
+        rows = long[long["metric"] == m]
+        result = []
+        for b, g in rows.groupby("broker"):
+            lab = {"__name__": names[m], "cluster": "c1", "instance": b, "job": "broker"}
+            if "usage" in names[m]:
+                lab.update(broker=b.rsplit(":", 1)[0], metric="loadBalancing")
+            ts = g["timestamp"].to_numpy().astype("datetime64[s]").astype("int64").tolist()
+            result.append({"metric": lab, "values": [[t, repr(float(v))] for t, v in zip(ts, g["value"])]})
+        (out / f"{names[m]}.json").write_text(json.dumps({"status": "success", "data": {
+            "resultType": "matrix", "result": result}}))
+    return out
 
 
 def _free_port() -> int:
@@ -83,12 +124,15 @@ def _stop(proc):
             pass
 
 
-def _run_jobs(ds, out, env):
-    p = subprocess.run([sys.executable, "-c", _JOBS, str(ds), str(out)], cwd=str(ROOT), env=env,
+def _run_jobs(ds, out, inputs, env):
+    p = subprocess.run([sys.executable, "-c", _JOBS, str(ds), str(out), str(inputs)], cwd=str(ROOT), env=env,
                        capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-3000:]
-    with open(out, "rb") as f:
-        return pickle.load(f)
+    res = {"info": json.loads((out / "info.json").read_text()), "ingested": out / "ingested"}
+    for f in out.glob("*.parquet"):
+        job, name = f.stem.split("-", 1)
+        res.setdefault(job, {})[name] = pd.read_parquet(f)
+    return res
 
 
 def test_standalone001_cluster_gives_the_same_results_as_local(tmp_path):
@@ -103,6 +147,7 @@ def test_standalone001_cluster_gives_the_same_results_as_local(tmp_path):
     assert spark_class.exists(), spark_class
     ds = tmp_path / "ds"
     generate(ds, brokers=4, days=1, seed=9, bundles_per_broker=2)
+    inputs = _prometheus_inputs(ds, tmp_path / "prometheus")
     base_env = {k: v for k, v in os.environ.items() if not k.startswith(("LB_SPARK", "SPARK_"))}
     base_env.update(SPARK_HOME=str(home), SPARK_LOCAL_IP="127.0.0.1", SHEDLAB_CACHE_DIR=str(tmp_path / "cache"),
                     PYTHONPATH=str(ROOT), SPARK_LOG_DIR=str(tmp_path / "logs"), SPARK_WORKER_DIR=str(tmp_path / "work"))
@@ -126,8 +171,8 @@ def test_standalone001_cluster_gives_the_same_results_as_local(tmp_path):
 
         cluster_env = dict(base_env, LB_SPARK_MASTER=f"spark://127.0.0.1:{port}", LB_SPARK_EXECUTOR_MEMORY="512m",
                            LB_SPARK_DRIVER_MEMORY="1g", LB_SPARK_CORES_MAX="1")
-        on_cluster = _run_jobs(ds, tmp_path / "cluster.pkl", cluster_env)
-        assert on_cluster["master"] == f"spark://127.0.0.1:{port}"
+        on_cluster = _run_jobs(ds, tmp_path / "cluster", inputs, cluster_env)
+        assert on_cluster["info"]["master"] == f"spark://127.0.0.1:{port}"
         with urllib.request.urlopen(f"http://127.0.0.1:{ui}/json/", timeout=5) as r:
             assert json.load(r).get("completedapps"), "the jobs did not run on the standalone cluster"
     finally:
@@ -137,8 +182,8 @@ def test_standalone001_cluster_gives_the_same_results_as_local(tmp_path):
             f.close()
     assert master.poll() is not None and worker.poll() is not None
 
-    local = _run_jobs(ds, tmp_path / "local.pkl", dict(base_env, LB_SPARK_MASTER="local[2]"))
-    assert local["master"] == "local[2]"
+    local = _run_jobs(ds, tmp_path / "local", inputs, dict(base_env, LB_SPARK_MASTER="local[2]"))
+    assert local["info"]["master"] == "local[2]"
     for job, frames in (("aggregate", ("minute", "hour", "day", "brokers", "top")),
                         ("backtest", ("events", "per_day")), ("sweep", ("cells",))):
         for name in frames:
@@ -146,3 +191,14 @@ def test_standalone001_cluster_gives_the_same_results_as_local(tmp_path):
             pd.testing.assert_frame_equal(a.reset_index(drop=True), b.reset_index(drop=True), check_dtype=False,
                                           rtol=1e-12)
     assert len(local["backtest"]["events"]) > 0
+    # ingest on the cluster: the pandas ingest's dataset and report, row for row
+    from dashboard.history.dataset import read_long
+    from dashboard.history.ingest import ingest
+
+    ref = ingest(sorted(inputs.glob("*.json")), tmp_path / "ingested-pandas", name="ingested")
+    assert on_cluster["info"]["ingest_report"] == json.loads(json.dumps(ref["report"]))
+    assert on_cluster["info"]["rows"] == ref["rows"] > 0
+    key = ["timestamp", "broker", "bundle", "metric"]
+    want = read_long(tmp_path / "ingested-pandas").sort_values(key).reset_index(drop=True)
+    for got in (on_cluster["ingested"], local["ingested"]):
+        pd.testing.assert_frame_equal(read_long(got).sort_values(key).reset_index(drop=True), want, check_exact=True)
