@@ -6,6 +6,7 @@
                                        [--format auto|prometheus|vmexport|promtool|exposition|csv|parquet|timeline]
                                        [--cluster NAME] [--broker-label LABEL] [--broker-map FILE]
                                        [--metric NAME] [--max-gap 5] [--name NAME] [--force]
+                                       [--engine auto|spark|pandas] [--spark-conf KEY=VALUE]...
     python -m dashboard.history generate --out DATASET [--brokers 10] [--days 2] [--seed 0] [--start 2026-01-05]
                                        [--bundles-per-broker 4] [--no-bundle-metrics] [--no-incidents] [--force]
     python -m dashboard.history generate --out DATASET --simulator SCENARIO [--minutes N] [--strategy S] [--seed 0]
@@ -13,6 +14,9 @@
     python -m dashboard.history backtest DATASET --strategy AvgShedder [--set KEY=VALUE]... [--conf broker.conf]
                                        [--bundles auto|real|synthetic] [--synthetic-bundles 8]
     python -m dashboard.history sweep DATASET --strategy AvgShedder --x KEY=V1,V2,... --y KEY=V1,V2,... [--set ...]
+
+``--strategy`` is any shedding strategy of the modular load manager the strategy registry knows
+(:func:`engine.backtest.shedding_strategies`; plug-ins from ``SHEDLAB_STRATEGY_MODULES`` too).
     python -m dashboard.history bundles DATASET [--top 20]
     python -m dashboard.history agreement DATASET --conf broker.conf [--start T] [--end T] [--json]
                                        [--html REPORT.html] [--engine auto|spark|pandas] [--no-cache]
@@ -77,6 +81,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--name")
     p.add_argument("--force", action="store_true", help="replace an existing dataset")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--engine", default="auto", choices=["auto", "spark", "pandas"],
+                   help="auto (default): Spark above a size threshold (SHEDLAB_INGEST_SPARK_MB), else pandas; "
+                        "env SHEDLAB_INGEST_ENGINE does the same")
+    p.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
+                   help="a Spark setting (repeatable), e.g. spark.executor.memory=8g; see dashboard/spark.py")
     g = sub.add_parser("generate", help="write a realistic generated history")
     g.add_argument("--out", required=True)
     g.add_argument("--brokers", type=int, default=10)
@@ -245,10 +254,14 @@ def main(argv=None) -> int:
         if a.cmd == "agreement":
             return _agreement(a)
         if a.cmd == "ingest":
-            from .ingest import ingest
+            from dashboard.spark import set_cli_conf
 
-            meta = ingest(a.inputs, a.out, fmt=a.format, metric=a.metric, max_gap=a.max_gap, overwrite=a.force,
-                          name=a.name, cluster=a.cluster, broker_label=a.broker_label, broker_map=a.broker_map)
+            from .ingest_spark import ingest_any, stage_printer
+
+            set_cli_conf(a.spark_conf)
+            meta = ingest_any(a.inputs, a.out, engine=a.engine, progress=stage_printer(), fmt=a.format,
+                              metric=a.metric, max_gap=a.max_gap, overwrite=a.force, name=a.name, cluster=a.cluster,
+                              broker_label=a.broker_label, broker_map=a.broker_map)
         elif a.cmd == "generate" and a.simulator:
             from .generate import from_simulation
 
