@@ -16,17 +16,17 @@ import logging
 import numpy as np
 
 from dash import (ALL, MATCH, ClientsideFunction, Input, Output, Patch, State, callback, clientside_callback, ctx,
-                  dcc, no_update)
+                  no_update)
 from dash.exceptions import PreventUpdate
 
 from engine.commands import STYLES, commands_text
 from engine.config import BIGO_AVGSHEDDER, PULSAR_5_DEFAULTS, parse_broker_conf, to_broker_conf
 from engine.errors import InputError, ShedlabError
-from dashboard import figpatch, ids, permalink, sources
+from dashboard import downloads, figpatch, ids, permalink, sources
 from dashboard.tuner import service
 from dashboard.tuner.analysis import run_cycles
 from dashboard.tuner.whynot import explain, target_kind
-from dashboard.export import build_report, figures_zip, report_filename, tuner_figures
+from dashboard.export import build_report, report_filename, tuner_figures
 from dashboard.figures.cycles import cycles_figure
 from dashboard.figures.pairs import avg_pairs
 from dashboard.figures.placement import placement_scores
@@ -572,16 +572,11 @@ def export_figures(n, fmt, config):
     """"Download figures": every figure rendered server-side by Kaleido, zipped."""
     if not n or _tuner_config(config) is None:
         raise PreventUpdate
-    fmt = fmt if fmt in ("png", "svg") else "png"
-    try:
-        state, a, _ = _analysis_for(config)
-        data = figures_zip(tuner_figures(a), fmt)
-    except Exception as exc:  # Chromium missing, a render timeout, …: say so, keep the page
-        if not isinstance(exc, ShedlabError):  # bad input (an unknown or expired source) is said, not logged
-            log.exception("figure export failed")
-        return no_update, [alert("error", f"figure export failed: {type(exc).__name__}: {exc}")]
-    name = f"shedlab-figures-{a.shedding}-{a.rev}.zip"
-    return dcc.send_bytes(data, name), no_update
+
+    def build():
+        _, a, _ = _analysis_for(config)
+        return downloads.figures(tuner_figures(a), fmt, f"shedlab-figures-{a.shedding}-{a.rev}")
+    return downloads.respond(build, "figure export", alert, logger=log)
 
 
 @callback(
@@ -601,18 +596,16 @@ def export_report(n, config, link, target, cycles_clicks, cycles_n):
     link, target = as_str(link, limit=20_000), as_str(target, limit=1000)
     if not n or _tuner_config(config) is None:
         raise PreventUpdate
-    try:
+    n_cycles = as_number(cycles_n, 10, lo=1, hi=10**6)
+
+    def build():
         state, a, errors = _analysis_for(config)
-        cycles_n = as_number(cycles_n, 10, lo=1, hi=10**6)
-        cycles = (run_cycles(a.snap, a.config, state.seed, max(1, min(service.MAX_CYCLES, int(cycles_n))))
+        cycles = (run_cycles(a.snap, a.config, state.seed, max(1, min(service.MAX_CYCLES, int(n_cycles))))
                   if cycles_clicks else None)
         w = explain(a, target, budget_s=2.0) if target and target_kind(a.view, target) else None
         html_text = build_report(a, state, permalink=link or None, cycles=cycles, whynot=w, warnings=errors)
-    except Exception as exc:
-        if not isinstance(exc, ShedlabError):  # bad input (an unknown or expired source) is said, not logged
-            log.exception("report failed")
-        return no_update, [alert("error", f"report failed: {type(exc).__name__}: {exc}")]
-    return {"content": html_text, "filename": report_filename(a), "type": "text/html"}, no_update
+        return downloads.text(html_text, report_filename(a), "text/html")
+    return downloads.respond(build, "report", alert, logger=log)
 
 
 @callback(
@@ -627,7 +620,7 @@ def export_conf(n, config):
         raise PreventUpdate
     cfg, _ = build_config(TunerState.from_json(config))
     text = "# load-balancer keys changed from Pulsar 4.x defaults (Shedlab)\n" + to_broker_conf(cfg, comments=True)
-    return {"content": text, "filename": "broker.conf", "type": "text/plain"}
+    return downloads.text(text, "broker.conf", "text/plain")
 
 
 def commands_download(a, style: str = "pulsar-admin") -> dict:
@@ -638,7 +631,7 @@ def commands_download(a, style: str = "pulsar-admin") -> dict:
                "The Tuner's plan: the next shedding cycle on this snapshot with the page's settings."]
     text = commands_text([a.cycle], style, context=context)
     ext = "sh" if style == "pulsar-admin" else "txt"
-    return {"content": text, "filename": f"shedlab-unloads-{a.shedding}-{a.rev}.{ext}", "type": "text/plain"}
+    return downloads.text(text, f"shedlab-unloads-{a.shedding}-{a.rev}.{ext}", "text/plain")
 
 
 @callback(
@@ -653,11 +646,7 @@ def export_commands(n, style, config):
     """"Download commands": the unload plan as the pulsar-admin lines (or REST calls) that would carry it out."""
     if not n or _tuner_config(config) is None:
         raise PreventUpdate
-    try:
-        _, a, _ = _analysis_for(config)
-        return commands_download(a, style), no_update
-    except ShedlabError as exc:
-        return no_update, [alert("error", f"commands: {exc}")]
+    return downloads.respond(lambda: commands_download(_analysis_for(config)[1], style), "commands", alert, logger=log)
 
 
 # ------------------------------------------------------------------------------------------ clientside
