@@ -258,3 +258,13 @@ def test_no_project_file_names_the_plugin():
                     hits.append(str(rel))
     assert NAME not in (ROOT / "app.py").read_text()
     assert not hits, hits
+
+
+def test_the_fixture_example_runs():
+    """The fixture's doctest (a 3-broker snapshot and the decision), the example docs/architecture.md shows."""
+    import doctest
+
+    import tests.fixtures.plugin_strategy as mod
+
+    r = doctest.testmod(mod)
+    assert r.attempted > 0 and r.failed == 0
