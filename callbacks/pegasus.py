@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import dash
-from dash import Input, Output, State, callback, dcc, no_update
+from dash import Input, Output, State, callback, no_update
 
-from dashboard import ids
+from dashboard import downloads, ids
 from dashboard.pegasus import PageOptions, plan_file, plan_view, source_from_sample, source_from_upload, step_view
 from dashboard.pegasus.figures import node_counts_figure, skew_figure
 from dashboard.web_safety import as_number, as_str, str_list
@@ -94,6 +94,7 @@ def show_step(step, table, source, options, seed):
 
 @callback(
     Output(ids.PEGASUS_DOWNLOAD, "data"),
+    Output(ids.PEGASUS_ALERT, "children", allow_duplicate=True),
     Input(ids.PEGASUS_DOWNLOAD_CSV, "n_clicks"),
     Input(ids.PEGASUS_DOWNLOAD_JSON, "n_clicks"),
     State(ids.PEGASUS_SOURCE, "data"),
@@ -102,10 +103,7 @@ def show_step(step, table, source, options, seed):
     prevent_initial_call=True,
 )
 def download_plan(_csv, _json, source, options, seed):
-    """Export the plan as CSV (proposal list) or JSON (the CLI's contract)."""
+    """Export the plan as CSV (proposal list) or JSON (the CLI's contract); a plan that cannot be made is said."""
     fmt = "json" if dash.ctx.triggered_id == ids.PEGASUS_DOWNLOAD_JSON else "csv"
-    try:
-        text, name = plan_file(source, _options(options, seed), fmt)
-    except InputError:
-        return no_update
-    return dcc.send_string(text, name)
+    return downloads.respond(lambda: downloads.text(*plan_file(source, _options(options, seed), fmt)),
+                             "plan download", lambda _kind, text: alert(text))

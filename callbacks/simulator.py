@@ -21,15 +21,14 @@ from __future__ import annotations
 import logging
 import uuid
 
-from dash import (ALL, MATCH, ClientsideFunction, Input, Output, State, callback, clientside_callback, ctx, dcc,
+from dash import (ALL, MATCH, ClientsideFunction, Input, Output, State, callback, clientside_callback, ctx,
                   html, no_update)
 from dash.exceptions import PreventUpdate
 
 from callbacks.shell import alert, page_source
 from dashboard.web_safety import as_dict, as_str, str_list
-from dashboard import ids
+from dashboard import downloads, ids
 from dashboard import simulator as S
-from dashboard.export import figures_zip
 from dashboard.figures.simulator import sweep_heatmaps
 from engine.errors import InputError, ShedlabError
 from layouts.simulator import (event_table, finding_table, headline, minutes_placeholder, scenario_line, side_controls,
@@ -405,16 +404,11 @@ def export_figures(n, fmt, meta, sweep_meta, sid):
         raise PreventUpdate
     if not isinstance(meta, dict) or not meta.get("key"):
         return no_update, [alert("info", "Run a simulation first: there is nothing to export yet")]
-    fmt = fmt if fmt in ("png", "svg") else "png"
-    try:
-        figs, name = S.figures_export(meta["key"], sid, sweep_meta)
-        data = figures_zip(figs, fmt)
-    except InputError as exc:
-        return no_update, [alert("warning", str(exc))]
-    except Exception as exc:  # Chromium missing, a render timeout, …: say so, keep the page
-        log.exception("figure export failed")
-        return no_update, [alert("error", f"figure export failed: {type(exc).__name__}: {exc}")]
-    return dcc.send_bytes(data, name), no_update
+
+    def build():
+        figs, stem = S.figures_export(meta["key"], sid, sweep_meta)
+        return downloads.figures(figs, fmt, stem)
+    return downloads.respond(build, "figure export", alert, logger=log)
 
 
 @callback(
@@ -431,14 +425,8 @@ def export_report(n, meta, sweep_meta, link, sid):
         raise PreventUpdate
     if not isinstance(meta, dict) or not meta.get("key"):
         return no_update, [alert("info", "Run a simulation first: there is nothing to report yet")]
-    try:
-        text, filename = S.report_export(meta["key"], sid, sweep_meta, link or None)
-    except InputError as exc:
-        return no_update, [alert("warning", str(exc))]
-    except Exception as exc:  # noqa: BLE001
-        log.exception("simulation report failed")
-        return no_update, [alert("error", f"report failed: {type(exc).__name__}: {exc}")]
-    return {"content": text, "filename": filename, "type": "text/html"}, no_update
+    return downloads.respond(lambda: downloads.text(*S.report_export(meta["key"], sid, sweep_meta, link or None)),
+                             "report", alert, logger=log)
 
 
 # ------------------------------------------------------------------------------------------ clientside

@@ -95,10 +95,10 @@ def sweep_or_none(meta, sid) -> dict | None:
 
 
 def figures_export(key: str, sid, sweep_meta=None) -> tuple[dict, str]:
-    """``({name: (title, figure)}, zip file name)`` of every figure of the results (and the sweep)."""
+    """``({name: (title, figure)}, file stem)`` of every figure of the results (and the sweep)."""
     payload = load_result(key, sid)
-    name = f"shedlab-simulation-figures-{payload['state']['scenario'][:40].replace(':', '-')}.zip"
-    return figures(payload, sweep_or_none(sweep_meta, sid)), name
+    stem = f"shedlab-simulation-figures-{payload['state']['scenario'][:40].replace(':', '-')}"
+    return figures(payload, sweep_or_none(sweep_meta, sid)), stem
 
 
 def report_export(key: str, sid, sweep_meta=None, permalink: str | None = None) -> tuple[str, str]:

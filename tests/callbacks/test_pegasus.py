@@ -139,13 +139,17 @@ def test_pegasus009_step_slider_updates_the_counts():
 
 
 def test_pegasus010_download_csv_and_json():
-    csv = triggered(f"{ids.PEGASUS_DOWNLOAD_CSV}.n_clicks", download_plan, 1, None, SAMPLE, OPTS, None)
-    assert csv["filename"].endswith(".csv") and csv["filename"].startswith("pegasus-plan-")
+    csv, alerts = triggered(f"{ids.PEGASUS_DOWNLOAD_CSV}.n_clicks", download_plan, 1, None, SAMPLE, OPTS, None)
+    assert csv["filename"].endswith(".csv") and csv["filename"].startswith("pegasus-plan-") and alerts is no_update
+    assert csv["type"] == "text/csv"
     lines = csv["content"].splitlines()
     assert lines[0] == "step,round,type,gpid,table,from,to,stage,reason" and len(lines) == 19
-    js = triggered(f"{ids.PEGASUS_DOWNLOAD_JSON}.n_clicks", download_plan, None, 1, SAMPLE, OPTS, None)
+    js, _ = triggered(f"{ids.PEGASUS_DOWNLOAD_JSON}.n_clicks", download_plan, None, 1, SAMPLE, OPTS, None)
     data = json.loads(js["content"])
     assert js["filename"].endswith(".json") and data["format"] == "shedlab-pegasus-plan/1"
+    # no cluster loaded: nothing to download, and the page says why
+    out, alerts = triggered(f"{ids.PEGASUS_DOWNLOAD_CSV}.n_clicks", download_plan, 2, None, None, OPTS, None)
+    assert out is no_update and "plan download: " in str(alerts) and "no cluster loaded" in str(alerts)
 
 
 def test_pegasus011_figures_are_plain_figures():
