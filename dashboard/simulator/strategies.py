@@ -61,7 +61,10 @@ def required_placement(shed: str | None) -> str | None:
 
 
 def pair_problem(shed: str | None, place: str | None) -> str | None:
-    """Why Pulsar refuses ``shed`` with ``place`` (None: it runs them together)."""
+    """Why Pulsar refuses ``shed`` with ``place`` (None: it runs them together).
+
+    Where we depart: Pulsar refuses to start the broker with such a pair; the page keeps going with the
+    shedding strategy's default placement and says so (as the Tuner does)."""
     if place in allowed_placements(shed):
         return None
     s, p = _spec(shed), _spec(place)

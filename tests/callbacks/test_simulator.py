@@ -486,3 +486,32 @@ print(json.dumps({"options": [o["value"] for o in pick.options], "a": st.a.to_js
     assert got["sweep"] == ["maxUnloadPercentage", "0.1, 0.2, 0.3, 0.4, 0.5",
                             "loadBalancerBrokerOverloadedThresholdPercentage", "70, 75, 80, 85, 90, 95"]
     assert set(got["keys"]) <= set(got["sweep_keys"])
+
+
+def test_sim031_the_page_names_no_strategy_to_decide_behaviour():
+    """No module of the Simulator page (nor the shared sources and export) compares with, or branches on, a
+    strategy's name: every string constant equal to a registered strategy's name is a default value
+    (data), listed here."""
+    import ast
+    from pathlib import Path
+
+    from engine.strategies import registry
+
+    names = {s.name for s in registry.specs()} | {s.fqn for s in registry.specs()}
+    root = Path(__file__).resolve().parents[2]
+    files = [*sorted((root / "dashboard" / "simulator").glob("*.py")), root / "callbacks" / "simulator.py",
+             root / "layouts" / "simulator.py", root / "dashboard" / "sources.py", root / "dashboard" / "export.py"]
+    allowed = {("dashboard/simulator/state.py", "_DEFAULT_PLACE_B")}  # run B's default placement (data)
+    found = []
+    for f in files:
+        tree = ast.parse(f.read_text(encoding="utf-8"))
+        rel = f.relative_to(root).as_posix()
+        defaults = {(rel, t.id) for n in ast.walk(tree) if isinstance(n, ast.Assign)
+                    for t in n.targets if isinstance(t, ast.Name)
+                    and isinstance(n.value, ast.Constant) and n.value.value in names}
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value in names:
+                found.append((rel, n.lineno, n.value))
+        assert defaults <= allowed, defaults - allowed
+    assert [x for x in found if (x[0], "_DEFAULT_PLACE_B") not in allowed] == []
+    assert len(found) == len(allowed)
