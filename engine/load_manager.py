@@ -190,8 +190,27 @@ class ModularLoadManager:
             self._ctx.prealloc_rate(self.view)
         return self._ctx
 
+    @property
+    def shedding_state(self):
+        """The shedding strategy's memory as a value (its ``state_type``), as the next cycle starts from."""
+        return self.shedding.state_value()
+
+    @property
+    def placement_state(self):
+        """The placement strategy's memory as a value (the shedding one's when one object plays both)."""
+        return self.placement.state_value()
+
+    def restore_states(self, shedding=None, placement=None) -> None:
+        """Replace the strategies' memories by state values (or their ``to_json()`` dicts); ``None``
+        leaves one as it is."""
+        if shedding is not None:
+            self.shedding.restore(shedding)
+        if placement is not None and self.placement is not self.shedding:
+            self.placement.restore(placement)
+
     def state(self) -> dict:
-        """Everything the leader remembers between cycles."""
+        """Everything the leader remembers between cycles (the display form; the strategies' lossless
+        values are :attr:`shedding_state` / :attr:`placement_state`)."""
         return {"shedding": self.shedding.state(),
                 "placement": self.placement.state() if self.placement is not self.shedding else "same as shedding",
                 "recently_unloaded": dict(self.recently_unloaded),
@@ -440,7 +459,7 @@ class ModularLoadManager:
             return cyc
         self.recently_unloaded = forget_expired(self.recently_unloaded, self.now,
                                                 cfg.loadBalancerSheddingGracePeriodMinutes)
-        res = self.shedding.find_bundles_for_unloading(v, cfg, self.recently_unloaded)
+        res, _ = self.shedding.run(v, cfg, self.recently_unloaded, self.shedding.state_value())
         cyc.shedding = res
         by_broker: dict[str, list] = {}
         for s in res.selected:

@@ -185,8 +185,26 @@ class ExtensibleLoadManager:
             own.setdefault(b, dst)
         return own
 
+    @property
+    def shedding_state(self):
+        """The shedding strategy's memory as a value (its ``state_type``)."""
+        return self.shedding.state_value()
+
+    @property
+    def placement_state(self):
+        """The placement strategy's memory as a value."""
+        return self.placement.state_value()
+
+    def restore_states(self, shedding=None, placement=None) -> None:
+        """Replace the strategies' memories by state values (or their ``to_json()`` dicts); ``None``
+        leaves one as it is."""
+        if shedding is not None:
+            self.shedding.restore(shedding)
+        if placement is not None:
+            self.placement.restore(placement)
+
     def state(self) -> dict:
-        """Everything the leader remembers between cycles."""
+        """Everything the leader remembers between cycles (the display form)."""
         return {"shedding": self.shedding.state(), "placement": self.placement.state(),
                 "recently_unloaded": dict(self.recently_unloaded),
                 "recently_unloaded_brokers": dict(self.recently_unloaded_brokers),
@@ -261,9 +279,9 @@ class ExtensibleLoadManager:
         self.recently_unloaded = forget_expired(self.recently_unloaded, self.now,
                                                 cfg.loadBalancerSheddingGracePeriodMinutes)
         filters = FilterContext(view, cfg, self.policies)
-        res = self.shedding.find_bundles_for_unloading(view, cfg, self.recently_unloaded,
-                                                       self.recently_unloaded_brokers, now_ms=self.now,
-                                                       filters=filters, owners=self.owners())
+        res, _ = self.shedding.run(view, cfg, self.recently_unloaded, self.shedding.state_value(),
+                                   recently_unloaded_brokers=self.recently_unloaded_brokers, now_ms=self.now,
+                                   filters=filters, owners=self.owners())
         cyc.shedding = res
         sources = set()
         sel = iter(res.selected)

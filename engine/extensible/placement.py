@@ -31,9 +31,10 @@ import numpy as np
 from ..config import LoadBalancerConfig
 from ..errors import UsageError
 from ..placement.base import draw
-from ..placement.round_robin import RoundRobinBrokerSelector
+from ..placement.round_robin import RoundRobinBrokerSelector, RoundRobinState
 from ..results import PlacementDecision
 from ..strategies.spec import EXTENSIBLE, EmptyState, StrategySpec
+from ..strategies.state import Stateful
 from .snapshot import EXTENSIBLE_LOAD_MANAGER, ExtensibleLoadData
 
 __all__ = ["SPEC", "ExtensibleLeastResourceUsageWithWeight", "ExtensibleRoundRobin", "EXTENSIBLE_LRUWW_FQN"]
@@ -41,7 +42,7 @@ __all__ = ["SPEC", "ExtensibleLeastResourceUsageWithWeight", "ExtensibleRoundRob
 EXTENSIBLE_LRUWW_FQN = "org.apache.pulsar.broker.loadbalance.extensions.strategy.LeastResourceUsageWithWeight"
 
 
-class _ExtensiblePlacement:
+class _ExtensiblePlacement(Stateful):
     name = ""
     extensible = True
     #: ``loadManagerClassName`` this strategy belongs to
@@ -52,6 +53,13 @@ class _ExtensiblePlacement:
                rng: np.random.Generator) -> PlacementDecision:
         raise NotImplementedError
 
+    def place(self, candidates: list, bundle: str, data: ExtensibleLoadData, conf: LoadBalancerConfig,
+              rng: np.random.Generator, state=None):
+        """``(decision, new_state)``: one :meth:`select` from ``state`` (``None`` = empty)."""
+        self._enter(state)
+        dec = self.select(candidates, bundle, data, conf, rng)
+        return dec, self.state_value()
+
     def select_broker(self, *args, **kwargs):
         raise UsageError(f"{self.name} is an Extensible Load Manager strategy: run it with ExtensibleLoadManager "
                          "(e.g. --strategy TransferShedder), not with the modular load manager")
@@ -60,13 +68,7 @@ class _ExtensiblePlacement:
         pass
 
     def state(self) -> dict:
-        return {}
-
-    def reset(self) -> None:
-        pass
-
-    def load_state(self, state: dict) -> None:
-        pass
+        return self.state_value().to_json()
 
     def copy(self):
         return copy.deepcopy(self)
@@ -136,23 +138,22 @@ class ExtensibleRoundRobin(_ExtensiblePlacement):
     (its counter and cache are the state)."""
 
     name = "RoundRobinBrokerSelector"
+    state_type = RoundRobinState
 
     def __init__(self):
         self.inner = RoundRobinBrokerSelector()
 
     def select(self, candidates, bundle, data, conf, rng):
+        self._touch()
         cand = list(candidates)
         shim = SimpleNamespace(brokers=cand, broker_index={b: i for i, b in enumerate(cand)})
         return self.inner.select_broker(np.arange(len(cand), dtype=np.int64), bundle, None, shim, conf, None)
 
-    def state(self):
-        return self.inner.state()
+    def _memory(self):
+        return self.inner.state_value()
 
-    def reset(self):
-        self.inner.reset()
-
-    def load_state(self, state):
-        self.inner.load_state(state)
+    def _set_memory(self, state):
+        self.inner.restore(state)
 
 SPEC = StrategySpec(
     name="ExtensibleLeastResourceUsageWithWeight", fqn=EXTENSIBLE_LRUWW_FQN, roles=frozenset({"placement"}),

@@ -37,11 +37,12 @@ from ..errors import UsageError
 from ..javacompat import java_map_order
 from ..model import bundle_namespace
 from ..results import BrokerVerdict, Selection, SheddingResult, UnloadDecision, fmt_bytes
-from ..strategies.spec import EXTENSIBLE, EmptyState, StrategySpec
+from ..strategies.spec import EXTENSIBLE, StrategySpec
+from ..strategies.state import StateValue, Stateful
 from .filters import FilterContext, transferable
 from .snapshot import EXTENSIBLE_LOAD_MANAGER, ExtensibleLoadData, extensible_config
 
-__all__ = ["SPEC", "TransferShedder", "LoadStats", "TRANSFER_SHEDDER_FQN", "SUCCESS", "SKIP", "FAILURE", "OVERLOADED",
+__all__ = ["SPEC", "TransferShedderState", "TransferShedder", "LoadStats", "TRANSFER_SHEDDER_FQN", "SUCCESS", "SKIP", "FAILURE", "OVERLOADED",
            "UNDERLOADED", "BALANCED", "HIT_COUNT", "NO_BUNDLES", "COOL_DOWN", "OUTDATED_DATA", "NO_LOAD_DATA",
            "NO_BROKERS", "UNKNOWN"]
 
@@ -131,7 +132,22 @@ class LoadStats:
         return b
 
 
-class TransferShedder:
+@dataclass(frozen=True)
+class TransferShedderState(StateValue):
+    """TransferShedder's memory: ``unloadConditionHitCount``, the consecutive cycles the shedding
+    condition held. ``to_json()`` is the snapshot's ``shedlabStrategyState`` entry."""
+
+    unload_condition_hit_count: int = 0
+
+    def to_json(self) -> dict:
+        return {"unloadConditionHitCount": self.unload_condition_hit_count}
+
+    @classmethod
+    def from_json(cls, data) -> "TransferShedderState":
+        return cls(int((data or {}).get("unloadConditionHitCount", 0)))
+
+
+class TransferShedder(Stateful):
     """Pulsar's ``TransferShedder`` with its one piece of memory, ``unloadConditionHitCount``.
 
     Parameters
@@ -192,24 +208,47 @@ class TransferShedder:
 
         return ExtensibleLeader(config, seed=seed)
 
+    state_type = TransferShedderState
+
     def __init__(self, unload_condition_hit_count: int = 0):
         self.unload_condition_hit_count = int(unload_condition_hit_count)
         #: load statistics of the last call (Pulsar's ``stats`` field)
         self.stats = LoadStats()
 
     # ------------------------------------------------------------------ state
-    def state(self) -> dict:
-        return {"unloadConditionHitCount": self.unload_condition_hit_count}
+    @property
+    def unload_condition_hit_count(self) -> int:
+        """Pulsar's ``unloadConditionHitCount``."""
+        return self._hit_count
 
-    def load_state(self, state: Mapping) -> None:
-        self.unload_condition_hit_count = int(state.get("unloadConditionHitCount", 0))
+    @unload_condition_hit_count.setter
+    def unload_condition_hit_count(self, n: int) -> None:
+        self._touch()
+        self._hit_count = n
+
+    def state(self) -> dict:
+        return self.state_value().to_json()
+
+    def _memory(self):
+        return TransferShedderState(self._hit_count)
+
+    def _set_memory(self, state) -> None:
+        self.unload_condition_hit_count = state.unload_condition_hit_count
 
     def reset(self) -> None:
-        self.unload_condition_hit_count = 0
+        super().reset()
         self.stats = LoadStats()
 
     def on_active_brokers_change(self, active_brokers) -> None:
         pass
+
+    def run(self, data: ExtensibleLoadData, conf: LoadBalancerConfig, recently_unloaded: Mapping[str, int],
+            state=None, **kw):
+        """``(result, new_state)``: one :meth:`find_bundles_for_unloading` from ``state`` (a
+        :class:`TransferShedderState`; ``None`` = empty); ``kw`` as there."""
+        self._enter(state)
+        res = self.find_bundles_for_unloading(data, conf, recently_unloaded, **kw)
+        return res, self.state_value()
 
     def copy(self) -> "TransferShedder":
         import copy
@@ -550,6 +589,6 @@ SPEC = StrategySpec(
     config_keys=TransferShedder.config_keys, requires_placement=TransferShedder.default_placement,
     sweep_grid=(("loadBalancerBrokerLoadTargetStd", (0.1, 0.15, 0.25, 0.35, 0.5)),
                 ("loadBalancerSheddingConditionHitCountThreshold", (1, 2, 3, 4, 5, 6))),
-    state_type=EmptyState, factory=TransferShedder, explains=frozenset({"decisions", "std"}),
+    state_type=TransferShedderState, factory=TransferShedder, explains=frozenset({"decisions", "std"}),
     title="TransferShedder (Extensible Load Manager): transfer load from the max to the min broker "
           "until the load std is below target")

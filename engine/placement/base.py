@@ -10,6 +10,7 @@ import numpy as np
 from ..config import LoadBalancerConfig
 from ..model import BundleData
 from ..results import PlacementDecision
+from ..strategies.state import Stateful
 from ..view import LoadView
 
 __all__ = ["PlacementStrategy", "PlacementContext", "draw", "new_decision"]
@@ -43,7 +44,7 @@ class PlacementContext:
         return self.pre_rate
 
 
-class PlacementStrategy:
+class PlacementStrategy(Stateful):
     """Interface: choose one broker among ``candidates`` for a bundle."""
 
     name: str = ""
@@ -52,9 +53,17 @@ class PlacementStrategy:
     #: building it costs more than most strategies' whole choice)
     uses_bundle_data: bool = False
 
+    def place(self, cand: np.ndarray, bundle: str, data: BundleData, view: LoadView, conf: LoadBalancerConfig,
+              ctx: PlacementContext, state=None):
+        """``(decision, new_state)``: one :meth:`select_broker` from ``state`` (a ``state_type``
+        value; ``None`` = empty)."""
+        self._enter(state)
+        dec = self.select_broker(cand, bundle, data, view, conf, ctx)
+        return dec, self.state_value()
+
     def select_broker(self, cand: np.ndarray, bundle: str, data: BundleData, view: LoadView,
                       conf: LoadBalancerConfig, ctx: PlacementContext) -> PlacementDecision:
-        """Pulsar's ``selectBroker(candidates, bundleData, loadData, conf)``.
+        """Pulsar's ``selectBroker(candidates, bundleData, loadData, conf)``, from the working memory.
 
         ``cand`` holds broker indices (into ``view.brokers``) in the iteration order of Pulsar's
         candidate set. Returns a decision with ``broker`` (``None`` when there is no candidate),
@@ -66,13 +75,7 @@ class PlacementStrategy:
         """Forget state of brokers that left."""
 
     def state(self) -> dict:
-        return {}
-
-    def reset(self) -> None:
-        pass
-
-    def load_state(self, state: dict) -> None:
-        """Seed the memory from a dict shaped like :meth:`state`."""
+        return self.state_value().to_json()
 
     def copy(self) -> "PlacementStrategy":
         return copy.deepcopy(self)

@@ -14,19 +14,38 @@ keys: ``loadBalancerHistoryResourcePercentage`` (0.9),
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..shedding.base import seq_sum
-from ..strategies.spec import EmptyState, MODULAR, StrategySpec
+from ..strategies.spec import MODULAR, StrategySpec
+from ..strategies.state import StateValue, pairs, pairs_from_json, pairs_json
 from .base import PlacementStrategy, draw, new_decision
 
-__all__ = ["SPEC", "LeastResourceUsageWithWeight"]
+__all__ = ["SPEC", "LeastResourceUsageWithWeightState", "LeastResourceUsageWithWeight"]
+
+
+@dataclass(frozen=True)
+class LeastResourceUsageWithWeightState(StateValue):
+    """The strategy's memory: each broker's history-smoothed weighted usage (fraction), as
+    ``(broker, usage)`` pairs in the map's insertion order."""
+
+    history: tuple = ()
+
+    def to_json(self) -> dict:
+        return {"history": pairs_json(self.history)}
+
+    @classmethod
+    def from_json(cls, data) -> "LeastResourceUsageWithWeightState":
+        return cls(pairs_from_json((data or {}).get("history")))
 
 
 class LeastResourceUsageWithWeight(PlacementStrategy):
     """Placement by history-smoothed weighted usage against the candidates' average."""
 
     name = "LeastResourceUsageWithWeight"
+    state_type = LeastResourceUsageWithWeightState
     config_keys = ("loadBalancerHistoryResourcePercentage",
                    "loadBalancerAverageResourceUsageDifferenceThresholdPercentage",
                    "loadBalancerCPUResourceWeight", "loadBalancerDirectMemoryResourceWeight",
@@ -59,23 +78,21 @@ class LeastResourceUsageWithWeight(PlacementStrategy):
             self._arr_brokers = view.brokers
         return self._arr
 
-    def state(self):
-        return {"history": dict(self.history)}
+    def _memory(self):
+        return LeastResourceUsageWithWeightState(pairs(self.history))
 
-    def reset(self):
+    def _set_memory(self, state):
         self._arr = self._arr_brokers = self._gather = None
-        self._hist.clear()
-
-    def load_state(self, state):
-        self._gather = None
-        self.history.update({str(k): float(v) for k, v in (state.get("history") or {}).items()})
+        self._hist = dict(state.history)
 
     def on_active_brokers_change(self, active_brokers):
         self._gather = None
         active = set(active_brokers)
         h = self.history
-        for b in list(h):
-            if b not in active:
+        gone = [b for b in h if b not in active]
+        if gone:
+            self._touch()
+            for b in gone:
                 del h[b]
 
     def select_broker(self, cand, bundle, data, view, conf, ctx):
@@ -83,6 +100,7 @@ class LeastResourceUsageWithWeight(PlacementStrategy):
         if len(cand) == 0:
             dec.reason = "no candidate broker"
             return dec
+        self._touch()
         h = conf.loadBalancerHistoryResourcePercentage
         arr = self._array_for(view)
         weights = conf.weights
@@ -137,5 +155,5 @@ SPEC = StrategySpec(
     requires_placement=None,
     sweep_grid=(("loadBalancerAverageResourceUsageDifferenceThresholdPercentage", (5, 8, 10, 15, 20)),
                 ("loadBalancerHistoryResourcePercentage", (0.5, 0.7, 0.8, 0.9, 0.95, 0.99))),
-    state_type=EmptyState, factory=LeastResourceUsageWithWeight, explains=frozenset({"candidates"}),
+    state_type=LeastResourceUsageWithWeightState, factory=LeastResourceUsageWithWeight, explains=frozenset({"candidates"}),
     title="LeastResourceUsageWithWeight: a random broker among those well below the average weighted usage")

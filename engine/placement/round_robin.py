@@ -9,31 +9,48 @@ candidate).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..javacompat import INT_MAX
-from ..strategies.spec import EXTENSIBLE, EmptyState, MODULAR, StrategySpec
+from ..strategies.spec import EXTENSIBLE, MODULAR, StrategySpec
+from ..strategies.state import StateValue
 from .base import PlacementStrategy, new_decision
 
-__all__ = ["SPEC", "RoundRobinBrokerSelector"]
+__all__ = ["SPEC", "RoundRobinState", "RoundRobinBrokerSelector"]
+
+
+@dataclass(frozen=True)
+class RoundRobinState(StateValue):
+    """The selector's memory: the counter and the cached candidate list."""
+
+    count: int = 0
+    cache: tuple = ()
+
+    def to_json(self) -> dict:
+        return {"count": self.count, "cache": list(self.cache)}
+
+    @classmethod
+    def from_json(cls, data) -> "RoundRobinState":
+        data = data or {}
+        return cls(int(data.get("count", 0)), tuple(str(b) for b in data.get("cache") or ()))
 
 
 class RoundRobinBrokerSelector(PlacementStrategy):
     """Deterministic round robin over the candidate set."""
 
     name = "RoundRobinBrokerSelector"
+    state_type = RoundRobinState
 
     def __init__(self):
         self.count = 0
         self.cache: list = []
 
-    def state(self):
-        return {"count": self.count, "cache": list(self.cache)}
+    def _memory(self):
+        return RoundRobinState(self.count, tuple(self.cache))
 
-    def load_state(self, state):
-        self.count = int(state.get("count", 0))
-
-    def reset(self):
-        self.count = 0
-        self.cache = []
+    def _set_memory(self, state):
+        self.count = state.count
+        self.cache = list(state.cache)
 
     def select_broker(self, cand, bundle, data, view, conf, ctx):
         dec = new_decision(self.name, bundle, view, cand)
@@ -41,6 +58,7 @@ class RoundRobinBrokerSelector(PlacementStrategy):
         if not candidates:
             dec.reason = "no candidate broker"
             return dec
+        self._touch()
         idx = self.count % len(candidates)
         self.count = 0 if self.count == INT_MAX else self.count + 1
         if len(self.cache) <= idx or len(candidates) != len(self.cache):
@@ -58,6 +76,6 @@ SPEC = StrategySpec(
     name="RoundRobinBrokerSelector", fqn="org.apache.pulsar.broker.loadbalance.impl.RoundRobinBrokerSelector",
     roles=frozenset({"placement"}), load_manager=MODULAR, config_keys=RoundRobinBrokerSelector.config_keys,
     requires_placement=None, sweep_grid=(),
-    state_type=EmptyState, factory=RoundRobinBrokerSelector, explains=frozenset({"candidates"}),
+    state_type=RoundRobinState, factory=RoundRobinBrokerSelector, explains=frozenset({"candidates"}),
     title="RoundRobinBrokerSelector: the candidates in turn",
     also_runs_in=frozenset({EXTENSIBLE}))  # the extensible load manager has its own round robin

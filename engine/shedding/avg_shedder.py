@@ -28,15 +28,53 @@ Pulsar file ``impl/AvgShedder.java`` (``pulsar-load-balancing.md`` §5.4, §5.5)
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..javacompat import INT_MIN, guava_crc32_as_int, java_abs_int, java_map_rank
 from ..placement.base import PlacementStrategy, new_decision
 from ..results import AvgPair, BrokerVerdict, Selection, SheddingResult, fmt_bytes, fmt_rate
-from ..strategies.spec import EmptyState, MODULAR, StrategySpec
+from ..strategies.spec import MODULAR, StrategySpec
+from ..strategies.state import StateValue, pairs, pairs_from_json, pairs_json
 from .base import SheddingStrategy, candidate_bundles, finish_result, sort_desc
 
-__all__ = ["SPEC", "AvgShedder"]
+__all__ = ["SPEC", "AvgShedderState", "AvgShedder"]
+
+
+@dataclass(frozen=True)
+class AvgShedderState(StateValue):
+    """AvgShedder's memory: the per-broker hit counters and the plans.
+
+    ``hit_low`` / ``hit_high``: ``(broker, count)`` pairs. ``plans``: ``(value key, destination, bundle,
+    origin)`` in the map's insertion order, where the value key is the bundle's ``BundleData`` value
+    (:meth:`engine.model.BundleData.value_key`, the map's key in Pulsar) and origin is ``"shedding"``
+    or ``"placement"``. ``to_json()`` keeps the keys ``hit_low``, ``hit_high`` and ``plans`` (a list of
+    ``[value key, destination, bundle, origin]``); ``from_json`` also takes the display form of
+    :meth:`AvgShedder.state` (plans as bundle → destination), whose plans cannot be keyed and are
+    left out.
+    """
+
+    hit_low: tuple = ()
+    hit_high: tuple = ()
+    plans: tuple = ()
+
+    def to_json(self) -> dict:
+        return {"hit_low": pairs_json(self.hit_low), "hit_high": pairs_json(self.hit_high),
+                "plans": [[list(k), dest, bundle, kind] for k, dest, bundle, kind in self.plans]}
+
+    @classmethod
+    def from_json(cls, data) -> "AvgShedderState":
+        data = data or {}
+        plans = data.get("plans")
+        plans = tuple((tuple(k), str(dest), str(bundle), str(kind)) for k, dest, bundle, kind in plans) \
+            if isinstance(plans, list) else ()
+        return cls(pairs_from_json(data.get("hit_low"), int), pairs_from_json(data.get("hit_high"), int), plans)
+
+    def shedding_only(self) -> "AvgShedderState":
+        """The memory that decides the next shedding cycle: the counters, without the plans (only
+        placement reads them)."""
+        return AvgShedderState(self.hit_low, self.hit_high) if self.plans else self
 
 
 class AvgShedder(SheddingStrategy, PlacementStrategy):
@@ -49,6 +87,7 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
     """
 
     name = "AvgShedder"
+    state_type = AvgShedderState
     uses_bundle_data = True  # its plans are keyed by the bundle's BundleData value
     config_keys = ("loadBalancerAvgShedderLowThreshold", "loadBalancerAvgShedderHighThreshold",
                    "loadBalancerAvgShedderHitCountLowThreshold", "loadBalancerAvgShedderHitCountHighThreshold",
@@ -64,23 +103,26 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
 
     # ------------------------------------------------------------------ state
     def state(self):
+        """The display form: counters and the plans as bundle → destination (the value keys left out;
+        :meth:`state_value` keeps them)."""
         return {"hit_low": dict(self.hit_low), "hit_high": dict(self.hit_high),
                 "plans": {bundle: dest for dest, bundle, *_ in self.plans.values()}}
 
-    def load_state(self, state):
-        self.hit_low.update({str(k): int(v) for k, v in (state.get("hit_low") or {}).items()})
-        self.hit_high.update({str(k): int(v) for k, v in (state.get("hit_high") or {}).items()})
+    def _memory(self):
+        return AvgShedderState(pairs(self.hit_low), pairs(self.hit_high),
+                               tuple((k, *v) for k, v in self.plans.items()))
 
-    def reset(self):
-        self.hit_low.clear()
-        self.hit_high.clear()
-        self.plans.clear()
+    def _set_memory(self, state):
+        self.hit_low = dict(state.hit_low)
+        self.hit_high = dict(state.hit_high)
+        self.plans = {k: (dest, bundle, kind) for k, dest, bundle, kind in state.plans}
 
     def on_active_brokers_change(self, active_brokers):
         pass  # Pulsar's AvgShedder keeps its counters and plans
 
     # ------------------------------------------------------------------ shedding
     def find_bundles_for_unloading(self, view, conf, recently_unloaded):
+        self._touch()
         low, high = conf.loadBalancerAvgShedderLowThreshold, conf.loadBalancerAvgShedderHighThreshold
         n_low, n_high = conf.loadBalancerAvgShedderHitCountLowThreshold, conf.loadBalancerAvgShedderHitCountHighThreshold
         p = conf.maxUnloadPercentage
@@ -220,6 +262,7 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
         if h == INT_MIN:  # Math.abs overflow -> negative index -> Pulsar's fallback abs(hashCode) % n
             h = abs(hash(key)) & 0x7FFFFFFF
         broker = view.brokers[int(srt[h % len(srt)])]
+        self._touch()
         self.plans[key] = (broker, bundle, "placement")
         dec.broker, dec.random = broker, len(srt) > 1
         dec.set_best(srt)
@@ -234,5 +277,5 @@ SPEC = StrategySpec(
     requires_placement="AvgShedder",  # one instance plays both roles (Pulsar refuses other pairings)
     sweep_grid=(("loadBalancerAvgShedderLowThreshold", (5, 10, 15, 20, 25)),
                 ("loadBalancerAvgShedderHitCountLowThreshold", (2, 4, 8, 12))),
-    state_type=EmptyState, factory=AvgShedder, explains=frozenset({"pairs", "plans"}),
+    state_type=AvgShedderState, factory=AvgShedder, explains=frozenset({"pairs", "plans"}),
     title="AvgShedder: pair hot and cool brokers, move load within a pair after consecutive hits")

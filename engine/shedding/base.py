@@ -1,8 +1,10 @@
 """What every shedding strategy shares: the interface and Pulsar's bundle-selection helpers.
 
-A strategy is a small object whose memory (ThresholdShedder history, AvgShedder hit counters and
-planned destinations, ...) is a visible value: :meth:`SheddingStrategy.state` returns it as a dict,
-:meth:`SheddingStrategy.reset` clears it, :func:`copy.deepcopy` copies it.
+A strategy's memory (ThresholdShedder history, AvgShedder hit counters and planned destinations, ...)
+is a value of its ``state_type`` (:mod:`engine.strategies.state`): ``result, new_state =
+strategy.run(view, conf, recently_unloaded, state)``. :meth:`SheddingStrategy.state` gives it as the
+dict the command line prints, :meth:`SheddingStrategy.reset` clears it, :func:`copy.deepcopy` copies
+the strategy.
 """
 from __future__ import annotations
 
@@ -13,12 +15,13 @@ import numpy as np
 
 from ..config import LoadBalancerConfig
 from ..results import SheddingResult
+from ..strategies.state import Stateful
 from ..view import LoadView
 
 __all__ = ["SheddingStrategy", "candidate_bundles", "sort_desc", "select_largest_first", "seq_sum", "finish_result"]
 
 
-class SheddingStrategy:
+class SheddingStrategy(Stateful):
     """Interface of a load-shedding strategy (Pulsar's ``LoadSheddingStrategy``)."""
 
     #: short class name, as in ``broker.conf``
@@ -26,24 +29,26 @@ class SheddingStrategy:
     #: keys of :class:`LoadBalancerConfig` the strategy reads (the dashboard shows these sliders)
     config_keys: tuple = ()
 
+    def run(self, view: LoadView, conf: LoadBalancerConfig, recently_unloaded: Mapping[str, int], state=None):
+        """``(result, new_state)``: one ``findBundlesForUnloading`` from ``state`` (a ``state_type``
+        value; ``None`` = empty)."""
+        self._enter(state)
+        res = self.find_bundles_for_unloading(view, conf, recently_unloaded)
+        return res, self.state_value()
+
     def find_bundles_for_unloading(self, view: LoadView, conf: LoadBalancerConfig,
                                    recently_unloaded: Mapping[str, int]) -> SheddingResult:
         """Pulsar's ``findBundlesForUnloading(loadData, conf)``; ``recently_unloaded`` is
-        ``loadData.getRecentlyUnloadedBundles()`` (bundle → unload time, ms)."""
+        ``loadData.getRecentlyUnloadedBundles()`` (bundle → unload time, ms). Goes on from the
+        working memory (see :meth:`run`)."""
         raise NotImplementedError
 
     def on_active_brokers_change(self, active_brokers) -> None:
         """Pulsar's ``onActiveBrokersChange``: forget state of brokers that left."""
 
     def state(self) -> dict:
-        """The strategy's memory as a JSON-friendly dict."""
-        return {}
-
-    def reset(self) -> None:
-        """Forget everything (a new leader)."""
-
-    def load_state(self, state: dict) -> None:
-        """Seed the memory from a dict shaped like :meth:`state` (replaying a leader)."""
+        """The strategy's memory as a JSON-friendly dict (what the command line prints)."""
+        return self.state_value().to_json()
 
     def copy(self) -> "SheddingStrategy":
         return copy.deepcopy(self)

@@ -19,17 +19,35 @@ before Pulsar 5.0. Config keys: ``loadBalancerBrokerThresholdShedderPercentage``
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..results import BrokerVerdict, Selection, SheddingResult, fmt_bytes
-from ..strategies.spec import EmptyState, MODULAR, StrategySpec
+from ..strategies.spec import MODULAR, StrategySpec
+from ..strategies.state import StateValue, pairs, pairs_from_json, pairs_json
 from .base import SheddingStrategy, finish_result, select_largest_first, seq_sum
 
-__all__ = ["SPEC", "ThresholdShedder"]
+__all__ = ["SPEC", "ThresholdShedderState", "ThresholdShedder"]
 
 MARGIN = 0.05
 LOWER_BOUNDARY_MARGIN = 0.5
 MB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ThresholdShedderState(StateValue):
+    """ThresholdShedder's memory: ``brokerAvgResourceUsage``, each broker's history-smoothed usage
+    (fraction), as ``(broker, usage)`` pairs in the map's insertion order."""
+
+    history: tuple = ()
+
+    def to_json(self) -> dict:
+        return {"history": pairs_json(self.history)}
+
+    @classmethod
+    def from_json(cls, data) -> "ThresholdShedderState":
+        return cls(pairs_from_json((data or {}).get("history")))
 
 
 class ThresholdShedder(SheddingStrategy):
@@ -42,6 +60,7 @@ class ThresholdShedder(SheddingStrategy):
     """
 
     name = "ThresholdShedder"
+    state_type = ThresholdShedderState
     config_keys = ("loadBalancerBrokerThresholdShedderPercentage", "loadBalancerHistoryResourcePercentage",
                    "loadBalancerBundleUnloadMinThroughputThreshold", "lowerBoundarySheddingEnabled",
                    "loadBalancerCPUResourceWeight", "loadBalancerDirectMemoryResourceWeight",
@@ -50,19 +69,19 @@ class ThresholdShedder(SheddingStrategy):
     def __init__(self, history: dict | None = None):
         self.history: dict[str, float] = dict(history or {})
 
-    def state(self):
-        return {"history": dict(self.history)}
+    # ------------------------------------------------------------------ state
+    def _memory(self):
+        return ThresholdShedderState(pairs(self.history))
 
-    def reset(self):
-        self.history.clear()
-
-    def load_state(self, state):
-        self.history.update({str(k): float(v) for k, v in (state.get("history") or {}).items()})
+    def _set_memory(self, state):
+        self.history = dict(state.history)
 
     def on_active_brokers_change(self, active_brokers):
         active = set(active_brokers)
-        for b in list(self.history):
-            if b not in active:
+        gone = [b for b in self.history if b not in active]
+        if gone:
+            self._touch()
+            for b in gone:
                 del self.history[b]
 
     def _avg_usage(self, view, conf) -> tuple[float, np.ndarray]:
@@ -75,6 +94,7 @@ class ThresholdShedder(SheddingStrategy):
         return (seq_sum(new.tolist()) / n if n > 0 else 0.0), new
 
     def find_bundles_for_unloading(self, view, conf, recently_unloaded):
+        self._touch()
         th = conf.loadBalancerBrokerThresholdShedderPercentage / 100.0
         min_thr = conf.loadBalancerBundleUnloadMinThroughputThreshold * MB
         avg, hist = self._avg_usage(view, conf)
@@ -160,5 +180,5 @@ SPEC = StrategySpec(
     requires_placement=None,
     sweep_grid=(("loadBalancerBrokerThresholdShedderPercentage", (5, 8, 10, 15, 20)),
                 ("loadBalancerHistoryResourcePercentage", (0.5, 0.7, 0.8, 0.9, 0.95, 0.99))),
-    state_type=EmptyState, factory=ThresholdShedder, explains=frozenset({"verdicts", "lines", "score_history"}),
+    state_type=ThresholdShedderState, factory=ThresholdShedder, explains=frozenset({"verdicts", "lines", "score_history"}),
     title="ThresholdShedder: unload from brokers above the cluster average usage plus a threshold (history-smoothed)")

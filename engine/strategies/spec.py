@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-__all__ = ["StrategySpec", "EmptyState", "MODULAR", "EXTENSIBLE", "LOAD_MANAGERS"]
+__all__ = ["StrategySpec", "StateValue", "EmptyState", "MODULAR", "EXTENSIBLE", "LOAD_MANAGERS"]
 
 #: the two load managers of Pulsar: ``ModularLoadManagerImpl`` and the Extensible Load Manager (PIP-192)
 MODULAR = "modular"
@@ -20,8 +20,24 @@ LOAD_MANAGERS = (MODULAR, EXTENSIBLE)
 ROLES = frozenset({"shedding", "placement"})
 
 
+class StateValue:
+    """Base of the state types: frozen dataclasses with ``to_json()`` / ``from_json(dict)``."""
+
+    def to_json(self) -> dict:
+        raise NotImplementedError
+
+    @classmethod
+    def from_json(cls, data):
+        raise NotImplementedError
+
+    def shedding_only(self):
+        """The part of the state that decides the next shedding cycle (a driver that never places,
+        like the backtest, keeps only this); the whole state unless the strategy says otherwise."""
+        return self
+
+
 @dataclass(frozen=True)
-class EmptyState:
+class EmptyState(StateValue):
     """The state of a strategy that remembers nothing between cycles."""
 
     def to_json(self) -> dict:
