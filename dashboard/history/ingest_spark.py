@@ -64,7 +64,7 @@ _SEQ_SHIFT = 40  # reading order: input index << 40 | row within the input
 
 #: the label columns that decide a row's cluster and broker id (the distinct combinations are resolved)
 _KEY = ["broker", "metric", "l_broker", "l_pod", "l_kubernetes_pod_name", "l_instance", "l_custom", "cluster"]
-_NULL = "\x00"  # stands for a missing label in the mapping's join keys
+_NULL = "\ue000"  # stands for a missing label in the join keys (a private-use character; NUL does not survive Spark)
 _STAGE_STR = [c for c in _RAW_COLUMNS if c not in ("timestamp", "value")]
 
 
@@ -192,11 +192,86 @@ def _str_array(col: pd.Series):
         return pa.array(fixed, pa.string())
 
 
+def _fast_prometheus(path: Path, fmt: str, metric, broker_label):
+    """The staged columns of a plain ``query_range`` file (``status: success``, a matrix of series with
+    their labels and ``[t, "v"]`` pairs) without the per-row Python of :func:`.ingest.parse_prometheus`:
+    orjson parses, labels are resolved once per series (by the same :class:`.ingest._Acc`), values stay
+    the text Prometheus wrote (the rules convert them, :func:`.ingest.validate_rows`). ``None`` for
+    anything else — the caller then reads the file with :func:`.ingest.read_input`, which accepts or
+    refuses it with its own message."""
+    import orjson
+    import pyarrow as pa
+
+    from engine.bounded import check_size, limit, read_bytes_bounded
+
+    from .dataset import ALL_METRICS
+    from .ingest import METRIC_ALIASES, _Acc, _sniff
+
+    if fmt not in ("auto", "prometheus") or not path.is_file() or limit("SHEDLAB_MAX_NESTING") < 8:
+        return None
+    try:
+        if fmt == "auto" and _sniff(path) != "json":
+            return None
+        data = read_bytes_bounded(path)
+        check_size(len(data), str(path))
+        obj = orjson.loads(data)  # refuses what json would refuse, and a bit more (then: the slow path)
+    except Exception:  # noqa: BLE001 - the reader will give its own answer
+        return None
+    if not isinstance(obj, dict) or obj.get("status") != "success":
+        return None
+    res = obj.get("data", {}).get("result") if isinstance(obj.get("data"), dict) else None
+    if not isinstance(res, list):
+        return None
+    stem = path.stem
+    name_default = metric or (stem if (stem in METRIC_ALIASES or stem in ALL_METRICS) else None)
+    acc = _Acc(broker_label)
+    ts_parts, v_parts, counts = [], [], []
+    for series in res:
+        if not isinstance(series, dict) or "values" not in series:
+            return None
+        labels, values = series.get("metric") or {}, series["values"]
+        if not isinstance(labels, dict) or not isinstance(values, list):
+            return None
+        name = labels.get("__name__") or name_default
+        if not name:
+            return None
+        if values and (set(map(type, values)) != {list} or set(map(len, values)) != {2}):
+            return None
+        ts, vs = (list(x) for x in zip(*values)) if values else ([], [])
+        if vs and set(map(type, vs)) != {str} or ts and not set(map(type, ts)) <= {int, float}:
+            return None
+        acc.add(labels, name, [None], [None])  # one row: the series' labels, as parse_prometheus makes them
+        ts_parts.append(ts)
+        v_parts.append(vs)
+        counts.append(len(ts))
+    counts = np.asarray(counts, dtype=np.int64)
+    n = int(counts.sum())
+    t = np.fromiter((x for part in ts_parts for x in part), dtype=float, count=n)
+    t = np.where(np.abs(t) > 1e11, t, t * 1000.0)  # ingest._to_ms on numbers
+    vtxt = pa.array([x for part in v_parts for x in part], pa.string())
+    which = np.repeat(np.arange(len(counts)), counts)
+    cols = {"timestamp": pa.array(t), "vtxt": vtxt, "vnum": pa.array(np.full(n, np.nan))}
+    for c in _STAGE_STR:
+        per = pd.Series(acc.cols[c], dtype=object)
+        codes, uniq = pd.factorize(per, use_na_sentinel=True)
+        idx = codes[which]
+        cols[c] = pa.DictionaryArray.from_arrays(pa.array(idx.astype(np.int32), mask=idx < 0),
+                                                 _str_array(pd.Series(uniq, dtype=object)))
+    return cols, n, n > 0
+
+
 def _read_unit(idx: int, path: str, fmt: str, metric, broker_label, stage_dir: str) -> dict:
     """Read one input in an executor; stage its raw rows; a summary (or the error) for the driver."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    fast = _fast_prometheus(Path(path), fmt, metric, broker_label)
+    if fast is not None:
+        cols, n, is_obj = fast
+        cols["seq"] = pa.array((np.int64(idx) << _SEQ_SHIFT) + np.arange(n, dtype=np.int64))
+        t = pa.table({c: cols[c] for c in ["seq", "timestamp", "vtxt", "vnum"] + _STAGE_STR})
+        pq.write_table(t, os.path.join(stage_dir, f"unit-{idx:06d}.parquet"), compression="snappy")
+        return {"idx": idx, "format": "prometheus", "rows": n, "object_values": bool(is_obj)}
     try:
         raw, used = read_input(Path(path), fmt, metric, broker_label)
     except InputError as exc:
@@ -210,19 +285,33 @@ def _read_unit(idx: int, path: str, fmt: str, metric, broker_label, stage_dir: s
             "timestamp": pa.array(pd.to_numeric(raw["timestamp"], errors="coerce").astype(float).to_numpy()),
             "vtxt": pa.array(txt, pa.string()), "vnum": pa.array(num, pa.float64())}
     for c in _STAGE_STR:
-        cols[c] = _str_array(raw[c]) if c in raw.columns else pa.nulls(n, pa.string())
+        if c == "metric":  # the rules only ever read the name as text (astype(str)): None is "None"
+            cols[c] = pa.array(raw[c].astype(str).to_numpy(dtype=object), pa.string())
+        else:
+            cols[c] = _str_array(raw[c]) if c in raw.columns else pa.nulls(n, pa.string())
     pq.write_table(pa.table(cols, schema=_stage_schema()), os.path.join(stage_dir, f"unit-{idx:06d}.parquet"),
                    compression="snappy")
     return {"idx": idx, "format": used, "rows": int(n), "object_values": is_obj}
 
 
-def _merge_mapping(df: pd.DataFrame, mapping: pd.DataFrame) -> pd.DataFrame:
-    """Raw rows joined with the resolved label combinations (inner join: rows of other clusters drop)."""
-    left = df.copy()
-    for c in _KEY:
-        left[c] = left[c].astype(object).where(left[c].notna(), _NULL)
-    m = left.merge(mapping, on=_KEY, how="inner", sort=False)
-    return m.sort_values("seq", kind="stable")
+def _keyed(staged):
+    """Staged rows with the label key's missing values as :data:`_NULL` (a plain equi-join key)."""
+    from pyspark.sql import functions as F
+
+    return staged.select(*[F.coalesce(F.col(c), F.lit(_NULL)).alias(c) if c in _KEY else F.col(c)
+                           for c in staged.columns])
+
+
+def _join_mapping(spark, staged, mapping: pd.DataFrame):
+    """The staged rows with their resolved broker id (a broadcast join in the JVM; rows of other
+    clusters drop out)."""
+    from pyspark.sql import functions as F
+
+    m = spark.createDataFrame(mapping[_KEY + ["new_broker", "new_cluster", "is_counter"]],
+                              _spark_schema([(c, "string") for c in _KEY]
+                                            + [("new_broker", "string"), ("new_cluster", "string"),
+                                               ("is_counter", "boolean")]))
+    return _keyed(staged).join(F.broadcast(m), on=_KEY, how="inner")
 
 
 def _raw_from_stage(df: pd.DataFrame, object_values: bool) -> pd.Series:
@@ -232,19 +321,17 @@ def _raw_from_stage(df: pd.DataFrame, object_values: bool) -> pd.Series:
     return v.where(v.notna(), df["vnum"].astype(float).astype(object))
 
 
-def _validate_batches(batches, mapping: pd.DataFrame, object_values: bool):
+def _validate_batches(batches, object_values: bool):
     """Row rules on staged rows (mapInPandas): clean rows with their day, and one report row at the end."""
     rep: dict = {}
-    for b in batches:
-        m = _merge_mapping(b, mapping)
-        m = m[~m["is_counter"]]
+    for m in batches:
         if m.empty:
             continue
-        raw = pd.DataFrame({"timestamp": m["timestamp"].to_numpy(), "broker": m["new_broker"].to_numpy(),
+        raw = pd.DataFrame({"timestamp": m["timestamp"].to_numpy(),
+                            "broker": m["new_broker"].where(m["new_broker"] != _NULL, None).to_numpy(),
                             "metric": m["metric"].where(m["metric"] != _NULL, None).to_numpy(),
                             "value": _raw_from_stage(m, object_values).to_numpy(),
                             "bundle": m["bundle"].to_numpy(), "seq": m["seq"].to_numpy()})
-        raw["broker"] = raw["broker"].where(raw["broker"] != _NULL, None)
         clean = validate_rows(raw, rep)
         if clean.empty:
             continue
@@ -283,6 +370,7 @@ def _write_batches(batches, out_dir: str, max_gap: int):
 
     def flush(day):
         df = pd.concat(pending.pop(day), ignore_index=True)
+        df["bundle"] = df["bundle"].where(df["bundle"] != _NULL, None)
         df = df.sort_values(["timestamp", "broker", "bundle", "metric"], kind="stable", na_position="first")
         name = day_name(day)
         d = Path(out_dir) / f"day={name}"
@@ -332,9 +420,12 @@ def _write_batches(batches, out_dir: str, max_gap: int):
         info = b["info"]
         for txt in info[info.notna()]:
             yield _info_frame(txt)
-        b = b[info.isna()]
+        b = b[info.isna()].drop(columns=["info"])
         if b.empty:
             continue
+        # a missing bundle as a marker while the rows are grouped: pandas concatenates all-None object
+        # columns element by element (the marker groups and orders the series the same way)
+        b = b.assign(bundle=b["bundle"].where(b["bundle"].notna(), _NULL))
         days = b["day"].to_numpy(dtype=np.int64)
         for d in pd.unique(days):
             chunk = b[days == d]
@@ -459,7 +550,8 @@ def ingest_spark(inputs, out, *, fmt: str = "auto", metric: str | None = None, m
             combos = staged.groupBy(*_KEY).agg(F.count(F.lit(1)).alias("_n")).toPandas()
             report: dict = {}
             mapping = _resolve(combos, cluster, broker_label, bmap, report)
-            counters = _collect_counters(staged, mapping, object_values) if mapping["is_counter"].any() else None
+            counters = (_collect_counters(spark, staged, mapping, object_values) if mapping["is_counter"].any()
+                        else None)
             actions = counter_increases(counters if counters is not None else pd.DataFrame(columns=_RAW_COLUMNS),
                                         report)
 
@@ -472,7 +564,8 @@ def ingest_spark(inputs, out, *, fmt: str = "auto", metric: str | None = None, m
                 cores = os.cpu_count() or 2
             parts = max(1, min(max(brokers, 1), 2 * cores))
             mp, ov, ddir, mg = mapping, object_values, str(data_dir), max_gap
-            clean = staged.mapInPandas(lambda it: _validate_batches(it, mp, ov), _CLEAN_DDL)
+            joined = _join_mapping(spark, staged, mapping).where(~F.col("is_counter"))
+            clean = joined.mapInPandas(lambda it: _validate_batches(it, ov), _CLEAN_DDL)
             infos = (clean.repartition(parts, "broker").sortWithinPartitions("day")
                      .mapInPandas(lambda it: _write_batches(it, ddir, mg), "info string").collect())
         stage(4, "writing the metadata")
@@ -540,14 +633,11 @@ def _resolve(combos: pd.DataFrame, cluster, broker_label, bmap, report: dict) ->
     return m.reset_index(drop=True)
 
 
-def _collect_counters(staged, mapping: pd.DataFrame, object_values: bool) -> pd.DataFrame:
+def _collect_counters(spark, staged, mapping: pd.DataFrame, object_values: bool) -> pd.DataFrame:
     """The load manager's counter rows (a few series), resolved, in reading order, on the driver."""
-    names = sorted({m for m in mapping.loc[mapping["is_counter"], "metric"]})
     from pyspark.sql import functions as F
 
-    rows = staged.where(F.col("metric").isin(names)).toPandas()
-    m = _merge_mapping(rows, mapping)
-    m = m[m["is_counter"]]
+    m = _join_mapping(spark, staged, mapping).where(F.col("is_counter")).toPandas().sort_values("seq", kind="stable")
     return pd.DataFrame({"timestamp": m["timestamp"].to_numpy(), "value": _raw_from_stage(m, object_values).to_numpy(),
                          "metric": m["metric"].to_numpy(), "cluster": m["new_cluster"].to_numpy(),
                          "broker": m["new_broker"].where(m["new_broker"] != _NULL, None).to_numpy(),
