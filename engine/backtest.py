@@ -128,55 +128,50 @@ def synthetic_names(broker: str, k: int) -> list[str]:
 
 # ---------------------------------------------------------------------------------------------- the strategy
 class _Runner:
-    """One strategy and its memory, driven through the registry's contract.
+    """One strategy and its memory, driven through the registry's contract: the memory is a
+    ``spec.state_type`` value, ``result, new_state = strategy.run(view, conf, recently, state)``.
 
-    With state values (``run(view, conf, recently, state) -> (result, new_state)``) the memory is
-    the value; strategies without ``run`` are driven through their ``find_bundles_for_unloading`` and
-    ``state()``/``load_state()``."""
+    The strategy object is the executor (it keeps the working copy of the value it last returned):
+    ``onActiveBrokersChange`` runs on it and the value is read back, as the load managers do. After
+    each cycle only the memory that decides the next shedding cycle is kept (``state.shedding_only()``,
+    when the state type has it): a backtest runs no placement, so what only placement consumes
+    (AvgShedder's planned destinations) would grow with every unload. A plug-in object without the
+    value interface is driven through ``find_bundles_for_unloading`` and ``state()``/``load_state()``."""
 
     def __init__(self, spec, initial: dict | None):
         self.spec = spec
         self.strategy = spec.factory()
-        self.valued = callable(getattr(self.strategy, "run", None)) and spec.state_type is not None
+        self.valued = callable(getattr(self.strategy, "run", None)) and callable(
+            getattr(self.strategy, "state_value", None))
         if self.valued:
             self.state = spec.state_type.from_json(initial) if initial else spec.state_type()
+            self.strategy.restore(self.state)
         elif initial:
             self.strategy.load_state(initial)
 
     def active(self, brokers) -> None:
+        s = self.strategy
         if self.valued:
-            hook = getattr(self.strategy, "on_active_brokers_change_state", None)
-            if hook is not None:
-                self.state = hook(self.state, brokers)
-            return
-        self.strategy.on_active_brokers_change(brokers)
+            if s.state_value() is not self.state:
+                s.restore(self.state)
+            s.on_active_brokers_change(brokers)
+            self.state = s.state_value()
+        else:
+            s.on_active_brokers_change(brokers)
 
     def run(self, view: LoadView, conf, recently):
-        if self.valued:
-            res, self.state = self.strategy.run(view, conf, recently, self.state)
-        else:
-            res = self.strategy.find_bundles_for_unloading(view, conf, recently)
-        self._shedding_only()
+        if not self.valued:
+            return self.strategy.find_bundles_for_unloading(view, conf, recently)
+        res, state = self.strategy.run(view, conf, recently, self.state)
+        only = getattr(state, "shedding_only", None)
+        self.state = only() if only is not None else state
         return res
-
-    def _shedding_only(self) -> None:
-        # what only placement consumes (AvgShedder's planned destinations) is dropped: a backtest runs no
-        # placement, and kept it grows with every unload (a 31-day replay became quadratic)
-        if self.valued:
-            only = getattr(self.state, "shedding_only", None)
-            if only is not None:
-                self.state = only()
-            return
-        st = self.strategy.state()
-        if st.get("plans"):
-            self.strategy.reset()
-            self.strategy.load_state({k: v for k, v in st.items() if k != "plans"})
 
     def memory(self) -> dict:
         """The memory that decides the next cycle, as JSON (what an event carries to the Tuner)."""
         if self.valued:
             return self.state.to_json()
-        return {k: v for k, v in self.strategy.state().items() if k != "plans"}
+        return self.strategy.state()
 
 
 # ---------------------------------------------------------------------------------------------- events

@@ -130,6 +130,9 @@ def _parser() -> argparse.ArgumentParser:
             j.add_argument("--conf", help="a broker.conf file (its load-balancer keys apply)")
             j.add_argument("--bundles", default="auto", choices=["auto", "real", "synthetic"])
             j.add_argument("--synthetic-bundles", type=int, default=8)
+            j.add_argument("--chunks", type=int, default=1,
+                           help="Spark: cut the history in N time chunks replayed in parallel, checked to give the "
+                                "same events as one replay (default 1: one streaming task per backtest)")
         if name == "sweep":
             j.add_argument("--x", type=_grid, required=True, metavar="KEY=V1,V2,...")
             j.add_argument("--y", type=_grid, required=True, metavar="KEY=V1,V2,...")
@@ -173,7 +176,8 @@ def _job_params(a) -> dict:
             cfg = parse_broker_conf(text, source=a.conf).config
             values.update(dict(line.split("=", 1) for line in to_broker_conf(cfg).splitlines() if "=" in line))
         values.update(dict(a.set))
-        p.update(strategy=a.strategy, set=values, bundles=a.bundles, synthetic_bundles=a.synthetic_bundles)
+        p.update(strategy=a.strategy, set=values, bundles=a.bundles, synthetic_bundles=a.synthetic_bundles,
+                 chunks=a.chunks)
         if a.cmd == "sweep":
             p.update(x_key=a.x[0], x_values=a.x[1], y_key=a.y[0], y_values=a.y[1])
     return p
@@ -231,6 +235,7 @@ def _check_args(a) -> None:
         rng("top", a.top, 1, 100_000)
     elif a.cmd in ("backtest", "sweep"):
         rng("synthetic-bundles", a.synthetic_bundles, 1, 100_000)
+        rng("chunks", a.chunks, 1, 10_000)
         if a.cmd == "sweep":
             for opt in ("x", "y"):
                 vals = getattr(a, opt)[1]

@@ -74,6 +74,8 @@ def normalise_params(job: str, params: dict | None) -> dict:
         out["set"] = dict(line.split("=", 1) for line in to_broker_conf(cfg).splitlines() if "=" in line)
         out["bundles"] = p.get("bundles") or "auto"
         out["synthetic_bundles"] = int(p.get("synthetic_bundles") or 8)
+        if int(p.get("chunks") or 1) > 1:  # Spark only: time chunks in parallel (same events; see backtest.run_chunks)
+            out["chunks"] = int(p["chunks"])
         if job == "sweep":
             from .sweep import grid_cells
 
@@ -314,7 +316,7 @@ def _spark(job, dataset, p, progress, meta: dict | None = None):
                 from .backtest import backtest
 
                 r = backtest(wide, p["strategy"], config_from_params(p), bundles=p["bundles"],
-                             synthetic_bundles=p["synthetic_bundles"], bundle_df=bdf)
+                             synthetic_bundles=p["synthetic_bundles"], bundle_df=bdf, chunks=p.get("chunks"))
                 info = {k: v for k, v in r.pop("_info", {}).items() if not k.startswith("_")}
                 out = {"events": to_pandas(r["events"], ["timestamp", "broker"]),
                        "per_day": to_pandas(r["per_day"], ["day"]),
@@ -324,7 +326,7 @@ def _spark(job, dataset, p, progress, meta: dict | None = None):
 
                 r = {"cells": sweep(wide, p["strategy"], config_from_params(p), p["x_key"], p["x_values"],
                                     p["y_key"], p["y_values"], bundles=p["bundles"],
-                                    synthetic_bundles=p["synthetic_bundles"], bundle_df=bdf)}
+                                    synthetic_bundles=p["synthetic_bundles"], bundle_df=bdf, chunks=p.get("chunks"))}
                 out = {"cells": to_pandas(r["cells"], ["cell"])}
     for v in list(r.values()):
         for x in (v if isinstance(v, list) else [v]):
