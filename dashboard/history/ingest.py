@@ -692,6 +692,9 @@ def normalise(raw: pd.DataFrame, max_gap: int = MAX_GAP_MINUTES, report: dict | 
     return df[_COLUMNS].reset_index(drop=True)
 
 
+_SPECIAL_TEXT = ["nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"]  # not finite, not "non-numeric"
+
+
 def _map_values(col: pd.Series, fn) -> pd.Series:
     """``col.map(fn)``, computed once per distinct value when the values are text or missing (labels,
     names and ids repeat a lot: a month of exports has a few thousand distinct ones in 100 M rows)."""
@@ -755,9 +758,18 @@ def validate_rows(raw: pd.DataFrame, report: dict) -> pd.DataFrame:
     df = df.assign(timestamp=ts)[~bad_ts]
     # value: numbers (or numeric text); NaN/Inf text is "not finite", anything else "non-numeric"
     raw_v = df["value"]
-    if raw_v.dtype == object:
+    if raw_v.dtype == object and len(raw_v) >= 4096 and pd.api.types.infer_dtype(raw_v, skipna=False) == "string":
+        # all text (Prometheus' values): the same answers, the text rule applied only where a number
+        # did not come out finite (a special spelling can only be one of those)
+        num = pd.to_numeric(raw_v, errors="coerce").astype(float)
+        cand = ~np.isfinite(num.to_numpy())
+        special = pd.Series(False, index=df.index)
+        if cand.any():
+            special[cand] = raw_v[cand].str.strip().str.lower().isin(_SPECIAL_TEXT).to_numpy()
+            num = num.where(~special, np.nan)
+    elif raw_v.dtype == object:
         text = raw_v.astype(str).str.strip().str.lower()
-        special = text.isin(["nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"])
+        special = text.isin(_SPECIAL_TEXT)
         num = pd.to_numeric(raw_v.where(~special, None), errors="coerce").astype(float)
     else:
         special = pd.Series(False, index=df.index)

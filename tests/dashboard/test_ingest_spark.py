@@ -273,3 +273,28 @@ def test_ingest_spark007_engine_choice(tmp_path, monkeypatch):
     monkeypatch.setenv("SHEDLAB_INGEST_ENGINE", "fast")
     with pytest.raises(InputError, match="SHEDLAB_INGEST_ENGINE"):
         choose_engine([f])
+
+
+def test_ingest_spark008_fast_rules_give_the_general_rules_answers(monkeypatch):
+    """The per-distinct-value label rules and the all-text value rule (what big inputs take) answer as
+    the general element-by-element rules on awkward spellings."""
+    from dashboard.history import ingest as I
+
+    rng = np.random.default_rng(1)
+    pool = ["1", "-2.5", " 3 ", "nan", "NaN", " -Inf", "+Infinity", "infinity", "abc", "", "1e999", "-1e999", "0x10",
+            "1_000", "+5", ".5", "5.", "1e-400", "99999999999999999999999", "-0", "inf ", "Inf", "+inf", "NAN", "None"]
+    n = 20000
+    df = pd.DataFrame({"timestamp": 1.7e12 + 60_000 * (np.arange(n) % 50),
+                       "broker": pd.Series(rng.choice(["b1", " b2 ", "", "nan", "None", None, "http://b3/"], n),
+                                           dtype=object),
+                       "metric": pd.Series(rng.choice(["cpu", " pulsar_lb_cpu_usage", "msg_rate_in", "topics", "x",
+                                                       "bundle_topics"], n), dtype=object),
+                       "value": pd.Series(rng.choice(pool, n), dtype=object),
+                       "bundle": pd.Series(rng.choice(["t/n/0x0_0x1", " ", None, "nan", "None"], n), dtype=object)})
+    fast_rep = {}
+    fast = I.validate_rows(df, fast_rep)
+    monkeypatch.setattr(I.pd.api.types, "infer_dtype", lambda *a, **k: "mixed")  # every rule element by element
+    slow_rep = {}
+    slow = I.validate_rows(df, slow_rep)
+    assert fast_rep == slow_rep and fast_rep["dropped_not_finite"] > 0 and fast_rep["dropped_non_numeric"] > 0
+    pd.testing.assert_frame_equal(fast, slow)

@@ -1,0 +1,157 @@
+"""The ingest measure of ``bench/bench_history.py``: a month of Prometheus ``query_range`` JSON for the
+bench's brokers, ingested on Spark.
+
+The JSON is made once from the bench's generated dataset (its wide layout) into
+``<bench dir>/prometheus-<brokers>x<days>/``, the way a user exports it: one file per metric per day
+(``pulsar_lb_cpu_usage-2026-01-01.json``), each exactly what Prometheus serves for
+``/api/v1/query_range?query=<metric>&start=<day>&end=<day + 1 d - 1 min>&step=60``:
+``{"status": "success", "data": {"resultType": "matrix", "result": [{"metric": {labels}, "values":
+[[t, "v"], ...]}]}}``. Labels as Pulsar exports them and Prometheus adds them when it scrapes: the
+load-report percentages (``pulsar_lb_*_usage``, ``LoadManagerReport``) carry ``cluster``,
+``broker`` = the advertised host without port and ``metric="loadBalancing"``; the rates and
+throughputs (``pulsar_broker_*``) carry ``cluster`` only; both get ``job`` and ``instance`` =
+``host:port`` from the scrape. Ingest lines the two shapes up by host, so the broker ids are the
+generated ``host:port`` ones and the ingested rows equal the generated dataset's (checked here).
+
+Run alone: ``python bench/history_ingest.py [--brokers 250] [--days 31]`` (needs the bench dataset,
+made by ``bench/bench_history.py``), or through ``bench/bench_history.py`` (its ``ingest`` row).
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+#: dataset metric → the metric Pulsar exports (dashboard.history.ingest.METRIC_ALIASES, inverted)
+PROM_NAMES = {"cpu": "pulsar_lb_cpu_usage", "memory": "pulsar_lb_memory_usage",
+              "direct_memory": "pulsar_lb_directMemory_usage", "bandwidth_in": "pulsar_lb_bandwidth_in_usage",
+              "bandwidth_out": "pulsar_lb_bandwidth_out_usage", "msg_rate_in": "pulsar_broker_rate_in",
+              "msg_rate_out": "pulsar_broker_rate_out", "msg_throughput_in": "pulsar_broker_throughput_in",
+              "msg_throughput_out": "pulsar_broker_throughput_out"}
+CLUSTER = "bench"
+
+
+def _labels(metric: str, broker: str) -> dict:
+    host = broker.rsplit(":", 1)[0]
+    lab = {"__name__": PROM_NAMES[metric], "cluster": CLUSTER}
+    if metric in ("cpu", "memory", "direct_memory", "bandwidth_in", "bandwidth_out"):
+        lab.update(broker=host, metric="loadBalancing")
+    lab.update(instance=broker, job="broker")
+    return lab
+
+
+def _go_float(v: float) -> str:
+    """Prometheus writes sample values with Go's strconv.FormatFloat(v, 'f', -1, 64) for ordinary
+    magnitudes; Python's shortest repr reads back to the same float64."""
+    return repr(float(v))
+
+
+def export_day(dataset: Path, day: str, out_dir: Path) -> int:
+    """The query_range files of one day (one per metric); returns the number of values written."""
+    import numpy as np
+    import orjson
+
+    from dashboard.history.dataset import BROKER_METRICS
+    from dashboard.history.layout import read_wide
+
+    w = read_wide(dataset, day, day)
+    ts = (w["timestamp"].to_numpy().astype("datetime64[s]").astype(np.int64))
+    brokers = w["broker"].to_numpy(dtype=object)
+    order = np.argsort(brokers.astype(str), kind="stable")
+    b_sorted = brokers[order]
+    cut = np.flatnonzero(b_sorted[1:] != b_sorted[:-1]) + 1
+    groups = np.split(order, cut)
+    n = 0
+    for m in BROKER_METRICS:
+        vals = w[m].to_numpy()
+        result = []
+        for g in groups:
+            t, v = ts[g].tolist(), [_go_float(x) for x in vals[g].tolist()]
+            result.append({"metric": _labels(m, str(brokers[g[0]])), "values": [list(p) for p in zip(t, v)]})
+            n += len(g)
+        body = {"status": "success", "data": {"resultType": "matrix", "result": result}}
+        (out_dir / f"{PROM_NAMES[m]}-{day}.json").write_bytes(orjson.dumps(body))
+    return n
+
+
+def prometheus_export(dataset: Path, out_dir: Path) -> tuple[list[Path], int, float]:
+    """Make (once) the month of query_range files of ``dataset``; returns (files, values, seconds spent)."""
+    from dashboard.history.dataset import read_meta
+
+    days = read_meta(dataset)["days"]
+    done = out_dir / "_complete"
+    t = time.perf_counter()
+    if not done.exists():
+        out_dir.mkdir(parents=True, exist_ok=True)
+        n = sum(export_day(dataset, d, out_dir) for d in days)
+        done.write_text(str(n))
+    files = sorted(out_dir.glob("pulsar_*.json"))
+    return files, int(done.read_text()), time.perf_counter() - t
+
+
+def ingest_measure(dataset: Path, bench_dir: Path) -> dict:
+    """Ingest the Prometheus JSON of ``dataset`` on Spark (a fresh process: JVM start included); check
+    the result against the generated dataset; the numbers for the bench's row."""
+    import shutil
+
+    import numpy as np
+
+    from dashboard.history.ingest_spark import ingest_spark
+    from dashboard.history.layout import read_wide
+
+    name = dataset.name.replace("history-", "prometheus-")
+    files, values, export_s = prometheus_export(dataset, bench_dir / name)
+    size = sum(f.stat().st_size for f in files)
+    out = bench_dir / f"ingested-{dataset.name.replace('history-', '')}"
+    if out.exists():
+        shutil.rmtree(out)
+    stages = []
+    t0 = time.perf_counter()
+
+    def progress(done, total, text):
+        if str(text).startswith("stage"):
+            stages.append((round(time.perf_counter() - t0, 1), text))
+
+    meta = ingest_spark(files, out, progress=progress)
+    secs = time.perf_counter() - t0
+    # the ingested broker-minute rows equal the generated ones (first and last day: a full check costs minutes)
+    from dashboard.history.dataset import read_meta
+
+    days = read_meta(dataset)["days"]
+    # (pandas reads decimal text to within an ulp, not always to the nearest double: hence the tolerance)
+    same, err = True, 0.0
+    for d in sorted({days[0], days[-1]}):
+        a, b = read_wide(dataset, d, d), read_wide(out, d, d)
+        same &= a.shape == b.shape and bool((a["broker"].to_numpy() == b["broker"].to_numpy()).all()) and bool(
+            (a["timestamp"].to_numpy() == b["timestamp"].to_numpy()).all())
+        if same:
+            for c in a.columns[2:]:
+                x, y = a[c].to_numpy(), b[c].to_numpy()
+                err = max(err, float(np.max(np.abs(x - y) / np.maximum(np.abs(x), 1e-300), initial=0.0)))
+    return {"seconds": secs, "values": values, "rows": meta["rows"], "files": len(files), "bytes": size,
+            "export_s": export_s, "stages": stages, "same_as_generated": same and err <= 1e-15, "max_rel_err": err,
+            "report": {
+                k: v for k, v in meta["report"].items() if k not in ("inputs", "unknown_metrics")}}
+
+
+def main() -> int:
+    import argparse
+    import json
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--brokers", type=int, default=250)
+    ap.add_argument("--days", type=int, default=31)
+    a = ap.parse_args()
+    from bench_history import BENCH_DIR as bench_dir
+    os.environ.setdefault("LB_SPARK_MASTER", "local[*]")
+    ds = bench_dir / f"history-{a.brokers}x{a.days}"
+    print(json.dumps(ingest_measure(ds, bench_dir), indent=1, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
