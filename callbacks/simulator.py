@@ -379,13 +379,10 @@ def sweep_options(form, x_key, y_key):
     if not isinstance(st, dict):
         raise PreventUpdate
     a = as_dict(st.get("a"), {})
-    a = {k: as_str(a.get(k), limit=100) for k in ("shed", "place")}
-    shed = a.get("shed") or S.default_state().a.shed
-    opts = S.sweep_keys(shed, a.get("place"))
-    keys = {o["value"] for o in opts}
-    if x_key in keys and y_key in keys:
+    opts, grid = S.sweep_choice(as_str(a.get("shed"), limit=100), as_str(a.get("place"), limit=100), x_key, y_key)
+    if grid is None:
         return opts, no_update, no_update, opts, no_update, no_update
-    x0, xv, y0, yv = S.sweep_defaults(shed, a.get("place"))
+    x0, xv, y0, yv = grid
     return opts, x0, xv, opts, y0, yv
 
 

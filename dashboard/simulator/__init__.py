@@ -32,8 +32,8 @@ from .state import (CONTROLLED_KEYS, MAX_MINUTES, SIDES, RunSpec, SimState, coer
                     source_strategies)
 from .strategies import pairing_source, placement_options, required_placement, runs_extensible, shedding_options, side_keys
 from .summary import SUMMARY_ROWS, check_codes, checks_frame, config_diff, summary_rows
-from .sweep import (MAX_AXIS, SWEEP_BUDGET, load_sweep, parse_axis, plan_sweep, run_sweep, sweep_cell, sweep_current,
-                    sweep_defaults, sweep_keys)
+from .sweep import (MAX_AXIS, SWEEP_BUDGET, load_sweep, parse_axis, plan_sweep, run_sweep, sweep_cell, sweep_choice,
+                    sweep_current, sweep_defaults, sweep_keys)
 
 __all__ = ["DEFAULT_SCENARIO", "PRESET_LABELS", "SIDES", "MAX_MINUTES", "MAX_AXIS", "SWEEP_BUDGET", "RunSpec",
            "SimState", "default_state", "coerce_spec", "coerce_state", "encode", "decode", "scenario_options",
@@ -46,4 +46,4 @@ __all__ = ["DEFAULT_SCENARIO", "PRESET_LABELS", "SIDES", "MAX_MINUTES", "MAX_AXI
            "shedding_options", "placement_options", "runs_extensible", "required_placement",
            "pairing_source", "NoChange", "form_state", "resolve_form", "scenario_label",
            "ResultView", "page_figures", "result_view", "finding_view", "event_view", "sweep_view", "sweep_or_none",
-           "figures_export", "report_export"]
+           "figures_export", "report_export", "sweep_choice"]

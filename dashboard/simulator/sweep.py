@@ -17,7 +17,7 @@ from .runs import TTL, check_key, minutes_of, run_kwargs, session_of
 from .scenarios import base_config, load
 from .state import RunSpec, SimState, coerce_state
 
-__all__ = ["MAX_AXIS", "SWEEP_BUDGET", "sweep_keys", "sweep_defaults", "parse_axis", "plan_sweep", "run_sweep",
+__all__ = ["MAX_AXIS", "SWEEP_BUDGET", "sweep_keys", "sweep_defaults", "sweep_choice", "parse_axis", "plan_sweep", "run_sweep",
            "sweep_cell", "sweep_current", "load_sweep"]
 
 #: values per sweep axis, and the simulated broker-minutes a sweep may cost in total
@@ -55,6 +55,19 @@ def sweep_defaults(shed: str, place: str | None = None) -> tuple:
     x = keys[0]
     y = keys[1] if len(keys) > 1 else keys[0]
     return x, _axis_default(x), y, _axis_default(y)
+
+
+def sweep_choice(shed: str | None, place: str | None, x_key=None, y_key=None) -> tuple[list, tuple | None]:
+    """The sweep form for run A's strategies: the key options, and the default grid to show — None when
+    the keys picked (``x_key``, ``y_key``) still apply."""
+    from .state import RunSpec
+
+    shed = shed or RunSpec().shed
+    opts = sweep_keys(shed, place)
+    keys = {o["value"] for o in opts}
+    if x_key in keys and y_key in keys:
+        return opts, None
+    return opts, sweep_defaults(shed, place)
 
 
 def parse_axis(key, text) -> list[str]:
