@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import io
 import json
 import os
 import re
