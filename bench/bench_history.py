@@ -18,7 +18,10 @@ written once by the generator like by ingest). Then, in one run on the same file
   one executor core (``local[1]``) and once with two (``local[2]``): the speed-up;
 * **cached re-open**: fetching the stored result again (fingerprint + diskcache) — budget ≤ 200 ms.
 
-Not measured here (not built): ingest on Spark (the ingest of Prometheus JSON is pandas-only).
+* **ingest**: the month of Prometheus ``query_range`` JSON of the same brokers (one file per metric
+  per day, made once from the dataset by ``bench/history_ingest.py``) ingested on Spark into a new
+  dataset (long + wide layouts), with rows/s — budget ≤ 3 min; the result is checked against the
+  generated dataset.
 
 Each measure runs in a fresh Python process (so Spark is really cold and memory is not shared);
 peak memory is sampled every 50 ms as the RSS of that process plus its children (the Spark JVM).
@@ -315,6 +318,18 @@ def _run_one(kind: str, path: Path, master: str | None = None) -> tuple[dict, di
     return info, res
 
 
+def _run_ingest(path: Path) -> dict:
+    """The ingest measure (``bench/history_ingest.py``) in a fresh process: JVM start included."""
+    import json
+    import subprocess
+
+    p = subprocess.run([sys.executable, str(ROOT / "bench" / "history_ingest.py"), "--dataset", str(path)],
+                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    if p.returncode != 0:
+        raise SystemExit(f"ingest failed:\n{p.stderr[-3000:]}")
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
 def _args():
     import argparse
 
@@ -323,7 +338,7 @@ def _args():
     ap.add_argument("--brokers", type=int)
     ap.add_argument("--days", type=int)
     ap.add_argument("--sweep-days", type=int, default=1, help="days the 5 × 6 sweep covers (default 1)")
-    ap.add_argument("--skip", default="", help="comma-separated measures to skip: pandas,sweep,backtest,duckdb")
+    ap.add_argument("--skip", default="", help="comma-separated measures to skip: pandas,sweep,backtest,duckdb,ingest")
     return ap.parse_args()
 
 
@@ -400,7 +415,14 @@ def main() -> int:
                 f"<= 120 s {'OK' if bti['seconds'] <= 120 else 'OVER'}",
                 f"{bti['events']:,} events; {bti['chunks']} chunk(s), {bti['rounds']} round(s), "
                 f"{bti['redone']} chunk(s) replayed again; JVM {bti['start_s']:.1f} s")
-    print(f"{'ingest 100 M values from Prometheus JSON, Spark':<46} {'-':>9}  not built (ingest is pandas-only)")
+        if "ingest" not in skip:
+            ing = _run_ingest(path)
+            row("ingest of the 100 M values from Prometheus JSON, Spark", ing["seconds"], ing["values"], ing["peak"],
+                f"<= 180 s {'OK' if ing['seconds'] <= 180 else 'OVER'}",
+                f"{ing['files']} files, {ing['bytes'] / 2**30:.2f} GiB; stages at "
+                + ", ".join(f"{t:.0f} s" for t, _ in ing["stages"][:4])
+                + f" (read, brokers, clean+write, meta); same as generated: {ing['same_as_generated']} "
+                f"(max rel. diff {ing['max_rel_err']:.1e})")
 
     # cached re-open: the stored Spark result, fetched as the History page does
     from dashboard.cache import get_cache

@@ -13,8 +13,8 @@ throughputs (``pulsar_broker_*``) carry ``cluster`` only; both get ``job`` and `
 ``host:port`` from the scrape. Ingest lines the two shapes up by host, so the broker ids are the
 generated ``host:port`` ones and the ingested rows equal the generated dataset's (checked here).
 
-Run alone: ``python bench/history_ingest.py [--brokers 250] [--days 31]`` (needs the bench dataset,
-made by ``bench/bench_history.py``), or through ``bench/bench_history.py`` (its ``ingest`` row).
+Run alone: ``python bench/history_ingest.py [--dataset DIR]`` (default: the bench dataset made by
+``bench/bench_history.py``), or through ``bench/bench_history.py`` (its ``ingest`` row).
 """
 from __future__ import annotations
 
@@ -142,14 +142,17 @@ def main() -> int:
     import argparse
     import json
 
+    from bench_history import BENCH_DIR, BROKERS, DAYS, PeakRSS
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--brokers", type=int, default=250)
-    ap.add_argument("--days", type=int, default=31)
+    ap.add_argument("--dataset", help="the generated dataset (default: the bench's, BROKERS x DAYS)")
     a = ap.parse_args()
-    from bench_history import BENCH_DIR as bench_dir
     os.environ.setdefault("LB_SPARK_MASTER", "local[*]")
-    ds = bench_dir / f"history-{a.brokers}x{a.days}"
-    print(json.dumps(ingest_measure(ds, bench_dir), indent=1, default=str))
+    ds = Path(a.dataset) if a.dataset else BENCH_DIR / f"history-{BROKERS}x{DAYS}"
+    with PeakRSS() as m:
+        got = ingest_measure(ds, ds.parent)
+    got["peak"] = m.peak
+    print(json.dumps(got, default=str))
     return 0
 
 
