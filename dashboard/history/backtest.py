@@ -2,22 +2,24 @@
 
 DataFrame in (the broker-minute table of the wide layout, or the long dataset) → DataFrames out:
 
-``events``  one row per broker that would have unloaded in a minute (:data:`.replay.EVENT_COLUMNS`
-            plus ``cell``): timestamp, strategy, broker, partner (AvgShedder: the cool broker of the
-            pair; UniformLoadShedder: the least loaded broker), trigger (AvgShedder ``high``/``low``
-            hit count; ThresholdShedder ``threshold``/``lower boundary``; UniformLoadShedder
-            ``msg rate``/``throughput``), scores, gap, amount to move, amount selected, bundles, and
-            the strategy state just before (JSON, to open that minute in the Tuner).
+``events``  one row per broker that would have unloaded in a minute (:data:`engine.backtest.EVENT_COLUMNS`
+            plus ``cell``): timestamp, strategy, broker, and what the strategy's result explains
+            (partner, trigger, scores, gap, amount to move), amount selected, bundles, and the
+            strategy state just before (JSON, to open that minute in the Tuner).
 ``per_day`` events, brokers and bundles per UTC day (``day`` as ``YYYY-MM-DD``).
 ``per_pair`` events per ``(broker, partner)`` with the first and last time and every timestamp.
 
-The replay is sequential (strategy state carries from minute to minute). The pandas UDF calls
-:func:`.replay.replay`, i.e. the engine's strategy on per-minute views — the same rules as the engine,
-by construction (there is no second shedding loop here). To use every executor on one long history
-it is cut into time chunks replayed in parallel (``groupBy("cell", "chunk").applyInPandas``), each
-after a warm-up, and every chunk is checked to start from exactly the memory a sequential replay
-would carry in; a chunk that does not is replayed again from the true state (:func:`run_chunks`), so
-the result is always the sequential one. The sweep (:mod:`.sweep`) runs cells × chunks at once.
+The replay is sequential (strategy state carries from minute to minute) and is the engine's one
+driver, :class:`engine.backtest.Backtest` — the same loop the pandas path runs, by construction
+(there is no second shedding loop here). By default each backtest (each sweep cell) is one task that
+streams its history: the rows, sorted by time in the cell's own partition, reach the Python worker as
+Arrow batches and go through the driver minute by minute (``mapInPandas``, :func:`stream`); the events
+leave with each batch, so memory is bounded by a batch however long the history. On request
+(``chunks``) one long history is cut into time chunks replayed in parallel
+(``groupBy("cell", "chunk").applyInPandas``), each after a warm-up, and every chunk is checked to start
+from exactly the memory a sequential replay would carry in; a chunk that does not is replayed again
+from the true state (:func:`run_chunks`), so the result is always the sequential one. The sweep
+(:mod:`.sweep`) runs its cells in parallel.
 """
 from __future__ import annotations
 
@@ -26,11 +28,11 @@ import json
 import numpy as np
 import pandas as pd
 
+from engine.backtest import EVENT_COLUMNS, backtest_spec, events_frame, typed_value
+from engine.backtest import backtest_frames as replay
 from engine.config import LoadBalancerConfig
-from engine.backtest import backtest_spec
 
 from .dataset import BROKER_METRICS, BUNDLE_METRICS
-from .replay import EVENT_COLUMNS, events_frame, replay, typed_value
 from .sparkio import broker_minutes, bundle_minutes
 
 __all__ = ["backtest", "backtest_input", "EVENT_SCHEMA", "count_events", "run_group", "group_udf", "chunk_plan",

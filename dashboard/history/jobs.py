@@ -234,7 +234,7 @@ def _pandas(job, dataset, p, progress):
         bw = wide_brokers(long)
     if job == "aggregate":
         return reference.cluster_aggregates_pd(long, p["weights"], p["quantiles"], p["top_n"], wide=bw)
-    from .replay import replay, typed_value
+    from engine.backtest import backtest_frames as replay, typed_value
 
     cfg = config_from_params(p)
     no_rows = pd.DataFrame({"bundle": pd.Series(dtype=object), "metric": pd.Series(dtype=object)})

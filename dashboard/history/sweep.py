@@ -18,12 +18,10 @@ Example: low threshold × low hit count of AvgShedder::
 """
 from __future__ import annotations
 
+from engine.backtest import backtest_spec, typed_value
 from engine.config import LoadBalancerConfig
 
-from engine.backtest import backtest_spec
-
 from .backtest import DEFAULT_WARMUP_MINUTES, backtest_input, chunk_plan, run_chunks, stream
-from .replay import typed_value
 
 __all__ = ["sweep", "grid_cells"]
 
