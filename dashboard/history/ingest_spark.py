@@ -271,7 +271,7 @@ def _read_unit(idx: int, path: str, fmt: str, metric, broker_label, stage_dir: s
         cols["seq"] = pa.array((np.int64(idx) << _SEQ_SHIFT) + np.arange(n, dtype=np.int64))
         t = pa.table({c: cols[c] for c in ["seq", "timestamp", "vtxt", "vnum"] + _STAGE_STR})
         pq.write_table(t, os.path.join(stage_dir, f"unit-{idx:06d}.parquet"), compression="snappy")
-        return {"idx": idx, "format": "prometheus", "rows": n, "object_values": bool(is_obj)}
+        return {"idx": idx, "format": "prometheus", "rows": n, "object_values": bool(is_obj), "combos": _combos(t)}
     try:
         raw, used = read_input(Path(path), fmt, metric, broker_label)
     except InputError as exc:
@@ -289,9 +289,16 @@ def _read_unit(idx: int, path: str, fmt: str, metric, broker_label, stage_dir: s
             cols[c] = pa.array(raw[c].astype(str).to_numpy(dtype=object), pa.string())
         else:
             cols[c] = _str_array(raw[c]) if c in raw.columns else pa.nulls(n, pa.string())
-    pq.write_table(pa.table(cols, schema=_stage_schema()), os.path.join(stage_dir, f"unit-{idx:06d}.parquet"),
-                   compression="snappy")
-    return {"idx": idx, "format": used, "rows": int(n), "object_values": is_obj}
+    t = pa.table(cols, schema=_stage_schema())
+    pq.write_table(t, os.path.join(stage_dir, f"unit-{idx:06d}.parquet"), compression="snappy")
+    return {"idx": idx, "format": used, "rows": int(n), "object_values": is_obj, "combos": _combos(t)}
+
+
+def _combos(t) -> list:
+    """The distinct label combinations of a staged table with their row counts (missing labels: None)."""
+    g = t.select(_KEY).group_by(_KEY).aggregate([([], "count_all")])
+    keys = [g.column(c).cast("string").to_pylist() for c in _KEY]
+    return [list(r) for r in zip(*keys, g.column("count_all").to_pylist())]
 
 
 def _keyed(staged):
@@ -547,7 +554,11 @@ def ingest_spark(inputs, out, *, fmt: str = "auto", metric: str | None = None, m
             from pyspark.sql import functions as F
 
             staged = spark.read.schema(_STAGE_DDL).parquet(str(stage_dir))
-            combos = staged.groupBy(*_KEY).agg(F.count(F.lit(1)).alias("_n")).toPandas()
+            combos = pd.DataFrame([r for s in summaries for r in s["combos"]], columns=_KEY + ["_n"])
+            combos = combos.astype({c: object for c in _KEY}).groupby(_KEY, dropna=False, sort=False,
+                                                                    as_index=False)["_n"].sum()
+            for c in _KEY:
+                combos[c] = combos[c].where(combos[c].notna(), None)
             report: dict = {}
             mapping = _resolve(combos, cluster, broker_label, bmap, report)
             counters = (_collect_counters(spark, staged, mapping, object_values) if mapping["is_counter"].any()
