@@ -36,7 +36,7 @@ from .javacompat import java_map_rank
 from .model import BundleData, LoadData, bundle_namespace
 from .placement.base import PlacementContext
 from .placement.round_robin import RoundRobinBrokerSelector
-from .results import Cycle, FilterStep, PlacementDecision, Unload, open_cycle
+from .results import NO_BROKERS, Cycle, FilterStep, PlacementDecision, Unload, open_cycle
 from .cadence import forget_expired
 from .strategies import make_placement, make_shedding, placement_name, registry, shedding_name
 from .view import LoadView, ViewBundle
@@ -456,6 +456,7 @@ class ModularLoadManager:
             return cyc
         if v.nb <= 1:
             cyc.reason = f"{v.nb} available broker(s): nothing to balance"
+            cyc.skip_code = NO_BROKERS
             return cyc
         self.recently_unloaded = forget_expired(self.recently_unloaded, self.now,
                                                 cfg.loadBalancerSheddingGracePeriodMinutes)

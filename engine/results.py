@@ -2,7 +2,16 @@
 
 Every strategy returns one of these dataclasses: the numbers behind the decision and a reason a
 person can read. "Nothing moved" is a result with a reason too (``label == "Skip"``). Modelled on
-Pulsar's extensible ``UnloadDecision(label, reason)``.
+Pulsar's extensible ``UnloadDecision(label, reason)``: every :class:`SheddingResult` carries a
+``label`` (:data:`LABELS`, Pulsar's ``UnloadDecision.Label``) and a ``reason_code``
+(:data:`REASONS`, Pulsar's ``UnloadDecision.Reason`` names), whatever the strategy, and a ``details``
+value typed per strategy (:class:`Details`) that figures and explanations read instead of the
+strategy's name.
+
+Where we depart from Pulsar: ``HitCount`` is not in ``UnloadDecision.Reason`` (it is a reason of the
+``pulsar_lb_unload_broker_breakdown_total`` metric, TransferShedder's hit-count skip); we also give it
+to AvgShedder when its hit counters hold a move back. The modular strategies have no reason codes in
+Pulsar; they are mapped onto the same vocabulary in each strategy's docstring.
 
 All results have ``to_json()`` giving the documented, stable JSON contract of the command line.
 """
@@ -15,6 +24,12 @@ from dataclasses import asdict, dataclass, field, is_dataclass
 from typing import Any
 
 __all__ = [
+    "LABELS",
+    "REASONS",
+    "SUCCESS", "SKIP", "FAILURE",
+    "OVERLOADED", "UNDERLOADED", "BALANCED", "NO_BUNDLES", "COOL_DOWN", "OUTDATED_DATA", "NO_LOAD_DATA",
+    "NO_BROKERS", "UNKNOWN", "HIT_COUNT",
+    "Details",
     "BrokerVerdict",
     "Selection",
     "AvgPair",
@@ -49,6 +64,35 @@ def _clean(v):
     except ImportError:  # pragma: no cover
         pass
     return v
+
+
+#: Pulsar's ``UnloadDecision.Label``
+SUCCESS, SKIP, FAILURE = "Success", "Skip", "Failure"
+LABELS = (SUCCESS, SKIP, FAILURE)
+#: Pulsar's ``UnloadDecision.Reason``, in its order
+OVERLOADED, UNDERLOADED, BALANCED = "Overloaded", "Underloaded", "Balanced"
+NO_BUNDLES, COOL_DOWN, OUTDATED_DATA = "NoBundles", "CoolDown", "OutDatedData"
+NO_LOAD_DATA, NO_BROKERS, UNKNOWN = "NoLoadData", "NoBrokers", "Unknown"
+#: ours (see the module docstring): a hit counter holds the move back
+HIT_COUNT = "HitCount"
+REASONS = (OVERLOADED, UNDERLOADED, BALANCED, NO_BUNDLES, COOL_DOWN, OUTDATED_DATA, NO_LOAD_DATA, NO_BROKERS,
+           UNKNOWN, HIT_COUNT)
+
+
+class Details:
+    """Base of the per-strategy ``SheddingResult.details`` values (frozen dataclasses).
+
+    ``kind`` names what the value holds (one of its spec's ``explains``);
+    :meth:`event_fields` explains one broker's unloads of the result in common terms.
+    """
+
+    kind = ""
+
+    def event_fields(self, broker: str, selections=()) -> dict:
+        """What explains ``broker``'s unloads: any of ``partner`` (the broker the load goes to or is
+        compared with), ``trigger``, ``score``, ``partner_score``, ``gap`` (score minus the line it
+        crossed) and ``amount`` (what it had to move); ``{}`` when this result does not say."""
+        return {}
 
 
 def fmt_rate(v: float) -> str:
@@ -112,7 +156,7 @@ class SheddingResult:
     """What a shedding strategy decided in one call of ``findBundlesForUnloading``."""
 
     strategy: str
-    label: str  # "Success" (something selected) | "Skip"
+    label: str  # "Success" (something selected) | "Skip" | "Failure" (Pulsar's UnloadDecision.Label)
     reason: str
     scores: dict = field(default_factory=dict)  # broker -> score in score_unit
     score_unit: str = "%"
@@ -123,6 +167,8 @@ class SheddingResult:
     notes: list = field(default_factory=list)
     state: dict = field(default_factory=dict)  # strategy state after the call (hit counts, history)
     decisions: list = field(default_factory=list)  # UnloadDecision (extensible load manager)
+    reason_code: str = ""  # one of REASONS (Pulsar's UnloadDecision.Reason, plus HitCount)
+    details: Any = None  # the strategy's typed explanation (a Details), read by figures and why-not
 
     @property
     def nothing(self) -> bool:
@@ -218,6 +264,11 @@ class PlacementDecision(_Names):
         self.from_plan = False  # AvgShedder destination planned at shedding time
         self.reason = ""
         self.lines: dict = {}
+
+    @property
+    def label(self) -> str:
+        """``"Success"`` when a broker was chosen, else ``"Failure"`` (no broker is assigned)."""
+        return SUCCESS if self.broker is not None else FAILURE
 
     @property
     def candidates(self) -> list:
@@ -330,6 +381,14 @@ class Cycle:
     processed: list = field(default_factory=list)  # every Unload (issued or skipped) in processing order
     reason: str = ""
     source: str | None = None  # snapshot file for replay
+    #: the cycle's reason code when no strategy ran (``NoBrokers``: at most one broker; ``None``: shedding
+    #: disabled); otherwise the strategy's (:attr:`SheddingResult.reason_code`)
+    skip_code: str | None = None
+
+    @property
+    def reason_code(self) -> str | None:
+        """The strategy's reason code (Pulsar's ``UnloadDecision.Reason`` names, plus ``HitCount``)."""
+        return self.shedding.reason_code if self.shedding is not None else self.skip_code
 
     def to_json(self, candidates: bool = True) -> dict[str, Any]:
         """The cycle as JSON; ``candidates=False``: each placement without its per-candidate detail
@@ -341,6 +400,7 @@ class Cycle:
             "strategy": sh.strategy if sh else None,
             "label": "Success" if self.unloads else "Skip",
             "reason": self.reason,
+            "reason_code": self.reason_code,
             "unloads": [{"broker": u.broker, "bundle": u.bundle, "destination": u.destination,
                          "reason": u.reason, "msg_rate": u.msg_rate, "throughput": u.throughput,
                          "placement": u.placement.to_json(candidates) if u.placement else None}

@@ -5,6 +5,7 @@ JSON contract (``--json``)::
     {"strategy": NAME, "placement": NAME, "config_changes": {KEY: VALUE},
      "warnings": [TEXT],
      "cycles": [{"cycle": 1, "now": MS, "strategy": NAME, "label": "Success"|"Skip", "reason": TEXT,
+                "reason_code": CODE,    # Pulsar's UnloadDecision.Reason names (+ HitCount), see engine.results
                  "unloads": [{"broker": SRC, "bundle": B, "destination": DST or null, "reason": TEXT,
                               "msg_rate": FLOAT, "throughput": FLOAT, "placement": PLACEMENT}, ...],
                  "skipped": [{"broker", "bundle", "destination", "reason"}],

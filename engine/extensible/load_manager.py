@@ -40,7 +40,7 @@ from ..errors import InputError, UsageError
 from ..javacompat import java_map_order
 from ..load_manager import as_rng
 from ..model import LoadData, bundle_namespace
-from ..results import Cycle, FilterStep, PlacementDecision, Unload, open_cycle
+from ..results import NO_BROKERS, Cycle, FilterStep, PlacementDecision, Unload, open_cycle
 from ..strategies import registry
 from ..strategies.spec import EXTENSIBLE
 from .filters import ExtensiblePolicies, FilterContext
@@ -275,6 +275,7 @@ class ExtensibleLoadManager:
         avail = view.available_brokers
         if len(avail) <= 1:
             cyc.reason = f"{len(avail)} available broker(s): no load shedding"
+            cyc.skip_code = NO_BROKERS
             return cyc
         self.recently_unloaded = forget_expired(self.recently_unloaded, self.now,
                                                 cfg.loadBalancerSheddingGracePeriodMinutes)

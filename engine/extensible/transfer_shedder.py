@@ -36,22 +36,20 @@ from ..config import LoadBalancerConfig
 from ..errors import UsageError
 from ..javacompat import java_map_order
 from ..model import bundle_namespace
-from ..results import BrokerVerdict, Selection, SheddingResult, UnloadDecision, fmt_bytes
+from ..results import (BALANCED, COOL_DOWN, FAILURE, HIT_COUNT, NO_BROKERS, NO_BUNDLES, NO_LOAD_DATA, OUTDATED_DATA,
+                       OVERLOADED, SKIP, SUCCESS, UNDERLOADED, UNKNOWN, BrokerVerdict, Details, Selection,
+                       SheddingResult, UnloadDecision, fmt_bytes)
 from ..strategies.spec import EXTENSIBLE, StrategySpec
 from ..strategies.state import StateValue, Stateful
 from .filters import FilterContext, transferable
 from .snapshot import EXTENSIBLE_LOAD_MANAGER, ExtensibleLoadData, extensible_config
 
-__all__ = ["SPEC", "TransferShedderState", "TransferShedder", "LoadStats", "TRANSFER_SHEDDER_FQN", "SUCCESS", "SKIP", "FAILURE", "OVERLOADED",
+__all__ = ["SPEC", "TransferShedderState", "TransferShedderDetails", "TransferShedder", "LoadStats", "TRANSFER_SHEDDER_FQN", "SUCCESS", "SKIP", "FAILURE", "OVERLOADED",
            "UNDERLOADED", "BALANCED", "HIT_COUNT", "NO_BUNDLES", "COOL_DOWN", "OUTDATED_DATA", "NO_LOAD_DATA",
            "NO_BROKERS", "UNKNOWN"]
 
 TRANSFER_SHEDDER_FQN = "org.apache.pulsar.broker.loadbalance.extensions.scheduler.TransferShedder"
 
-SUCCESS, SKIP, FAILURE = "Success", "Skip", "Failure"
-OVERLOADED, UNDERLOADED, BALANCED = "Overloaded", "Underloaded", "Balanced"
-HIT_COUNT, NO_BUNDLES, COOL_DOWN = "HitCount", "NoBundles", "CoolDown"
-OUTDATED_DATA, NO_LOAD_DATA, NO_BROKERS, UNKNOWN = "OutDatedData", "NoLoadData", "NoBrokers", "Unknown"
 
 
 def _jsqrt(x: float) -> float:
@@ -130,6 +128,100 @@ class LoadStats:
         b = self.sorted_brokers[self.max_idx]
         self.max_idx -= 1
         return b
+
+
+@dataclass
+class _Round:
+    """One call's inputs and working values, passed between the phases of
+    :meth:`TransferShedder.find_bundles_for_unloading` (not Pulsar's: its fields are locals there)."""
+
+    data: ExtensibleLoadData
+    conf: LoadBalancerConfig
+    store: dict
+    res: SheddingResult
+    stats: LoadStats
+    verdicts: dict
+    order: list
+    load: dict
+    now: int
+    filters: FilterContext
+    owners: Mapping[str, str] | None
+    recently_unloaded: Mapping[str, int]
+    recently_unloaded_brokers: dict
+    avg: float = 0.0
+    std0: float = 0.0
+    target: float = 0.0
+    under_mult: float = 0.0
+    over_line: float = 0.0
+    decisions: list = field(default_factory=list)
+    selections: list = field(default_factory=list)
+    moves: list = field(default_factory=list)  # (max broker, min broker, reason, max load %, min load %, B/s)
+    empty_data: int = 0
+    few_bundles: int = 0
+
+    def is_under(self, b: str) -> bool:
+        d = self.store.get(b)
+        if d is None:
+            return False
+        if d.weighted_max_ema < self.avg * self.under_mult:
+            return True
+        mx = self.store.get(self.stats.peek_max())
+        if mx is None:
+            return False
+        return d.msg_throughput_ema < mx.msg_throughput_ema * self.under_mult
+
+    def is_over(self, b: str) -> bool:
+        d = self.store.get(b)
+        if d is None:
+            return False
+        x = d.weighted_max_ema
+        return x > self.over_line and x > self.avg + self.target
+
+    def details(self, hit_count: int) -> "TransferShedderDetails":
+        return TransferShedderDetails(self.avg * 100, self.std0 * 100, self.stats.std * 100, self.target * 100,
+                                      hit_count, tuple(self.moves))
+
+
+@dataclass
+class _Pick:
+    """What one max broker gives in :meth:`TransferShedder._select_bundles`."""
+
+    max_b: str
+    min_b: str
+    reason: str
+    max_thr: float
+    min_thr: float
+    offload_thr: float
+    remaining: int
+    marked: float = 0.0
+    gained: float = 0.0
+    n_moved: int = 0
+    n_swapped: int = 0
+    skipped: list = field(default_factory=list)
+    stopped: str = ""
+
+
+@dataclass(frozen=True)
+class TransferShedderDetails(Details):
+    """Why TransferShedder decided: the load average and std (%) before and after, the target std, the
+    hit count it compared, and each broker pair that moved load as ``(max broker, min broker, reason,
+    max load %, min load %, bytes/s to offload)``. The per-bundle decisions are the result's
+    ``decisions``."""
+
+    kind = "decisions"
+    average: float = 0.0
+    std: float = 0.0
+    std_after: float = 0.0
+    target: float = 0.0
+    hit_count: int = 0
+    moves: tuple = ()
+
+    def event_fields(self, broker, selections=()):
+        for max_b, min_b, reason, max_load, min_load, amount in self.moves:
+            if max_b == broker:
+                return {"partner": min_b, "trigger": reason, "score": max_load, "partner_score": min_load,
+                        "gap": max_load - min_load, "amount": amount}
+        return {}
 
 
 @dataclass(frozen=True)
@@ -263,6 +355,12 @@ class TransferShedder(Stateful):
                                    owners: Mapping[str, str] | None = None) -> SheddingResult:
         """``findBundlesForUnloading(context, recentlyUnloadedBundles, recentlyUnloadedBrokers)``.
 
+        Four phases, as ``pulsar-load-balancing.md`` §8.3 lays them out: :meth:`_start` (the call's
+        inputs), :meth:`_load_statistics` (average and std, TTL and cool-down), :meth:`_trigger` (the
+        shedding condition and the hit count) and :meth:`_shed` (the min/max walk, one
+        :meth:`_unload_max_broker` per pair, and the result). A phase that ends the call returns the
+        Skip result; otherwise ``None``.
+
         Parameters
         ----------
         data : ExtensibleLoadData
@@ -283,18 +381,22 @@ class TransferShedder(Stateful):
         -------
         SheddingResult
             ``decisions`` holds Pulsar's ``UnloadDecision`` set: Success decisions (one per unload,
-            reason Overloaded or Underloaded), or one Skip decision with the reason.
+            reason Overloaded or Underloaded), or one Skip decision with the reason; ``label`` and
+            ``reason_code`` say the same for the whole call, ``details`` is a
+            :class:`TransferShedderDetails`.
         """
+        self._touch()
+        r = self._start(data, conf, recently_unloaded, recently_unloaded_brokers, now_ms, filters, owners)
+        return self._load_statistics(r) or self._trigger(r) or self._shed(r)
+
+    # ------------------------------------------------------------------ phases
+    def _start(self, data, conf, recently_unloaded, recently_unloaded_brokers, now_ms, filters, owners) -> "_Round":
+        """The call's inputs, the result with a verdict per broker, and ``LoadStats`` with the sorted brokers."""
         if not isinstance(data, ExtensibleLoadData):
             raise UsageError("TransferShedder runs in the Extensible Load Manager: give it an ExtensibleLoadData "
                              "(engine.extensible.derive_extensible) or use ExtensibleLoadManager / "
                              "--strategy TransferShedder")
         conf = extensible_config(conf)
-        if recently_unloaded_brokers is None:
-            recently_unloaded_brokers = {}
-        now = data.now if now_ms is None else int(now_ms)
-        filters = filters or FilterContext(data, conf)
-        owners = data.owners() if owners is None else owners
         store = data.broker_load_data
         res = SheddingResult(self.name, SKIP, "", score_unit="%")
         stats = LoadStats(max_shed_brokers=conf.loadBalancerMaxNumberOfBrokerSheddingPerCycle,
@@ -309,87 +411,83 @@ class TransferShedder(Stateful):
         # stats.setLoadDataStore: every store entry, by load ascending, stable over store order
         stats.sorted_brokers = sorted(order, key=lambda b: load[b])
         stats.max_idx = len(stats.sorted_brokers) - 1
+        return _Round(
+            data=data, conf=conf, store=store, res=res, stats=stats, verdicts=verdicts, order=order, load=load,
+            now=data.now if now_ms is None else int(now_ms), filters=filters or FilterContext(data, conf),
+            owners=data.owners() if owners is None else owners, recently_unloaded=recently_unloaded,
+            recently_unloaded_brokers={} if recently_unloaded_brokers is None else recently_unloaded_brokers)
 
-        def skip(reason: str, detail: str) -> SheddingResult:
-            res.label, res.reason = SKIP, f"{reason}: {detail}"
-            res.decisions = [UnloadDecision(SKIP, reason, detail=detail)]
-            res.state = self.state()
-            return res
+    def _skip(self, r: "_Round", reason: str, detail: str) -> SheddingResult:
+        res = r.res
+        res.label, res.reason, res.reason_code = SKIP, f"{reason}: {detail}", reason
+        res.decisions = [UnloadDecision(SKIP, reason, detail=detail)]
+        res.details = r.details(self.unload_condition_hit_count)
+        res.state = self.state()
+        return res
 
-        # ---------------------------------------------------------- load statistics
+    def _load_statistics(self, r: "_Round") -> SheddingResult | None:
+        """Average and std over the brokers with fresh load data; Skip on CoolDown, NoBrokers,
+        OutDatedData or NoLoadData."""
+        conf, store = r.conf, r.store
         ttl = conf.loadBalancerBrokerLoadDataTTLInSeconds * 1000
         delay = conf.loadBalanceSheddingDelayInSeconds * 1000
         reason = None
         total = sq = 0.0
         n = 0
-        for b in order:
+        for b in r.order:
             d = store[b]
-            if now - d.updated_at > ttl:
+            if r.now - d.updated_at > ttl:
                 reason = OUTDATED_DATA
-                v = verdicts[b]
+                v = r.verdicts[b]
                 v.status = "skipped"
-                v.reason = (f"load data updated {(now - d.updated_at) / 1000:,.0f} s ago > "
+                v.reason = (f"load data updated {(r.now - d.updated_at) / 1000:,.0f} s ago > "
                             f"loadBalancerBrokerLoadDataTTLInSeconds {conf.loadBalancerBrokerLoadDataTTLInSeconds}: "
                             "left out of the average and std")
                 continue
-            if b in recently_unloaded_brokers:
-                elapsed = d.updated_at - recently_unloaded_brokers[b]
+            unloaded = r.recently_unloaded_brokers
+            if b in unloaded:
+                elapsed = d.updated_at - unloaded[b]
                 if elapsed < delay:
-                    return skip(COOL_DOWN, f"{b} was unloaded at {recently_unloaded_brokers[b]} and its load data "
-                                           f"is only {elapsed / 1000:,.0f} s newer (< loadBalanceSheddingDelayInSeconds "
-                                           f"{conf.loadBalanceSheddingDelayInSeconds}): no shedding this cycle")
-                del recently_unloaded_brokers[b]
-            x = load[b]
+                    return self._skip(r, COOL_DOWN, f"{b} was unloaded at {unloaded[b]} and its load data "
+                                                    f"is only {elapsed / 1000:,.0f} s newer (< "
+                                                    f"loadBalanceSheddingDelayInSeconds "
+                                                    f"{conf.loadBalanceSheddingDelayInSeconds}): no shedding this cycle")
+                del unloaded[b]
+            x = r.load[b]
             total += x
             sq += x * x
             n += 1
         if n == 0:
             if reason is None:
-                return skip(NO_BROKERS, "no broker load data")
-            return skip(reason, "every broker's load data is older than loadBalancerBrokerLoadDataTTLInSeconds "
-                                f"{conf.loadBalancerBrokerLoadDataTTLInSeconds}")
-        missing = [b for b in data.available_brokers if b not in store]
+                return self._skip(r, NO_BROKERS, "no broker load data")
+            return self._skip(r, reason, "every broker's load data is older than loadBalancerBrokerLoadDataTTLInSeconds "
+                                         f"{conf.loadBalancerBrokerLoadDataTTLInSeconds}")
+        missing = [b for b in r.data.available_brokers if b not in store]
         if missing:
-            return skip(NO_LOAD_DATA, f"no load data from available broker(s) {', '.join(missing)}")
-        stats.update(total, sq, n)
-        avg, std0 = stats.avg, stats.std
+            return self._skip(r, NO_LOAD_DATA, f"no load data from available broker(s) {', '.join(missing)}")
+        r.stats.update(total, sq, n)
+        r.avg, r.std0 = r.stats.avg, r.stats.std
+        return None
 
-        # ---------------------------------------------------------- trigger
-        target = conf.loadBalancerBrokerLoadTargetStd
-        transfer = conf.loadBalancerTransferEnabled
-        debug = conf.loadBalancerDebugModeEnabled
-        under_mult = min(0.5, max(0.0, target / 2.0))
-        over_line = conf.loadBalancerBrokerOverloadedThresholdPercentage / 100.0
+    def _trigger(self, r: "_Round") -> SheddingResult | None:
+        """The shedding condition (std over target, min underloaded, max overloaded) and the hit count;
+        Skip/HitCount until the condition held more than the threshold."""
+        conf, stats, res = r.conf, r.stats, r.res
+        r.target = conf.loadBalancerBrokerLoadTargetStd
+        r.under_mult = min(0.5, max(0.0, r.target / 2.0))
+        r.over_line = conf.loadBalancerBrokerOverloadedThresholdPercentage / 100.0
+        avg, std0, target = r.avg, r.std0, r.target
         res.lines = {"average": avg * 100, "std": std0 * 100, "target std": target * 100,
-                     "average + target std": (avg + target) * 100, "overload threshold": over_line * 100,
-                     "underload line": avg * under_mult * 100}
-
-        def is_under(b: str) -> bool:
-            d = store.get(b)
-            if d is None:
-                return False
-            if d.weighted_max_ema < avg * under_mult:
-                return True
-            mx = store.get(stats.peek_max())
-            if mx is None:
-                return False
-            return d.msg_throughput_ema < mx.msg_throughput_ema * under_mult
-
-        def is_over(b: str) -> bool:
-            d = store.get(b)
-            if d is None:
-                return False
-            x = d.weighted_max_ema
-            return x > over_line and x > avg + target
-
-        c_std, c_under, c_over = std0 > target, is_under(stats.peek_min()), is_over(stats.peek_max())
+                     "average + target std": (avg + target) * 100, "overload threshold": r.over_line * 100,
+                     "underload line": avg * r.under_mult * 100}
+        c_std, c_under, c_over = std0 > target, r.is_under(stats.peek_min()), r.is_over(stats.peek_max())
         why = []
         if c_std:
             why.append(f"std {_pct(std0)} > target {_pct(target)}")
         if c_under:
             why.append(f"min broker {stats.peek_min()} is underloaded")
         if c_over:
-            why.append(f"max broker {stats.peek_max()} is overloaded (> {_pct(over_line)} and > average + target "
+            why.append(f"max broker {stats.peek_max()} is overloaded (> {_pct(r.over_line)} and > average + target "
                        f"{_pct(avg + target)})")
         if why:
             self.unload_condition_hit_count += 1
@@ -399,7 +497,8 @@ class TransferShedder(Stateful):
         stats.std_over_target, stats.min_underloaded, stats.max_overloaded = c_std, c_under, c_over
         stats.min_broker, stats.max_broker = stats.peek_min(), stats.peek_max()
         hit_th = conf.loadBalancerSheddingConditionHitCountThreshold
-        res.notes.append(f"load average {_pct(avg)}, std {_pct(std0)} over {n} broker(s); target std {_pct(target)}; "
+        res.notes.append(f"load average {_pct(avg)}, std {_pct(std0)} over {stats.n} broker(s); target std "
+                         f"{_pct(target)}; "
                          + ("; ".join(why) if why else "balanced (std within target, min not underloaded, max not "
                                                         "overloaded)")
                          + f"; hit count {self.unload_condition_hit_count}")
@@ -410,172 +509,192 @@ class TransferShedder(Stateful):
             else:
                 detail = (f"balanced: std {_pct(std0)} <= target {_pct(target)}, min broker not underloaded, max "
                           f"broker not overloaded; hit count reset to 0")
-            return skip(HIT_COUNT, detail)
+            return self._skip(r, HIT_COUNT, detail)
+        return None
 
-        # ---------------------------------------------------------- main loop
-        top = data.top_bundles
-        empty_data = few_bundles = 0
-        decisions: list[UnloadDecision] = []
-        selections: list[Selection] = []
+    def _shed(self, r: "_Round") -> SheddingResult:
+        """The main loop: while brokers may shed and a condition holds, the max broker gives to the min
+        broker (:meth:`_unload_max_broker`); then the result."""
+        stats, res, target = r.stats, r.res, r.target
         while stats.has_transferable_brokers():
             if stats.std > target:
                 reason = OVERLOADED
                 because = f"std {_pct(stats.std)} > target {_pct(target)}"
-            elif is_under(stats.peek_min()):
+            elif r.is_under(stats.peek_min()):
                 reason = UNDERLOADED
                 because = f"{stats.peek_min()} is underloaded although std {_pct(stats.std)} <= target"
-            elif is_over(stats.peek_max()):
+            elif r.is_over(stats.peek_max()):
                 reason = OVERLOADED
                 because = f"{stats.peek_max()} is overloaded although std {_pct(stats.std)} <= target"
             else:
                 res.notes.append(f"the cluster now meets the target: std {_pct(stats.std)} <= {_pct(target)}, "
                                  "min not underloaded, max not overloaded")
                 break
-            max_b = stats.poll_max()
-            min_b = stats.peek_min()
-            if max_b not in store or min_b not in store:  # cannot happen with one store; kept from Pulsar
-                empty_data += 1
-                continue
-            max_d, min_d = store[max_b], store[min_b]
-            max_load, min_load = max_d.weighted_max_ema, min_d.weighted_max_ema
-            offload = (max_load - min_load) / 2
-            max_thr = max_d.msg_throughput_in + max_d.msg_throughput_out
-            min_thr = min_d.msg_throughput_in + min_d.msg_throughput_out
-            offload_thr = _jdiv(max_thr * offload, max_load)
-            vmax = verdicts[max_b]
-            head = (f"{max_b} ({_pct(max_load)}) -> {min_b} ({_pct(min_load)}): {reason} ({because}); offload "
-                    f"{_pct(offload)} = {fmt_bytes(offload_thr)} of {fmt_bytes(max_thr)}")
-            max_top = top.get(max_b)
-            if not max_top:
-                empty_data += 1
-                vmax.status, vmax.reason = "skipped", "NoLoadData: its top bundles load data is empty"
-                res.notes.append(head + " — no top bundles load data")
-                continue
-            if len(max_top) == 1:
-                few_bundles += 1
-                vmax.status = "skipped"
-                vmax.reason = f"NoBundles: its sole bundle {max_top[0].bundle_name} is overloading the broker"
-                res.notes.append(head + f" — sole bundle {max_top[0].bundle_name}: not unloaded")
-                continue
-            min_top = top.get(min_b)
-            mi = 0  # the shared iterator over the min broker's top bundles
-            marked = gained = 0.0
-            remaining = len(max_top)
-            skipped: list[str] = []
-            stopped = ""
-            n_moved = n_swapped = 0
-            for e in max_top:
-                x = e.bundle_name
-                if owners is not None and owners.get(x) != max_b:
-                    skipped.append(f"{x} (owned by {owners.get(x) or 'nobody'})")
-                    continue
-                ns = bundle_namespace(x)
-                if ns in conf.loadBalancerSheddingExcludedNamespaces:
-                    skipped.append(f"{x} (loadBalancerSheddingExcludedNamespaces)")
-                    continue
-                if x in recently_unloaded:
-                    skipped.append(f"{x} (recently unloaded at {recently_unloaded[x]})")
-                    continue
-                if not transferable(filters, x, max_b, min_b):
-                    skipped.append(f"{x} (not transferable: policies or filters)")
-                    continue
-                if remaining <= 1:
-                    stopped = "one top bundle left: kept"
-                    break
-                t = e.throughput
-                if t == 0:
-                    skipped.append(f"{x} (no throughput)")
-                    continue
-                swap = False
-                swaps = []
-                swap_thr = 0.0
-                if marked - gained + t > offload_thr:
-                    if transfer and min_top is not None:
-                        new_max = max_thr - marked + gained - t
-                        new_min = min_thr + marked - gained + t
-                        while mi < len(min_top):
-                            y = min_top[mi]
-                            mi += 1
-                            if not transferable(filters, y.bundle_name, min_b, max_b):
-                                continue
-                            ty = y.throughput
-                            if ty == 0:
-                                continue
-                            max_tmp, min_tmp = new_max + ty, new_min - ty
-                            if max_tmp < max_thr and min_tmp < max_thr:
-                                swaps.append(y)
-                                new_max, new_min = max_tmp, min_tmp
-                                swap_thr += ty
-                                if new_min <= new_max and new_max < max_thr * 0.75:
-                                    swap = True
-                                    break
-                    if not swap:
-                        stopped = (f"{x} ({fmt_bytes(t)}) would exceed the target "
-                                   f"({fmt_bytes(marked - gained + t)} > {fmt_bytes(offload_thr)})"
-                                   + (" and no swap balances it" if transfer else ""))
-                        break
-                if swap:
-                    for y in swaps:
-                        detail = (f"swap: {y.bundle_name} ({fmt_bytes(y.throughput)}) {min_b} -> {max_b} to make room "
-                                  f"for {x} ({fmt_bytes(t)})")
-                        decisions.append(UnloadDecision(SUCCESS, reason, min_b, y.bundle_name, max_b, detail, True))
-                        selections.append(Selection(min_b, y.bundle_name, y.throughput, "B/s", y.msg_rate,
-                                                    y.throughput, max_b, f"{reason}: {detail}"))
-                        n_swapped += 1
-                    if debug:  # Pulsar counts the swapped-in traffic only inside its debug logging block
-                        gained += swap_thr
-                dst = min_b if transfer else None
-                detail = (f"{x} ({fmt_bytes(t)}) {max_b} -> {dst or 'placement'}; marked "
-                          f"{fmt_bytes(marked + t)} of {fmt_bytes(offload_thr)}")
-                decisions.append(UnloadDecision(SUCCESS, reason, max_b, x, dst, detail))
-                selections.append(Selection(max_b, x, t, "B/s", e.msg_rate, t, dst, f"{reason}: {detail}"))
-                marked += t
-                remaining -= 1
-                n_moved += 1
-            tail = []
-            if skipped:
-                tail.append("skipped " + ", ".join(skipped))
-            if stopped:
-                tail.append("stopped: " + stopped)
-            if marked > 0:
-                adjusted = _jdiv((marked - gained) * max_load, max_thr)
-                before = stats.std
-                stats.offload(max_load, min_load, adjusted)
-                vmax.status, vmax.need, vmax.need_unit = "over", offload_thr, "B/s"
-                to = min_b if transfer else "placement"
-                vmax.reason = (f"{reason}: {n_moved} bundle(s), {fmt_bytes(marked)} to {to}"
-                               + (f", {n_swapped} swapped back" if n_swapped else ""))
-                vmin = verdicts[min_b]
-                vmin.status = "under"
-                vmin.reason = f"receives from {max_b}"
-                res.notes.append(head + f"; moved {n_moved} bundle(s) {fmt_bytes(marked)}"
-                                 + (f", swapped {n_swapped} ({fmt_bytes(gained)} counted)" if n_swapped else "")
-                                 + f"; load moved {_pct(adjusted)}; std {_pct(before)} -> {_pct(stats.std)}"
-                                 + ("; " + "; ".join(tail) if tail else ""))
-            else:
-                few_bundles += 1
-                vmax.status = "skipped"
-                vmax.reason = "NoBundles: no bundle of its top-K report could be unloaded"
-                res.notes.append(head + " — nothing could be unloaded" + ("; " + "; ".join(tail) if tail else ""))
-
+            self._unload_max_broker(r, reason, because)
         res.lines["std after"] = stats.std * 100
+        decisions = r.decisions
         if not decisions:
-            if empty_data > 0:
-                return skip(NO_LOAD_DATA, f"{empty_data} max broker(s) without top bundles load data")
-            if few_bundles > 0:
-                return skip(NO_BUNDLES, f"{few_bundles} max broker(s) had no bundle that could be unloaded "
-                                        "(sole bundle, or every bundle too big / excluded / recently unloaded)")
-            return skip(HIT_COUNT, "no broker pair to shed from")
+            if r.empty_data > 0:
+                return self._skip(r, NO_LOAD_DATA, f"{r.empty_data} max broker(s) without top bundles load data")
+            if r.few_bundles > 0:
+                return self._skip(r, NO_BUNDLES, f"{r.few_bundles} max broker(s) had no bundle that could be "
+                                                 "unloaded (sole bundle, or every bundle too big / excluded / "
+                                                 "recently unloaded)")
+            return self._skip(r, HIT_COUNT, "no broker pair to shed from")
+        hits = self.unload_condition_hit_count
         self.unload_condition_hit_count = 0
         res.label = SUCCESS
+        # UnloadDecision.succeed(overloaded, underloaded): by the brokers shed for each reason
+        n_over = sum(m[2] == OVERLOADED for m in r.moves)
+        res.reason_code = OVERLOADED if n_over > len(r.moves) - n_over else UNDERLOADED
         res.decisions = decisions
-        res.selected = selections
+        res.selected = r.selections
         srcs = {d.broker for d in decisions if not d.swap}
         res.reason = (f"{len(decisions)} unload(s) from {len(srcs)} broker(s)"
                       + (f" incl. {sum(d.swap for d in decisions)} swap(s)" if any(d.swap for d in decisions) else "")
-                      + f"; std {_pct(std0)} -> {_pct(stats.std)} (target {_pct(target)})")
+                      + f"; std {_pct(r.std0)} -> {_pct(stats.std)} (target {_pct(target)})")
+        res.details = r.details(hits)
         res.state = self.state()
         return res
+
+    def _unload_max_broker(self, r: "_Round", reason: str, because: str) -> None:
+        """One iteration of the main loop: the max broker's bundles to the min broker (§8.3), the std
+        updated when something moved."""
+        stats, store, res = r.stats, r.store, r.res
+        max_b = stats.poll_max()
+        min_b = stats.peek_min()
+        if max_b not in store or min_b not in store:  # cannot happen with one store; kept from Pulsar
+            r.empty_data += 1
+            return
+        max_d, min_d = store[max_b], store[min_b]
+        max_load, min_load = max_d.weighted_max_ema, min_d.weighted_max_ema
+        offload = (max_load - min_load) / 2
+        max_thr = max_d.msg_throughput_in + max_d.msg_throughput_out
+        min_thr = min_d.msg_throughput_in + min_d.msg_throughput_out
+        offload_thr = _jdiv(max_thr * offload, max_load)
+        vmax = r.verdicts[max_b]
+        head = (f"{max_b} ({_pct(max_load)}) -> {min_b} ({_pct(min_load)}): {reason} ({because}); offload "
+                f"{_pct(offload)} = {fmt_bytes(offload_thr)} of {fmt_bytes(max_thr)}")
+        max_top = r.data.top_bundles.get(max_b)
+        if not max_top:
+            r.empty_data += 1
+            vmax.status, vmax.reason = "skipped", "NoLoadData: its top bundles load data is empty"
+            res.notes.append(head + " — no top bundles load data")
+            return
+        if len(max_top) == 1:
+            r.few_bundles += 1
+            vmax.status = "skipped"
+            vmax.reason = f"NoBundles: its sole bundle {max_top[0].bundle_name} is overloading the broker"
+            res.notes.append(head + f" — sole bundle {max_top[0].bundle_name}: not unloaded")
+            return
+        pick = _Pick(max_b, min_b, reason, max_thr, min_thr, offload_thr, remaining=len(max_top))
+        self._select_bundles(r, pick, max_top, r.data.top_bundles.get(min_b))
+        tail = []
+        if pick.skipped:
+            tail.append("skipped " + ", ".join(pick.skipped))
+        if pick.stopped:
+            tail.append("stopped: " + pick.stopped)
+        if pick.marked > 0:
+            adjusted = _jdiv((pick.marked - pick.gained) * max_load, max_thr)
+            before = stats.std
+            stats.offload(max_load, min_load, adjusted)
+            vmax.status, vmax.need, vmax.need_unit = "over", offload_thr, "B/s"
+            to = min_b if r.conf.loadBalancerTransferEnabled else "placement"
+            vmax.reason = (f"{reason}: {pick.n_moved} bundle(s), {fmt_bytes(pick.marked)} to {to}"
+                           + (f", {pick.n_swapped} swapped back" if pick.n_swapped else ""))
+            vmin = r.verdicts[min_b]
+            vmin.status = "under"
+            vmin.reason = f"receives from {max_b}"
+            r.moves.append((max_b, min_b, reason, max_load * 100, min_load * 100, offload_thr))
+            res.notes.append(head + f"; moved {pick.n_moved} bundle(s) {fmt_bytes(pick.marked)}"
+                             + (f", swapped {pick.n_swapped} ({fmt_bytes(pick.gained)} counted)"
+                                if pick.n_swapped else "")
+                             + f"; load moved {_pct(adjusted)}; std {_pct(before)} -> {_pct(stats.std)}"
+                             + ("; " + "; ".join(tail) if tail else ""))
+        else:
+            r.few_bundles += 1
+            vmax.status = "skipped"
+            vmax.reason = "NoBundles: no bundle of its top-K report could be unloaded"
+            res.notes.append(head + " — nothing could be unloaded" + ("; " + "; ".join(tail) if tail else ""))
+
+    def _select_bundles(self, r: "_Round", pick: "_Pick", max_top, min_top) -> None:
+        """The max broker's top bundles, in order, until the offload target is met: each one skipped
+        (ownership, excluded namespace, recently unloaded, not transferable, no traffic), taken, or —
+        when too big — taken with swaps from the min broker (:meth:`_find_swaps`), else the end."""
+        conf, max_b, min_b = r.conf, pick.max_b, pick.min_b
+        transfer, debug = conf.loadBalancerTransferEnabled, conf.loadBalancerDebugModeEnabled
+        swap_iter = iter(min_top) if min_top is not None else None  # shared by all bundles of max_b
+        for e in max_top:
+            x = e.bundle_name
+            if r.owners is not None and r.owners.get(x) != max_b:
+                pick.skipped.append(f"{x} (owned by {r.owners.get(x) or 'nobody'})")
+                continue
+            ns = bundle_namespace(x)
+            if ns in conf.loadBalancerSheddingExcludedNamespaces:
+                pick.skipped.append(f"{x} (loadBalancerSheddingExcludedNamespaces)")
+                continue
+            if x in r.recently_unloaded:
+                pick.skipped.append(f"{x} (recently unloaded at {r.recently_unloaded[x]})")
+                continue
+            if not transferable(r.filters, x, max_b, min_b):
+                pick.skipped.append(f"{x} (not transferable: policies or filters)")
+                continue
+            if pick.remaining <= 1:
+                pick.stopped = "one top bundle left: kept"
+                break
+            t = e.throughput
+            if t == 0:
+                pick.skipped.append(f"{x} (no throughput)")
+                continue
+            swaps, swap_thr = [], 0.0
+            if pick.marked - pick.gained + t > pick.offload_thr:
+                swapped = False
+                if transfer and swap_iter is not None:
+                    swapped, swaps, swap_thr = self._find_swaps(r, pick, t, swap_iter)
+                if not swapped:
+                    pick.stopped = (f"{x} ({fmt_bytes(t)}) would exceed the target "
+                                    f"({fmt_bytes(pick.marked - pick.gained + t)} > {fmt_bytes(pick.offload_thr)})"
+                                    + (" and no swap balances it" if transfer else ""))
+                    break
+                for y in swaps:
+                    detail = (f"swap: {y.bundle_name} ({fmt_bytes(y.throughput)}) {min_b} -> {max_b} to make room "
+                              f"for {x} ({fmt_bytes(t)})")
+                    r.decisions.append(UnloadDecision(SUCCESS, pick.reason, min_b, y.bundle_name, max_b, detail, True))
+                    r.selections.append(Selection(min_b, y.bundle_name, y.throughput, "B/s", y.msg_rate,
+                                                  y.throughput, max_b, f"{pick.reason}: {detail}"))
+                    pick.n_swapped += 1
+                if debug:  # Pulsar counts the swapped-in traffic only inside its debug logging block
+                    pick.gained += swap_thr
+            dst = min_b if transfer else None
+            detail = (f"{x} ({fmt_bytes(t)}) {max_b} -> {dst or 'placement'}; marked "
+                      f"{fmt_bytes(pick.marked + t)} of {fmt_bytes(pick.offload_thr)}")
+            r.decisions.append(UnloadDecision(SUCCESS, pick.reason, max_b, x, dst, detail))
+            r.selections.append(Selection(max_b, x, t, "B/s", e.msg_rate, t, dst, f"{pick.reason}: {detail}"))
+            pick.marked += t
+            pick.remaining -= 1
+            pick.n_moved += 1
+
+    @staticmethod
+    def _find_swaps(r: "_Round", pick: "_Pick", t: float, swap_iter) -> tuple:
+        """Bundles of the min broker to send back so that a too-big bundle ``t`` of the max broker can
+        move: ``(balanced, swaps, their throughput)``; ``swap_iter`` goes on where it stopped."""
+        new_max = pick.max_thr - pick.marked + pick.gained - t
+        new_min = pick.min_thr + pick.marked - pick.gained + t
+        swaps, swap_thr = [], 0.0
+        for y in swap_iter:
+            if not transferable(r.filters, y.bundle_name, pick.min_b, pick.max_b):
+                continue
+            ty = y.throughput
+            if ty == 0:
+                continue
+            max_tmp, min_tmp = new_max + ty, new_min - ty
+            if max_tmp < pick.max_thr and min_tmp < pick.max_thr:
+                swaps.append(y)
+                new_max, new_min = max_tmp, min_tmp
+                swap_thr += ty
+                if new_min <= new_max and new_max < pick.max_thr * 0.75:
+                    return True, swaps, swap_thr
+        return False, swaps, swap_thr
 
 
 #: keys the extensible load manager reads around TransferShedder (scheduler, grace period, top-K report,

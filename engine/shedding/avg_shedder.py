@@ -25,6 +25,32 @@ Pulsar file ``impl/AvgShedder.java`` (``pulsar-load-balancing.md`` §5.4, §5.5)
   pruned: a bundle whose data changed loses its plan, identical-stats bundles share one.
 * Placement without a plan hashes a random int (CRC-32 of its decimal string) onto the candidates
   sorted by name — effectively a uniform draw — and remembers the choice (sticky).
+
+Result codes (Pulsar's modular shedders have none; ours, in ``UnloadDecision``'s vocabulary):
+Success/Overloaded (a pair's hot broker moves load); Skip/HitCount (a pair's gap is wide enough but
+its hit counters hold the move back — ``HitCount`` is ours here, see :mod:`engine.results`);
+Skip/Balanced (no pair's gap reaches the low threshold, or the amount is below the minimum);
+Skip/NoBundles (no bundle of the hot broker fits the amount). ``details`` is an
+:class:`AvgShedderDetails`; the state an :class:`AvgShedderState`.
+
+Examples
+--------
+A 3-broker snapshot: b1 at 80 %, b3 at 10 %; the pair (b3, b1) has a gap of 70 points, so it
+counts a high hit; with ``HitCountHighThreshold`` 2 the second cycle moves load:
+
+>>> from engine.config import LoadBalancerConfig
+>>> from engine.synth import make_snapshot
+>>> from engine.view import LoadView
+>>> def broker(cpu, rate):
+...     return dict(cpu=cpu, bundles={f"t/ns/{cpu}-{k}": dict(rate=rate, throughput=rate * 1000) for k in range(8)})
+>>> view = LoadView.from_load_data(make_snapshot({"b1:8080": broker(80, 1000), "b2:8080": broker(45, 500),
+...                                               "b3:8080": broker(10, 50)}))
+>>> res, state = AvgShedder().run(view, LoadBalancerConfig(), {}, AvgShedderState())
+>>> print(res.label, res.reason_code, dict(state.hit_high))
+Skip HitCount {'b3:8080': 1, 'b1:8080': 1}
+>>> res, state = AvgShedder().run(view, LoadBalancerConfig(), {}, state)
+>>> print(res.label, res.reason_code, res.reason, [(s.broker, s.bundle, s.planned_destination) for s in res.selected])
+Success Overloaded 1 bundle(s) from 1 broker(s) [('b1:8080', 't/ns/80-6', 'b3:8080')]
 """
 from __future__ import annotations
 
@@ -34,12 +60,13 @@ import numpy as np
 
 from ..javacompat import INT_MIN, guava_crc32_as_int, java_abs_int, java_map_rank
 from ..placement.base import PlacementStrategy, new_decision
-from ..results import AvgPair, BrokerVerdict, Selection, SheddingResult, fmt_bytes, fmt_rate
+from ..results import (BALANCED, HIT_COUNT, NO_BUNDLES, AvgPair, BrokerVerdict, Details, Selection, SheddingResult,
+                       fmt_bytes, fmt_rate)
 from ..strategies.spec import MODULAR, StrategySpec
 from ..strategies.state import StateValue, pairs, pairs_from_json, pairs_json
 from .base import SheddingStrategy, candidate_bundles, finish_result, sort_desc
 
-__all__ = ["SPEC", "AvgShedderState", "AvgShedder"]
+__all__ = ["SPEC", "AvgShedderDetails", "AvgShedderState", "AvgShedder"]
 
 
 @dataclass(frozen=True)
@@ -75,6 +102,22 @@ class AvgShedderState(StateValue):
         """The memory that decides the next shedding cycle: the counters, without the plans (only
         placement reads them)."""
         return AvgShedderState(self.hit_low, self.hit_high) if self.plans else self
+
+
+@dataclass(frozen=True)
+class AvgShedderDetails(Details):
+    """The pairs of this round (:class:`~engine.results.AvgPair`: cool and hot broker, scores, gap,
+    hit counters, whether and why it triggered, the amount)."""
+
+    kind = "pairs"
+    pairs: tuple = ()
+
+    def event_fields(self, broker, selections=()):
+        for p in self.pairs:
+            if p.triggered and p.high == broker:
+                return {"partner": p.low, "trigger": p.trigger, "score": p.high_score, "partner_score": p.low_score,
+                        "gap": p.gap, "amount": p.amount}
+        return {}
 
 
 class AvgShedder(SheddingStrategy, PlacementStrategy):
@@ -165,13 +208,16 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
             self.hit_high.clear()
             self.hit_low.clear()
             res.reason = f"no pair with a score gap >= low threshold {low:g}: all hit counters cleared"
+            res.reason_code = BALANCED
             for k, b in enumerate(view.brokers):
                 res.verdicts.append(BrokerVerdict(b, float(scores[k]), None, "", "ok"))
+            res.details = AvgShedderDetails(tuple(res.pairs))
             res.state = self.state()
             return res
         recent = view.recent_mask(recently_unloaded)
         rates, thrs = view.msg_rate, view.msg_throughput
         status = {}
+        held = small = no_fit = 0
         for lo, hi, d in pairs:
             lo_b, hi_b = view.brokers[lo], view.brokers[hi]
             hl = {lo_b: self.hit_low.get(lo_b, 0), hi_b: self.hit_low.get(hi_b, 0)}
@@ -187,6 +233,7 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
             if not (hit_h or hit_l):
                 pair.reason = f"{gap_txt} {th_txt}: {counts}, not yet"
                 status[hi_b] = status[lo_b] = "pending"
+                held += 1
                 continue
             pair.triggered = True
             pair.trigger = "high" if hit_h else "low"
@@ -208,6 +255,7 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
                                f"({fmt_rate(need_rate)} <= {conf.minUnloadMessage:,} and {fmt_bytes(need_thr)} <= "
                                f"{fmt_bytes(conf.minUnloadMessageThroughput)}); counters reset")
                 status[hi_b] = status[lo_b] = "skipped"
+                small += 1
                 continue
             pair.amount, pair.amount_unit = budget, unit
             pair.reason = f"{gap_txt} {th_txt}: {counts} -> unload from {hi_b} to {lo_b}; {amt_txt}"
@@ -227,13 +275,16 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
                                                   reason=pair.reason))
             if not picked:
                 pair.reason += "; no bundle fits the amount"
+                no_fit += 1
         for k, b in enumerate(view.brokers):
             res.verdicts.append(BrokerVerdict(b, float(scores[k]), None, "", status.get(b, "ok")))
         if not res.selected:
             fired = [p.reason for p in res.pairs if p.triggered]
             if fired:
                 res.reason = "; ".join(fired)
-        finish_result(res, "no pair reached its hit count")
+        res.details = AvgShedderDetails(tuple(res.pairs))
+        finish_result(res, "no pair reached its hit count",
+                      skip_code=NO_BUNDLES if no_fit else BALANCED if small or not held else HIT_COUNT)
         res.state = self.state()
         return res
 

@@ -14,7 +14,7 @@ from typing import Mapping
 import numpy as np
 
 from ..config import LoadBalancerConfig
-from ..results import SheddingResult
+from ..results import BALANCED, OVERLOADED, SKIP, SUCCESS, SheddingResult
 from ..strategies.state import Stateful
 from ..view import LoadView
 
@@ -95,12 +95,18 @@ def select_largest_first(view: LoadView, j: int, recent: np.ndarray, need: float
     return out
 
 
-def finish_result(res: SheddingResult, nothing_reason: str) -> None:
-    """Set label and reason of a result once the strategy is done."""
+def finish_result(res: SheddingResult, nothing_reason: str, *, success_code: str = OVERLOADED,
+                  skip_code: str = BALANCED) -> None:
+    """Set label, reason code and reason of a result once the strategy is done: ``success_code`` when
+    something was selected, else ``skip_code`` (unless the strategy set a code already)."""
     if res.selected:
-        res.label = "Success"
+        res.label = SUCCESS
+        res.reason_code = success_code
         n = len({s.broker for s in res.selected})
         res.reason = f"{len(res.selected)} bundle(s) from {n} broker(s)"
-    elif not res.reason:
+        return
+    res.label = SKIP
+    res.reason_code = res.reason_code or skip_code
+    if not res.reason:
         over = [v for v in res.verdicts if v.status in ("over", "skipped") and v.reason]
         res.reason = "; ".join(v.reason for v in over) if over else nothing_reason

@@ -11,16 +11,55 @@ Pulsar file ``impl/OverloadShedder.java`` (``pulsar-load-balancing.md`` §5.1). 
   least one — not "exactly one bundle by message rate" as Pulsar's Javadoc claims.
 * A broker with a single bundle or none only gets a warning.
 * Weighted usage as in Pulsar master (PIP-358); branch-3.x used the unweighted value.
+
+Result codes (Pulsar's modular shedders have none; ours, in ``UnloadDecision``'s vocabulary):
+Success/Overloaded when bundles were selected; Skip/Balanced when no broker reaches the line;
+Skip/NoBundles when the brokers over it have one bundle, none, or only recently unloaded ones.
+``details`` is an :class:`OverloadShedderDetails`.
+
+Examples
+--------
+A 3-broker snapshot, one broker at 92 % against the line of 85 %:
+
+>>> from engine.config import LoadBalancerConfig
+>>> from engine.synth import make_snapshot
+>>> from engine.view import LoadView
+>>> def broker(cpu):
+...     return dict(cpu=cpu, bundles={f"t/ns/{cpu}-{k}": dict(rate=100, throughput=10_000) for k in range(3)})
+>>> view = LoadView.from_load_data(make_snapshot({"b1:8080": broker(92), "b2:8080": broker(40),
+...                                               "b3:8080": broker(20)}))
+>>> res, state = OverloadShedder().run(view, LoadBalancerConfig(), {}, None)
+>>> print(res.label, res.reason_code, res.reason, [(s.broker, s.bundle) for s in res.selected])
+Success Overloaded 1 bundle(s) from 1 broker(s) [('b1:8080', 't/ns/92-2')]
+>>> res.details.event_fields("b1:8080")["trigger"]
+'overload'
 """
 from __future__ import annotations
 
-from ..results import BrokerVerdict, Selection, SheddingResult, fmt_bytes
+from dataclasses import dataclass
+
+from ..results import BALANCED, NO_BUNDLES, BrokerVerdict, Details, Selection, SheddingResult, fmt_bytes
 from ..strategies.spec import EmptyState, MODULAR, StrategySpec
 from .base import SheddingStrategy, finish_result, select_largest_first
 
-__all__ = ["SPEC", "OverloadShedder"]
+__all__ = ["SPEC", "OverloadShedderDetails", "OverloadShedder"]
 
 MARGIN = 0.05
+
+
+@dataclass(frozen=True)
+class OverloadShedderDetails(Details):
+    """The overload line (%) and each broker at or above it: ``(broker, usage %, bytes/s to move)``."""
+
+    kind = "verdicts"
+    threshold: float = 0.0
+    over: tuple = ()
+
+    def event_fields(self, broker, selections=()):
+        for b, score, need in self.over:
+            if b == broker:
+                return {"trigger": "overload", "score": score, "gap": score - self.threshold, "amount": need}
+        return {}
 
 
 class OverloadShedder(SheddingStrategy):
@@ -69,7 +108,9 @@ class OverloadShedder(SheddingStrategy):
                 v.status = "skipped"
                 v.reason += "; no bundles"
             res.verdicts.append(v)
-        finish_result(res, "no broker at or above the overload threshold")
+        over = tuple((v.broker, v.score, v.need) for v in res.verdicts if v.status != "ok")
+        res.details = OverloadShedderDetails(T * 100, over)
+        finish_result(res, "no broker at or above the overload threshold", skip_code=NO_BUNDLES if over else BALANCED)
         return res
 
 

@@ -16,6 +16,29 @@ before Pulsar 5.0. Config keys: ``loadBalancerBrokerThresholdShedderPercentage``
 * Lower boundary: if nothing was selected, some broker is below ``avg − threshold`` and a broker with
   more than one bundle is above ``avg − threshold``, the hottest such broker moves
   ``throughput × threshold × 0.5``.
+
+Result codes (Pulsar's modular shedders have none; ours, in ``UnloadDecision``'s vocabulary):
+Success/Overloaded (brokers above the line), Success/Underloaded (the lower-boundary path),
+Skip/Balanced (nobody above the line, or what it would move is below the minimum throughput),
+Skip/NoBundles (the brokers above it have one bundle, none, or only recently unloaded ones),
+Skip/NoLoadData (the average usage is 0). ``details`` is a :class:`ThresholdShedderDetails`.
+
+Examples
+--------
+A 3-broker snapshot, one broker at 92 % while the average is 51 %:
+
+>>> from engine.config import LoadBalancerConfig
+>>> from engine.synth import make_snapshot
+>>> from engine.view import LoadView
+>>> def broker(cpu):
+...     return dict(cpu=cpu, bundles={f"t/ns/{cpu}-{k}": dict(rate=100, throughput=50 * 2**20) for k in range(3)})
+>>> view = LoadView.from_load_data(make_snapshot({"b1:8080": broker(92), "b2:8080": broker(40),
+...                                               "b3:8080": broker(20)}))
+>>> res, state = ThresholdShedder().run(view, LoadBalancerConfig(), {}, ThresholdShedderState())
+>>> print(res.label, res.reason_code, res.reason, [(s.broker, s.bundle) for s in res.selected])
+Success Overloaded 2 bundle(s) from 1 broker(s) [('b1:8080', 't/ns/92-2'), ('b1:8080', 't/ns/92-1')]
+>>> state.to_json()["history"]["b1:8080"]
+0.92
 """
 from __future__ import annotations
 
@@ -23,12 +46,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..results import BrokerVerdict, Selection, SheddingResult, fmt_bytes
+from ..results import (BALANCED, NO_BUNDLES, NO_LOAD_DATA, OVERLOADED, UNDERLOADED, BrokerVerdict, Details,
+                       Selection, SheddingResult, fmt_bytes)
 from ..strategies.spec import MODULAR, StrategySpec
 from ..strategies.state import StateValue, pairs, pairs_from_json, pairs_json
 from .base import SheddingStrategy, finish_result, select_largest_first, seq_sum
 
-__all__ = ["SPEC", "ThresholdShedderState", "ThresholdShedder"]
+__all__ = ["SPEC", "ThresholdShedderDetails", "ThresholdShedderState", "ThresholdShedder"]
 
 MARGIN = 0.05
 LOWER_BOUNDARY_MARGIN = 0.5
@@ -48,6 +72,32 @@ class ThresholdShedderState(StateValue):
     @classmethod
     def from_json(cls, data) -> "ThresholdShedderState":
         return cls(pairs_from_json((data or {}).get("history")))
+
+
+@dataclass(frozen=True)
+class ThresholdShedderDetails(Details):
+    """Why ThresholdShedder decided: the average and threshold (%), the score history (each broker's
+    history-smoothed usage %, ``(broker, %)``), the brokers at or above ``average + threshold`` as
+    ``(broker, usage %, bytes/s to move)``, and the lower-boundary move ``(broker, usage %, bytes/s)``
+    when that path unloaded."""
+
+    kind = "score_history"
+    average: float = 0.0
+    threshold: float = 0.0
+    history: tuple = ()
+    over: tuple = ()
+    lower_boundary: tuple | None = None
+
+    def event_fields(self, broker, selections=()):
+        if self.lower_boundary is not None and self.lower_boundary[0] == broker:
+            _, score, need = self.lower_boundary
+            return {"trigger": "lower boundary", "score": score, "gap": score - (self.average - self.threshold),
+                    "amount": need}
+        for b, score, need in self.over:
+            if b == broker:
+                return {"trigger": "threshold", "score": score, "gap": score - (self.average + self.threshold),
+                        "amount": need}
+        return {}
 
 
 class ThresholdShedder(SheddingStrategy):
@@ -90,6 +140,7 @@ class ThresholdShedder(SheddingStrategy):
         old = np.array([self.history.get(b, np.nan) for b in view.brokers], dtype=float)
         new = np.where(np.isnan(old), cur, old * h + (1 - h) * cur)
         self.history.update(zip(view.brokers, new.tolist()))
+        self._last_usage = new
         n = view.nb
         return (seq_sum(new.tolist()) / n if n > 0 else 0.0), new
 
@@ -109,9 +160,11 @@ class ThresholdShedder(SheddingStrategy):
             f"{b} {float(real[j]) * 100:.1f} %" for j, b in enumerate(view.brokers[:20]))
             + (" ..." if view.nb > 20 else ""))
         if avg == 0:
-            res.reason = "average max resource usage is 0"
+            res.reason, res.reason_code = "average max resource usage is 0", NO_LOAD_DATA
+            res.details = ThresholdShedderDetails(0.0, th * 100, tuple(zip(view.brokers, (hist * 100).tolist())))
             res.state = self.state()
             return res
+        needs, few = [], 0
         for j, b in enumerate(view.brokers):
             u = float(hist[j])
             if u < avg + th:
@@ -131,21 +184,31 @@ class ThresholdShedder(SheddingStrategy):
                 res.verdicts.append(v)
                 continue
             nb = int(view.num_bundles[j])
+            needs.append((b, u * 100, need))
             if nb > 1:
-                for k, t in select_largest_first(view, j, recent, need):
+                picked = select_largest_first(view, j, recent, need)
+                few += not picked
+                for k, t in picked:
                     res.selected.append(Selection(b, view.bundles[k], t, "B/s", float(view.short_rate[k]), t,
                                                   reason=v.reason))
             else:
+                few += 1
                 v.status = "skipped"
                 v.reason += "; sole bundle, not unloaded" if nb == 1 else "; no bundles"
             res.verdicts.append(v)
+        lower = None
         if not res.selected and conf.lowerBoundarySheddingEnabled:
-            self._lower_boundary(view, conf, recent, res)
-        finish_result(res, f"no broker at or above average + {th * 100:g} %")
+            lower = self._lower_boundary(view, conf, recent, res)
+            hist = self._last_usage
+        res.details = ThresholdShedderDetails(avg * 100, th * 100, tuple(zip(view.brokers, (hist * 100).tolist())),
+                                              tuple(needs), lower)
+        finish_result(res, f"no broker at or above average + {th * 100:g} %",
+                      success_code=UNDERLOADED if lower else OVERLOADED, skip_code=NO_BUNDLES if few else BALANCED)
         res.state = self.state()
         return res
 
     def _lower_boundary(self, view, conf, recent, res):
+        """Pulsar's lower-boundary shedding; ``(broker, usage %, need)`` of the broker it unloads, or None."""
         th = conf.loadBalancerBrokerThresholdShedderPercentage / 100.0
         min_thr = conf.loadBalancerBundleUnloadMinThroughputThreshold * MB
         avg, hist = self._avg_usage(view, conf)  # Pulsar advances the history a second time here
@@ -160,19 +223,21 @@ class ThresholdShedder(SheddingStrategy):
                 below = True
         if not below:
             res.notes.append(f"lower boundary: no broker below {(avg - th) * 100:.2f} %")
-            return
+            return None
         if max_b is None:
             res.notes.append("lower boundary: no broker with more than one bundle above average - threshold")
-            return
+            return None
         need = float(view.msg_throughput[max_b]) * th * LOWER_BOUNDARY_MARGIN
         if min_thr > need:
             res.notes.append(f"lower boundary: {view.brokers[max_b]} would move {fmt_bytes(need)}, below the minimum")
-            return
+            return None
         b = view.brokers[max_b]
         why = (f"lower boundary: a broker is below {(avg - th) * 100:.2f} %; hottest {b} at {max_u * 100:.2f} % "
                f"moves {fmt_bytes(need)}")
-        for k, t in select_largest_first(view, max_b, recent, need):
+        picked = select_largest_first(view, max_b, recent, need)
+        for k, t in picked:
             res.selected.append(Selection(b, view.bundles[k], t, "B/s", float(view.short_rate[k]), t, reason=why))
+        return (b, max_u * 100, need) if picked else None
 
 SPEC = StrategySpec(
     name="ThresholdShedder", fqn="org.apache.pulsar.broker.loadbalance.impl.ThresholdShedder",

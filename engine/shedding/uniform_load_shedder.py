@@ -14,18 +14,64 @@ Pulsar file ``impl/UniformLoadShedder.java`` (``pulsar-load-balancing.md`` §5.3
 * The amount is ``(int)((max − min) × maxUnloadPercentage)``; each selected bundle subtracts its
   *truncated* rate (``MutableInt.add``); bundles are taken largest first while they fit (``<=``),
   zero-traffic bundles included.
+
+Result codes (Pulsar's modular shedders have none; ours, in ``UnloadDecision``'s vocabulary):
+Success/Overloaded; Skip/Balanced (below both thresholds, or the amount is below the minimum);
+Skip/NoBundles (the max broker has one bundle or none, or no bundle fits the amount);
+Skip/NoBrokers. ``details`` is a :class:`UniformLoadShedderDetails`.
+
+Examples
+--------
+A 3-broker snapshot where b1 serves 30,000 msg/s and b3 only 3,000:
+
+>>> from engine.config import LoadBalancerConfig
+>>> from engine.synth import make_snapshot
+>>> from engine.view import LoadView
+>>> def broker(rate):
+...     return dict(cpu=30, bundles={f"t/ns/{rate}-{k}": dict(rate=rate / 6, throughput=rate * 100) for k in range(6)})
+>>> view = LoadView.from_load_data(make_snapshot({"b1:8080": broker(30000), "b2:8080": broker(15000),
+...                                               "b3:8080": broker(3000)}))
+>>> res, _ = UniformLoadShedder().run(view, LoadBalancerConfig(), {}, None)
+>>> print(res.label, res.reason_code, res.reason, [(s.broker, s.bundle) for s in res.selected])
+Success Overloaded 1 bundle(s) from 1 broker(s) [('b1:8080', 't/ns/30000-0')]
+>>> res.details.event_fields("b1:8080")
+{'partner': 'b3:8080', 'trigger': 'msg rate', 'gap': 900.0, 'amount': 5400.0}
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 from ..javacompat import java_int
-from ..results import BrokerVerdict, Selection, SheddingResult, fmt_bytes, fmt_rate
+from ..results import (BALANCED, NO_BROKERS, NO_BUNDLES, BrokerVerdict, Details, Selection, SheddingResult, fmt_bytes,
+                       fmt_rate)
 from ..strategies.spec import EmptyState, MODULAR, StrategySpec
 from .base import SheddingStrategy, candidate_bundles, finish_result, sort_desc
 
-__all__ = ["SPEC", "UniformLoadShedder"]
+__all__ = ["SPEC", "UniformLoadShedderDetails", "UniformLoadShedder"]
 
 EPS = 1e-6
 INT_MAX_AS_DOUBLE = 2147483647.0
+
+
+@dataclass(frozen=True)
+class UniformLoadShedderDetails(Details):
+    """The comparison that decided: ``mode`` (``"msg rate"``, which has priority, or ``"throughput"``),
+    the max and min broker, their ``difference`` (% for msg rate, a ratio for throughput) against
+    ``threshold``, and the ``amount`` to move (in ``unit``) once triggered."""
+
+    kind = "verdicts"
+    mode: str = ""
+    max_broker: str = ""
+    min_broker: str = ""
+    difference: float = 0.0
+    threshold: float = 0.0
+    amount: float | None = None
+    unit: str = ""
+
+    def event_fields(self, broker, selections=()):
+        if broker != self.max_broker or self.amount is None:
+            return {}
+        return {"partner": self.min_broker, "trigger": self.mode, "gap": self.difference, "amount": self.amount}
 
 
 class UniformLoadShedder(SheddingStrategy):
@@ -58,7 +104,7 @@ class UniformLoadShedder(SheddingStrategy):
         res.scores = {b: rates[j] for j, b in enumerate(view.brokers)}
         res.notes.append("throughput (B/s): " + ", ".join(f"{b} {thrs[j]:,.0f}" for j, b in enumerate(view.brokers[:20])))
         if view.nb == 0:
-            res.reason = "no brokers"
+            res.reason, res.reason_code = "no brokers", NO_BROKERS
             return res
         if -EPS <= min_rate <= EPS:
             min_rate = 1.0
@@ -82,8 +128,13 @@ class UniformLoadShedder(SheddingStrategy):
                 "under" if j in (rate_under, thr_under) else "ok")
             res.verdicts.append(BrokerVerdict(b, rates[j], min_rate * (1 + rate_th / 100.0),
                                               "min msg rate × (1 + threshold)", st))
+        res.details = UniformLoadShedderDetails(
+            "msg rate" if rate_hit or not thr_hit else "throughput",
+            view.brokers[rate_over if rate_hit or not thr_hit else thr_over],
+            view.brokers[rate_under if rate_hit or not thr_hit else thr_under],
+            rate_pct if rate_hit or not thr_hit else thr_ratio, rate_th if rate_hit or not thr_hit else thr_th)
         if not (rate_hit or thr_hit):
-            res.reason = f"balanced: {rate_txt}; {thr_txt}"
+            res.reason, res.reason_code = f"balanced: {rate_txt}; {thr_txt}", BALANCED
             return res
         req_rate = java_int((max_rate - min_rate) * p)
         req_thr = java_int((max_thr - min_thr) * p)
@@ -100,13 +151,16 @@ class UniformLoadShedder(SheddingStrategy):
         v.need, v.need_unit = float(req), unit
         v.reason = f"{txt}; {amount_txt}"
         nb = int(view.num_bundles[j])
+        res.details = replace(res.details, amount=float(req), unit=unit)
         if nb <= 1:
             v.status = "skipped"
             res.reason = f"{v.reason}; but {b} has {'only one bundle' if nb == 1 else 'no bundles'}"
+            res.reason_code = NO_BUNDLES
             return res
         if req < floor:
             v.status = "skipped"
             res.reason = f"{v.reason}; below the minimum {floor:,} {unit} (min unload floor)"
+            res.reason_code = BALANCED
             return res
         idx = sort_desc(view, candidate_bundles(view, j, recent), vals)
         for k in idx.tolist():
@@ -117,7 +171,7 @@ class UniformLoadShedder(SheddingStrategy):
                 req = req + java_int(-x)
                 res.selected.append(Selection(b, view.bundles[k], x, unit, float(view.short_rate[k]),
                                               float(view.short_throughput[k]), reason=v.reason))
-        finish_result(res, v.reason + "; no bundle small enough to fit")
+        finish_result(res, v.reason + "; no bundle small enough to fit", skip_code=NO_BUNDLES)
         return res
 
 SPEC = StrategySpec(
