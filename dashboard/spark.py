@@ -158,14 +158,20 @@ def set_cli_conf(pairs) -> dict[str, str]:
     return dict(_cli_conf)
 
 
+#: Arrow batch size of the jobs without Python groups (``spark.sql.execution.arrow.maxRecordsPerBatch``)
+ARROW_BATCH_ROWS = 200_000
+
+
 def tune_for(spark, rows: int, bytes_per_row: int = 60, groups: int | None = None) -> dict:
     """Per-job SQL settings from the data size and the cores (runtime settings; the session is reused).
 
     Measured on 2 cores (``bench/bench_history.py``): the default 200 shuffle partitions, and even 8,
     cost more in task overhead than they gain on the broker-minute table; so one partition per ~128 MB
     of shuffled rows, at least one per core and at most four per core, with adaptive execution on
-    and its partition coalescing on (it merges the small post-aggregation partitions). Settings the
-    operator gave (``LB_SPARK_SHUFFLE_PARTITIONS``, ``--spark-conf`` ...) are left alone.
+    and its partition coalescing on (it merges the small post-aggregation partitions), and Arrow
+    batches of :data:`ARROW_BATCH_ROWS` rows for the aggregate job's Python pass (the default 10,000
+    cuts a 128 MB input partition into ~150 batches). Settings the operator gave
+    (``LB_SPARK_SHUFFLE_PARTITIONS``, ``--spark-conf`` ...) are left alone.
 
     ``groups``: a job whose tasks are Python groups (backtest chunks, sweep cells): one shuffle
     partition per group and no coalescing — adaptive execution would otherwise merge the small
@@ -185,6 +191,9 @@ def tune_for(spark, rows: int, bytes_per_row: int = 60, groups: int | None = Non
             chosen["spark.sql.shuffle.partitions"] = str(max(1, int(groups)))
     if "spark.sql.adaptive.coalescePartitions.enabled" not in given:
         chosen["spark.sql.adaptive.coalescePartitions.enabled"] = "false" if groups else "true"
+    if not groups and "spark.sql.execution.arrow.maxRecordsPerBatch" not in given:
+        # the aggregate job hands whole input partitions to numpy: big Arrow batches, fewer hand-overs
+        chosen["spark.sql.execution.arrow.maxRecordsPerBatch"] = str(ARROW_BATCH_ROWS)
     for k, v in chosen.items():
         spark.conf.set(k, v)
     return {"cores": cores, **chosen}

@@ -30,8 +30,8 @@ from engine.config import LoadBalancerConfig
 
 from .sparkio import broker_minutes
 
-__all__ = ["cluster_aggregates", "minute_aggregates", "rollup", "broker_percentiles", "top_hottest",
-           "DEFAULT_QUANTILES", "ROLLUP_COLUMNS"]
+__all__ = ["cluster_aggregates", "one_pass_tables", "minute_aggregates", "rollup", "broker_percentiles",
+           "top_hottest", "DEFAULT_QUANTILES", "ROLLUP_COLUMNS"]
 
 DEFAULT_QUANTILES = (0.5, 0.9, 0.99)
 ROLLUP_COLUMNS = ["rate_ratio", "thr_ratio", "cpu_range", "usage_std", "usage_gap"]
@@ -156,22 +156,311 @@ def cluster_aggregates(df, weights=None, quantiles=DEFAULT_QUANTILES, top_n: int
     """The whole job: a DataFrame → ``{"minute", "hour", "day", "brokers", "top"}`` DataFrames.
 
     ``df`` is either the broker-minute table (the wide layout, :func:`.sparkio.read_broker_minutes`:
-    read as it is) or the long dataset (:func:`.sparkio.read_history`: pivoted first). The
-    broker-minute table with usage is cached for the two passes over it (minute aggregates and
-    per-broker percentiles); the small minute and broker tables too. ``result["_cached"]`` lists
-    what to ``unpersist()`` when done (the runner does). ``percentiles``: ``"exact"`` or the opt-in
-    ``"approx"`` (see :func:`broker_percentiles`).
+    read as it is) or the long dataset (:func:`.sparkio.read_history`: pivoted first).
+
+    ``percentiles="exact"`` (the default) runs :func:`one_pass_tables`: one scan of the table and one
+    shuffle give the minute and broker tables, collected (they are small: a row per minute, a row per
+    broker) and handed back as DataFrames over the collected rows (:func:`.sparkio.to_pandas` returns
+    those rows without a second round trip); hour, day and top are computed from them. The opt-in
+    ``"approx"`` keeps the two-pass plan: the broker-minute table with usage is persisted for the
+    minute aggregates (:func:`minute_aggregates`) and ``percentile_approx`` (:func:`broker_percentiles`).
+    ``result["_cached"]`` lists what to ``unpersist()`` when done (the runner does).
     """
-    from pyspark import StorageLevel
-
     wide = broker_minutes(df) if "metric" in df.columns else df
-    wide_u = with_usage(wide, weights).persist(StorageLevel(_TUNING["wide_disk"], _TUNING["wide_mem"], False,
-                                                            False))
-    minute = minute_aggregates(wide_u).cache()
-    brokers = broker_percentiles(wide_u, minute, quantiles, percentiles).cache()
+    if percentiles == "exact":
+        wide_u = with_usage(wide, weights)
+        minute_pd, brokers_pd = one_pass_tables(wide_u, quantiles)
+        spark = wide_u.sparkSession
+        minute = _from_pandas(spark, minute_pd, _minute_columns())
+        brokers = _from_pandas(spark, brokers_pd, _broker_columns(quantiles))
+        cached = []
+    elif percentiles == "approx":
+        from pyspark import StorageLevel
+
+        wide_u = with_usage(wide, weights).persist(StorageLevel(_TUNING["wide_disk"], _TUNING["wide_mem"], False,
+                                                                False))
+        minute = minute_aggregates(wide_u).cache()
+        brokers = broker_percentiles(wide_u, minute, quantiles, percentiles).cache()
+        cached = [minute, brokers, wide_u]
+    else:
+        raise ValueError(f"percentiles must be exact or approx, got {percentiles!r}")
     return {"minute": minute, "hour": rollup(minute, "hour"), "day": rollup(minute, "day"),
-            "brokers": brokers, "top": top_hottest(brokers, top_n), "_cached": [minute, brokers, wide_u]}
+            "brokers": brokers, "top": top_hottest(brokers, top_n), "_cached": cached}
 
 
-#: how the broker-minute table is kept between the two passes (measured, see bench/bench_history.py)
+def _from_pandas(spark, pdf, cols):
+    """A DataFrame over collected rows; it keeps them for :func:`.sparkio.to_pandas`."""
+    sdf = spark.createDataFrame(pdf[cols], schema=_ddl(cols))
+    try:
+        sdf.__dict__[COLLECTED_ATTR] = pdf[cols]
+    except (AttributeError, TypeError):  # a DataFrame class without an instance dict: collected again
+        pass
+    return sdf
+
+
+#: the attribute under which a DataFrame built from collected rows keeps them (pandas)
+COLLECTED_ATTR = "_shedlab_collected"
+
+#: how the broker-minute table is kept between the two passes of the approx plan
 _TUNING = {"wide_disk": True, "wide_mem": False}
+
+
+# ============================================================================================ one pass
+# The exact job in one scan: each input partition is reduced in Python (numpy) to partials — per
+# minute the counts, extremes, mean, sum of squared deviations and hottest broker; per broker the
+# counts, sums, maxima and its raw usage and CPU values — and one shuffle brings each broker's values
+# (and each day's minute partials) to one task, which computes the exact percentiles (numpy, linear
+# interpolation like pandas) and merges the minutes. No pivot or table is written between passes.
+
+_PARTIAL_SCHEMA = "key string, ts array<bigint>, names array<string>, v array<double>, u array<double>, c array<double>"
+#: per-minute partial stats, in the order they are packed into ``v``
+_MINUTE_PARTS = ("n", "rate_max", "rate_min", "thr_max", "thr_min", "cpu_max", "cpu_min", "usage_mean", "usage_m2",
+                 "usage_max", "usage_min")
+_DAY_US = 86_400_000_000
+
+
+def _arrow_schema():
+    import pyarrow as pa
+
+    return pa.schema([("key", pa.string()), ("ts", pa.list_(pa.int64())), ("names", pa.list_(pa.string())),
+                      ("v", pa.list_(pa.float64())), ("u", pa.list_(pa.float64())), ("c", pa.list_(pa.float64()))])
+
+
+def _rows(keys, ts, names, v, u, c):
+    """A record batch of the partial schema from Python lists of numpy arrays / lists (one entry per row)."""
+    import pyarrow as pa
+
+    s = _arrow_schema()
+    return pa.RecordBatch.from_arrays([pa.array(keys, pa.string())] + [
+        pa.array(col, type=s.field(i + 1).type) for i, col in enumerate((ts, names, v, u, c))], schema=s)
+
+
+def _segments(sorted_keys):
+    """Start index of each run of equal values in a sorted array, and the run lengths."""
+    import numpy as np
+
+    starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
+    return starts, np.diff(np.r_[starts, sorted_keys.size])
+
+
+def _min_rank(seg_of_row, rank, nseg):
+    """Per segment, the smallest ``rank`` of its rows (-1 for a segment without rows)."""
+    import numpy as np
+
+    top = np.iinfo(np.int64).max
+    best = np.full(nseg, top, dtype=np.int64)
+    np.minimum.at(best, seg_of_row, rank)
+    best[best == top] = -1
+    return best
+
+
+def _partials(batches):
+    """mapInArrow: one input partition (timestamp, broker, usage, cpu, rate, thr) → partial rows.
+
+    Rows sorted by timestamp (the wide layout's files are) are used as they come; others are sorted
+    first. Per minute: a row per day holding that day's minutes; per broker: a row holding its
+    count, sums and maxima and, as lists, its usage and CPU values.
+    """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    batches = [b for b in batches if b.num_rows]
+    if not batches:
+        return
+    t = pa.Table.from_batches(batches)
+    ts = t.column("timestamp").cast(pa.int64()).to_numpy()
+    enc = pc.dictionary_encode(t.column("broker")).combine_chunks()
+    names = np.asarray(enc.dictionary.to_pylist(), dtype=object)
+    code = enc.indices.to_numpy(zero_copy_only=False).astype(np.int32 if len(names) > 65535 else np.uint16)
+    rank = np.empty(len(names), dtype=np.int64)
+    rank[np.argsort(names.astype(str), kind="stable")] = np.arange(len(names))  # string order of the ids
+    u, cpu, rate, thr = (t.column(k).to_numpy() for k in ("usage", "cpu", "rate", "thr"))
+    del t, enc, batches
+
+    # ---- per minute
+    if ts.size > 1 and not bool(np.all(ts[1:] >= ts[:-1])):
+        o = np.argsort(ts, kind="stable")
+        tso, uo, co, ro, tho, codeo = ts[o], u[o], cpu[o], rate[o], thr[o], code[o]
+    else:
+        tso, uo, co, ro, tho, codeo = ts, u, cpu, rate, thr, code
+    st, n = _segments(tso)
+    umax = np.maximum.reduceat(uo, st)
+    mean = np.add.reduceat(uo, st) / n
+    dev = uo - np.repeat(mean, n)
+    m2 = np.add.reduceat(dev * dev, st)
+    is_max = uo == np.repeat(umax, n)
+    rows = np.flatnonzero(is_max)
+    seg_of = np.repeat(np.arange(st.size), n)
+    hot = _min_rank(seg_of[rows], rank[codeo[rows]], st.size)
+    if (hot < 0).any():  # a minute whose maximum is NaN: the smallest id among all its brokers
+        hot = np.where(hot < 0, _min_rank(seg_of, rank[codeo], st.size), hot)
+    by_rank = names[np.argsort(rank)]
+    stats = np.stack([n.astype(float), np.maximum.reduceat(ro, st), np.minimum.reduceat(ro, st),
+                      np.maximum.reduceat(tho, st), np.minimum.reduceat(tho, st),
+                      np.maximum.reduceat(co, st), np.minimum.reduceat(co, st), mean, m2, umax,
+                      np.minimum.reduceat(uo, st)])
+    mts = tso[st]
+    del tso, uo, co, ro, tho, codeo, dev, is_max, seg_of
+    day = mts // _DAY_US
+    keys, tsl, nml, vl = [], [], [], []
+    dst, dn = _segments(day)
+    for a, k in zip(dst.tolist(), dn.tolist()):
+        keys.append(f"m{int(day[a])}")
+        tsl.append(mts[a:a + k])
+        nml.append(by_rank[hot[a:a + k]].tolist())
+        vl.append(stats[:, a:a + k].ravel())
+    nm = len(keys)
+    # ---- per broker
+    nb = len(names)
+    bn = np.bincount(code, minlength=nb)
+    ob = np.argsort(code, kind="stable")
+    ub, cpb = u[ob], cpu[ob]
+    off = np.concatenate(([0], np.cumsum(bn)))
+    sums = [np.bincount(code, weights=x, minlength=nb) for x in (u, cpu, rate, thr)]
+    present = np.flatnonzero(bn)
+    starts = off[present]
+    bmax_u = np.maximum.reduceat(ub, starts) if present.size else np.empty(0)
+    bmax_c = np.maximum.reduceat(cpb, starts) if present.size else np.empty(0)
+    for i, b in enumerate(present.tolist()):
+        keys.append("b" + str(names[b]))
+        tsl.append([])
+        nml.append([])
+        vl.append(np.array([bn[b], sums[0][b], bmax_u[i], sums[1][b], bmax_c[i], sums[2][b], sums[3][b]]))
+    s = _arrow_schema()
+    lens = np.concatenate((np.zeros(nm, dtype=np.int64), bn[present]))
+    offsets = pa.array(np.concatenate(([0], np.cumsum(lens))).astype(np.int32))
+    first = [pa.array(keys, pa.string())] + [pa.array(col, type=s.field(i + 1).type)
+                                             for i, col in enumerate((tsl, nml, vl))]
+    yield pa.RecordBatch.from_arrays(first + [pa.ListArray.from_arrays(offsets, pa.array(ub)),
+                                              pa.ListArray.from_arrays(offsets, pa.array(cpb))], schema=s)
+
+
+def _merge(quantiles, table):
+    """applyInArrow per key: a broker's exact percentiles and means, or a day's minutes merged."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    key = table.column("key")[0].as_py()
+    if key.startswith("b"):
+        v = np.stack([np.asarray(x, dtype=float) for x in table.column("v").to_pylist()])
+        n, su, mu, sc, mc, sr, sth = v.sum(axis=0)[0], *v[:, 1:].T
+        n = float(n)
+        u = pc.list_flatten(table.column("u")).to_numpy()
+        c = pc.list_flatten(table.column("c")).to_numpy()
+        uq = np.quantile(u, quantiles) if len(quantiles) else np.empty(0)
+        out = [n, su.sum() / n, *uq, mu.max(), sc.sum() / n, float(np.quantile(c, 0.9)), mc.max(), sr.sum() / n,
+               sth.sum() / n]
+        return _table_of([key], [[]], [[]], [np.asarray(out, dtype=float)])
+    ts = pc.list_flatten(table.column("ts")).to_numpy()
+    names = np.asarray(pc.list_flatten(table.column("names")).to_pylist(), dtype=object)
+    k = len(_MINUTE_PARTS)
+    stats = np.concatenate([np.asarray(x, dtype=float).reshape(k, -1) for x in table.column("v").to_pylist()],
+                           axis=1)
+    o = np.argsort(ts, kind="stable")
+    ts, names, stats = ts[o], names[o], stats[:, o]
+    st, cnt = _segments(ts)
+    if st.size != ts.size:  # a minute split over input partitions: merge its partials (Chan et al.)
+        P = dict(zip(_MINUTE_PARTS, stats))
+        seg = np.repeat(np.arange(st.size), cnt)
+        n = np.add.reduceat(P["n"], st)
+        mean = np.add.reduceat(P["n"] * P["usage_mean"], st) / n
+        m2 = np.add.reduceat(P["usage_m2"] + P["n"] * (P["usage_mean"] - mean[seg]) ** 2, st)
+        umax = np.maximum.reduceat(P["usage_max"], st)
+        cand = np.flatnonzero(P["usage_max"] == umax[seg])
+        hot = np.empty(st.size, dtype=object)
+        for i in range(st.size):
+            pick = [names[j] for j in cand if seg[j] == i] or list(names[st[i]:st[i] + cnt[i]])
+            hot[i] = min(pick)
+        merged = {"n": n, "usage_mean": mean, "usage_m2": m2, "usage_max": umax}
+        for p in ("rate_max", "thr_max", "cpu_max"):
+            merged[p] = np.maximum.reduceat(P[p], st)
+        for p in ("rate_min", "thr_min", "cpu_min", "usage_min"):
+            merged[p] = np.minimum.reduceat(P[p], st)
+        stats = np.stack([merged[p] for p in _MINUTE_PARTS])
+        ts, names = ts[st], hot
+    return _table_of([key], [ts], [list(names)], [stats.ravel()])
+
+
+def _table_of(keys, ts, names, v):
+    import pyarrow as pa
+
+    return pa.Table.from_batches([_rows(keys, ts, names, v, [[]] * len(keys), [[]] * len(keys))])
+
+
+def _minute_columns():
+    return ["timestamp", "brokers", "rate_max", "rate_min", "thr_max", "thr_min", "cpu_max", "cpu_min", "usage_mean",
+            "usage_std", "usage_max", "usage_min", "rate_ratio", "thr_ratio", "cpu_range", "usage_gap", "hottest"]
+
+
+def _broker_columns(quantiles):
+    return (["broker", "minutes", "usage_mean", "usage_max", "cpu_mean", "cpu_p90", "cpu_max", "rate_mean", "thr_mean"]
+            + [f"usage_p{_qname(float(q))}" for q in quantiles] + ["hottest_minutes"])
+
+
+def _ddl(cols):
+    types = {"timestamp": "timestamp", "brokers": "bigint", "minutes": "bigint", "hottest_minutes": "bigint",
+             "hottest": "string", "broker": "string"}
+    return ", ".join(f"{c} {types.get(c, 'double')}" for c in cols)
+
+
+def one_pass_tables(wide_u, quantiles=DEFAULT_QUANTILES):
+    """The ``minute`` and ``brokers`` tables (pandas) of a broker-minute table with ``usage``, ``rate``,
+    ``thr``: one scan, one shuffle, exact percentiles (see the comment above :func:`_partials`)."""
+    from functools import partial
+
+    qs = tuple(float(q) for q in quantiles)
+    parts = wide_u.select("timestamp", "broker", "usage", "cpu", "rate", "thr").mapInArrow(_partials, _PARTIAL_SCHEMA)
+    return _assemble(parts.groupBy("key").applyInArrow(partial(_merge, qs), _PARTIAL_SCHEMA).toArrow(), qs)
+
+
+def _assemble(got, qs):
+    """The pandas ``minute`` and ``brokers`` tables from the merged rows (an Arrow table)."""
+    import numpy as np
+    import pandas as pd
+
+    keys = got.column("key").to_pylist()
+    vs = got.column("v").to_pylist()
+    k = len(_MINUTE_PARTS)
+    m_ts, m_names, m_stats, b_names, b_vals = [], [], [], [], []
+    for i, key in enumerate(keys):
+        if key.startswith("m"):
+            m_ts.append(np.asarray(got.column("ts")[i].as_py(), dtype=np.int64))
+            m_names += got.column("names")[i].as_py()
+            m_stats.append(np.asarray(vs[i], dtype=float).reshape(k, -1))
+        else:
+            b_names.append(key[1:])
+            b_vals.append(vs[i])
+    ts = np.concatenate(m_ts) if m_ts else np.empty(0, dtype=np.int64)
+    st = np.concatenate(m_stats, axis=1) if m_stats else np.empty((k, 0))
+    P = dict(zip(_MINUTE_PARTS, st))
+    minute = pd.DataFrame({"timestamp": pd.to_datetime(ts, unit="us"), "brokers": P["n"].astype(np.int64)})
+    for c in ("rate_max", "rate_min", "thr_max", "thr_min", "cpu_max", "cpu_min", "usage_mean"):
+        minute[c] = P[c]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        minute["usage_std"] = np.sqrt(P["usage_m2"] / P["n"])
+    minute["usage_max"], minute["usage_min"] = P["usage_max"], P["usage_min"]
+    minute["rate_ratio"] = _ratio_np(P["rate_max"], P["rate_min"])
+    minute["thr_ratio"] = _ratio_np(P["thr_max"], P["thr_min"])
+    minute["cpu_range"] = P["cpu_max"] - P["cpu_min"]
+    minute["usage_gap"] = P["usage_max"] - P["usage_min"]
+    minute["hottest"] = pd.Series(m_names, dtype=object)
+    minute = minute.sort_values("timestamp", kind="stable").reset_index(drop=True)
+    bv = np.asarray(b_vals, dtype=float).reshape(len(b_names), 8 + len(qs))
+    nq = len(qs)
+    brokers = pd.DataFrame({"broker": pd.Series(b_names, dtype=object), "minutes": bv[:, 0].astype(np.int64),
+                            "usage_mean": bv[:, 1], "usage_max": bv[:, 2 + nq], "cpu_mean": bv[:, 3 + nq],
+                            "cpu_p90": bv[:, 4 + nq], "cpu_max": bv[:, 5 + nq], "rate_mean": bv[:, 6 + nq],
+                            "thr_mean": bv[:, 7 + nq]})
+    for i, q in enumerate(qs):
+        brokers[f"usage_p{_qname(q)}"] = bv[:, 2 + i]
+    hot = minute["hottest"].value_counts()
+    brokers["hottest_minutes"] = brokers["broker"].map(hot).fillna(0).astype(np.int64)
+    brokers = brokers.sort_values("broker", kind="stable").reset_index(drop=True)
+    return minute, brokers
+
+
+def _ratio_np(mx, mn):
+    import numpy as np
+
+    return mx / np.where(np.abs(mn) <= EPS, 1.0, mn)

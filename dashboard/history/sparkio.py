@@ -92,8 +92,13 @@ def bundle_minutes(df):
 
 
 def to_pandas(sdf, sort=None):
-    """Collect a (small) result: timestamps stay naive UTC (the session time zone is UTC)."""
-    pdf = sdf.toPandas()
+    """Collect a (small) result: timestamps stay naive UTC (the session time zone is UTC). A result the
+    job built from rows it had already collected (:func:`.aggregates.cluster_aggregates`) gives back a
+    copy of those rows instead of a second round trip."""
+    from .aggregates import COLLECTED_ATTR
+
+    kept = getattr(sdf, "__dict__", {}).get(COLLECTED_ATTR)
+    pdf = kept.copy() if kept is not None else sdf.toPandas()
     if sort:
         pdf = pdf.sort_values(sort, kind="stable").reset_index(drop=True)
     return pdf
