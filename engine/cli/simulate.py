@@ -16,6 +16,8 @@ JSON contract (``--json``)::
                  ... every key of engine.simulator.metrics.SUMMARY_KEYS ...},
      "brokers": {BROKER_ID: {"cpu": PCT, "usage": PCT, "msg_rate": FLOAT, "throughput": FLOAT,
                              "bundles": INT}},
+     "strategy_state": {STRATEGY: {...}},   # the strategies' memories at the end: each state
+                                            # value's to_json() (lossless), by short name
      "events": [{"minute": INT, "time": ISO8601, "kind": "unload" | "unload-skipped" | "assign" |
                  "split" | "broker-added" | "broker-removed" | "leader-change" | "config-change" |
                  "cpu" | "check", "broker", "bundle", "destination", "reason", "placement",

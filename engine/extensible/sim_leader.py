@@ -398,3 +398,8 @@ class ExtensibleLeader:
         out = self.manager.state()
         out["published_minute"] = dict(self.brokers.published_minute)
         return out
+
+    def state_values(self) -> dict:
+        """``{strategy name: state value}`` of the manager's shedding and placement strategies."""
+        m = self.manager
+        return {} if m is None else {m.shedding.name: m.shedding_state, m.placement.name: m.placement_state}

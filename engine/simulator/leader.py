@@ -13,7 +13,12 @@ The simulator only talks to a :class:`Leader`:
 ``reconfigure(config)``
     a dynamic config change;
 ``state() -> dict``
-    what it remembers between cycles (for the result and the UI).
+    what it remembers between cycles, in display form (for the result and the UI);
+``state_values() -> dict``
+    its strategies' memories as the registry's state values (``{strategy name: value}``, one entry
+    when one object plays both roles): frozen, lossless through ``to_json()`` / ``from_json()``, what
+    the result carries as ``strategy_state`` and a snapshot's ``strategy_state`` restores. Optional
+    (a plug-in leader without it carries none); a newly elected leader starts from empty values.
 
 :class:`ModularLeader` adapts :class:`engine.load_manager.ModularLoadManager` (one manager kept for
 the whole run, so ThresholdShedder history, AvgShedder hit counts and plans, the
@@ -51,7 +56,7 @@ from ..results import Cycle, PlacementDecision
 from ..strategies.spec import EXTENSIBLE
 from ..view import LoadView
 
-__all__ = ["Leader", "ModularLeader", "BrokerReports", "make_leader"]
+__all__ = ["Leader", "ModularLeader", "BrokerReports", "make_leader", "strategy_states"]
 
 
 @dataclass
@@ -122,6 +127,17 @@ class Leader(Protocol):
     def reconfigure(self, config: LoadBalancerConfig) -> None: ...
 
     def state(self) -> dict: ...
+
+
+def strategy_states(manager) -> dict:
+    """``{strategy name: state value}`` of a load manager's shedding and placement strategies (one
+    entry when one object plays both roles, as AvgShedder does)."""
+    if manager is None:
+        return {}
+    out = {manager.shedding.name: manager.shedding_state}
+    if manager.placement is not manager.shedding:
+        out[manager.placement.name] = manager.placement_state
+    return out
 
 
 class ModularLeader:
@@ -205,6 +221,9 @@ class ModularLeader:
 
     def state(self) -> dict:
         return self.manager.state() if self.manager is not None else {}
+
+    def state_values(self) -> dict:
+        return strategy_states(self.manager)
 
 
 def make_leader(config: LoadBalancerConfig, seed=None) -> Leader:

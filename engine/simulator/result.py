@@ -39,6 +39,12 @@ class SimulationResult:
         the Extensible Load Manager's, see :mod:`engine.simulator.metrics`).
     summary : dict
         One row of numbers for the whole run (see :func:`engine.simulator.metrics.summarize`).
+    leader_state : dict
+        What the leader at the end remembers, in display form (``Leader.state()``).
+    strategy_state : dict
+        The leader's strategies' memories at the end as their state values' ``to_json()``, keyed by
+        strategy name (lossless: ``registry.spec(name).state_type.from_json(d)`` gives the value back;
+        a snapshot scenario's ``strategy_state`` takes this form).
     """
 
     scenario: Scenario
@@ -52,6 +58,7 @@ class SimulationResult:
     leader_state: dict = field(default_factory=dict)
     cancelled: bool = False
     elapsed_s: float = 0.0
+    strategy_state: dict = field(default_factory=dict)
 
     def summary_frame(self) -> pd.DataFrame:
         """The summary as a one-row DataFrame."""
@@ -88,7 +95,8 @@ class SimulationResult:
         return {"scenario": self.scenario.name, "strategy": self.summary.get("strategy"),
                 "placement": self.summary.get("placement"), "seed": self.seed, "minutes": self.minutes,
                 "cancelled": self.cancelled, "summary": json_clean(self.summary),
-                "brokers": json_clean(self.broker_averages(10)), "events": rows}
+                "brokers": json_clean(self.broker_averages(10)), "strategy_state": json_clean(self.strategy_state),
+                "events": rows}
 
     def write(self, out_dir, fmt: str = "csv") -> list:
         """Write ``events``, ``brokers``, ``cluster`` and ``summary`` as CSV or Parquet files."""

@@ -134,7 +134,7 @@ class Simulation(ClusterSetup, EventsPhase, LoadPhase, ReportsPhase, BundleDataP
         summary["elapsed_s"] = round(_time.perf_counter() - t0, 3)
         return SimulationResult(self.sc, self.cfg, self.seed, done, ev, br, cl, summary,
                                 leader_state=_safe_state(self.leader), cancelled=cancelled,
-                                elapsed_s=summary["elapsed_s"])
+                                elapsed_s=summary["elapsed_s"], strategy_state=_state_values(self.leader))
 
 
 def _is_cancelled(cancel) -> bool:
@@ -143,6 +143,13 @@ def _is_cancelled(cancel) -> bool:
     if hasattr(cancel, "is_set"):
         return bool(cancel.is_set())
     return bool(cancel())
+
+
+def _state_values(leader) -> dict:
+    """The leader's strategy state values as ``{name: value.to_json()}`` (none for a leader without
+    ``state_values``)."""
+    values = getattr(leader, "state_values", None)
+    return {} if values is None else {name: v.to_json() for name, v in values().items()}
 
 
 def _safe_state(leader) -> dict:

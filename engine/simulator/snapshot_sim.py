@@ -194,11 +194,8 @@ class _SnapshotModularLeader(ModularLeader):
             m = self.manager
             for b, t in recent.items():
                 m.recently_unloaded[b] = max(int(t), m.recently_unloaded.get(b, 0))
-            if state:
-                if m.shedding.name in state:
-                    m.shedding.load_state(state[m.shedding.name])
-                if m.placement is not m.shedding and m.placement.name in state:
-                    m.placement.load_state(state[m.placement.name])
+            if state:  # the snapshot's values (or their to_json() dicts), keyed by strategy name
+                m.restore_states(shedding=state.get(m.shedding.name), placement=state.get(m.placement.name))
             self.seeds = None
 
 

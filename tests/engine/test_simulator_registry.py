@@ -139,3 +139,41 @@ def test_the_simulator_loop_names_no_strategy():
         for line, text in _code_strings(py):
             bad += [f"{py.name}:{line}: {n}" for n in names if n in text]
     assert not bad, bad
+
+
+@pytest.mark.parametrize("strategy", [s.name for s in registry.specs(role="shedding")])
+def test_the_result_carries_the_strategies_memory_as_lossless_state_values(strategy):
+    from engine.simulator import Simulation, load_scenario
+
+    sc = load_scenario("bigo-scale-out")
+    cfg = config_with_strategy(sc.lb_config(), strategy)
+    sim = Simulation(sc, cfg, seed=1, minutes=40)
+    r = sim.run()
+    values = sim.leader.state_values()
+    assert set(r.strategy_state) == set(values) and registry.shedding_name(strategy) in values
+    for name, d in r.strategy_state.items():
+        st = registry.spec(name).state_type
+        assert isinstance(values[name], st)
+        assert st.from_json(d) == values[name]  # lossless: the value comes back
+        assert st.from_json(d).to_json() == d
+    assert r.to_json()["strategy_state"] == r.strategy_state
+
+
+def test_a_snapshot_run_resumes_from_a_previous_run_strategy_state():
+    """Running N checks is a fold over the state: a steady snapshot run for 2 checks, then resumed from
+    its ``strategy_state`` for 1 more, ends where 3 checks in one run end (AvgShedder's hit counts)."""
+    from engine.samples import load_sample
+    from engine.simulator import simulate
+    from engine.simulator.from_snapshot import scenario_from_snapshot
+
+    ld = load_sample("bigo-avgshedder-homogeneous")
+    cfg = config_with_strategy(LoadBalancerConfig(), "AvgShedder")
+    two = simulate(scenario_from_snapshot(ld, minutes=3), cfg)  # checks at minutes 1 and 2
+    three = simulate(scenario_from_snapshot(ld, minutes=4), cfg)
+    assert set(two.strategy_state["AvgShedder"]["hit_low"].values()) == {2}, "the fixture must count hits"
+    sc = scenario_from_snapshot(ld, minutes=2)  # one check
+    sc.start.strategy_state = dict(two.strategy_state)
+    resumed = simulate(sc, cfg)
+    assert resumed.strategy_state == three.strategy_state
+    fresh = simulate(scenario_from_snapshot(ld, minutes=2), cfg)
+    assert fresh.strategy_state != resumed.strategy_state  # the seed was used, not merged into nothing
