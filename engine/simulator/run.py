@@ -203,12 +203,12 @@ def run_scenario(scenario, *, strategy: str | None = None, placement: str | None
     ``scenario`` is a :class:`Scenario`, a file path, a shipped scenario name or a parsed mapping.
     The config is: ``config`` if given, else ``preset`` (else the scenario's preset, else Pulsar 4.x
     defaults) + the scenario's ``config`` keys; then ``set`` (broker.conf keys), then
-    ``strategy``/``placement`` (AvgShedder shedding implies AvgShedder placement unless given;
-    leaving AvgShedder shedding falls back to LeastLongTermMessageRate placement). ``TransferShedder``
-    also sets ``loadManagerClassName`` to the Extensible Load Manager and, unless given or already
-    extensible, the placement to ``ExtensibleLeastResourceUsageWithWeight``; a modular strategy on an
-    extensible config sets the modular load manager back (and LeastLongTermMessageRate placement).
-    Incompatible pairs raise :class:`~engine.errors.InputError` before the run starts.
+    ``strategy``/``placement`` (:func:`engine.simulator.pairing.config_with_strategy`, the registry's
+    rules: AvgShedder shedding implies AvgShedder placement unless given, leaving it falls back to
+    LeastLongTermMessageRate placement; ``TransferShedder`` also sets ``loadManagerClassName`` to the
+    Extensible Load Manager and its placement; a modular strategy on an extensible config sets the
+    modular load manager back). Incompatible pairs raise :class:`~engine.errors.InputError` before
+    the run starts.
 
     Examples
     --------
