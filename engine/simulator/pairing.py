@@ -107,7 +107,9 @@ def config_with_strategy(cfg: LoadBalancerConfig, strategy: str | None = None,
     the extensible one). Unless ``placement`` is given: a strategy with a paired placement
     (``requires_placement``: AvgShedder, TransferShedder) gets it; another keeps the configured
     placement when it can run with it, else gets :func:`engine.strategies.registry.default_placement`
-    (Pulsar's default placement).
+    (Pulsar's default placement). Where we depart from Pulsar: a broker changes nothing but the key
+    it is given (and refuses to start on a bad pair); choosing one strategy here also sets the keys it
+    needs to run, as an operator would.
     """
     changes = {}
     if strategy:
