@@ -141,6 +141,7 @@ def probe_history(tmp):
     grid = sw.get("grid", sw.get("cells"))
     return {"options": options, "sweep_key_options": [o["value"] for o in key_opts], "grid": [xk, xv, yk, yv],
             "events": len(ev), "strategies": sorted(set(map(str, ev["strategy"]))) if len(ev) else [],
+            "triggers": sorted(set(map(str, ev["trigger"]))) if len(ev) and "trigger" in ev else [],
             "sweep_cells": int(len(grid)) if grid is not None else -1, "sweep_keys": [sp["x_key"], sp["y_key"]]}
 
 
@@ -216,6 +217,8 @@ def test_history_backtests_and_sweeps_it_on_its_grid(found):
     assert [k for k, _ in spec.sweep_grid] == got["sweep_keys"]
     assert set(k for k, _ in spec.sweep_grid) <= set(got["sweep_key_options"])
     assert got["events"] > 0 and got["strategies"] == [NAME]
+    # the event log explains each unload from the result's own details (no branch on the name)
+    assert got["triggers"] == ["hottest broker"]
     assert got["sweep_cells"] == 4
 
 
