@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from ..config import LoadBalancerConfig
 from ..errors import InputError
-from ..managers import LOAD_MANAGER_CLASS
+from ..managers import LOAD_MANAGER_CLASS, manager_kind
 from ..strategies import registry
 from ..strategies.spec import EXTENSIBLE, MODULAR
 from .scenario_spec import Scenario
@@ -34,8 +34,10 @@ _MANAGER_TEXT = {MODULAR: "the modular load manager", EXTENSIBLE: "the Extensibl
 
 
 def load_manager_of(cfg: LoadBalancerConfig) -> str:
-    """``"modular"`` or ``"extensible"``: the load manager that runs the config's shedding strategy."""
-    return registry.spec(registry.shedding_name(cfg.loadBalancerLoadSheddingStrategy)).load_manager
+    """``"modular"`` or ``"extensible"``: the load manager that runs the config's shedding strategy
+    (:func:`engine.managers.manager_kind`, the one rule; :func:`check_pair` has refused a modular
+    strategy on an extensible ``loadManagerClassName`` before a run asks)."""
+    return manager_kind(cfg)
 
 
 def runs_extensible(cfg: LoadBalancerConfig) -> bool:
