@@ -48,7 +48,8 @@ from .errors import UsageError
 from .view import LoadView
 
 __all__ = ["Backtest", "backtest_frames", "EVENT_COLUMNS", "BROKER_METRICS", "BUNDLE_COLUMNS", "MINUTE_MS",
-           "events_frame", "shedding_strategies", "backtest_spec", "sweep_keys", "DRIVER_KEYS", "typed_value", "synthetic_names", "broker_blocks"]
+           "events_frame", "shedding_strategies", "backtest_spec", "sweep_keys", "DRIVER_KEYS", "typed_value",
+           "synthetic_names", "broker_blocks", "BrokerBlock", "BundleBlock"]
 
 MINUTE_MS = 60_000
 #: the broker columns of a minute, in this order (the History datasets' names)

@@ -23,6 +23,7 @@ from the true state (:func:`run_chunks`), so the result is always the sequential
 """
 from __future__ import annotations
 
+import contextlib
 import json
 
 import numpy as np
@@ -36,7 +37,8 @@ from .dataset import BROKER_METRICS, BUNDLE_METRICS
 from .sparkio import broker_minutes, bundle_minutes
 
 __all__ = ["backtest", "backtest_input", "EVENT_SCHEMA", "count_events", "run_group", "group_udf", "chunk_plan",
-           "run_chunks", "DEFAULT_WARMUP_MINUTES", "stream", "stream_cells", "stream_udf"]
+           "run_chunks", "DEFAULT_WARMUP_MINUTES", "stream", "stream_cells", "stream_udf", "stream_batches",
+           "STREAM_BATCH_ROWS"]
 
 EVENT_SCHEMA = ("cell long, timestamp timestamp, strategy string, broker string, partner string, trigger string, "
                 "score double, partner_score double, gap double, amount double, moved double, unit string, "
@@ -196,6 +198,30 @@ def stream_udf(**params):
         yield from stream_cells(batches, **params)
 
     return fn
+
+
+#: Arrow rows per batch of a streamed backtest (Spark's default is 10,000): ~400 minutes of 250 brokers,
+#: a few MB; fewer batches cut fewer minutes (measured ~10 % faster than the default on the bench data)
+STREAM_BATCH_ROWS = 100_000
+
+
+@contextlib.contextmanager
+def stream_batches(spark, rows: int = STREAM_BATCH_ROWS):
+    """Run the jobs inside with ``rows`` Arrow rows per batch; the session's setting is put back after."""
+    key = "spark.sql.execution.arrow.maxRecordsPerBatch"
+    try:
+        old = spark.conf.get(key, None)
+    except Exception:  # noqa: BLE001 - a session that does not answer: leave it alone
+        yield
+        return
+    spark.conf.set(key, str(int(rows)))
+    try:
+        yield
+    finally:
+        if old is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, old)
 
 
 def stream(data, params: dict, n_cells: int):

@@ -309,25 +309,29 @@ def _spark(job, dataset, p, progress, meta: dict | None = None):
             r = bundle_distribution(read_history(spark, dataset, p["start"], p["end"]), p["top_n"])
             out = {"hour": to_pandas(r["hour"], ["timestamp"]), "top": to_pandas(r["top"], ["rank"])}
         else:
-            wide = read_broker_minutes(spark, dataset, p["start"], p["end"])
-            bdf = (read_bundle_rows(spark, dataset, p["start"], p["end"])
-                   if has_b and p["bundles"] != "synthetic" else None)
-            if job == "backtest":
-                from .backtest import backtest
+            from .backtest import stream_batches
 
-                r = backtest(wide, p["strategy"], config_from_params(p), bundles=p["bundles"],
-                             synthetic_bundles=p["synthetic_bundles"], bundle_df=bdf, chunks=p.get("chunks"))
-                info = {k: v for k, v in r.pop("_info", {}).items() if not k.startswith("_")}
-                out = {"events": to_pandas(r["events"], ["timestamp", "broker"]),
-                       "per_day": to_pandas(r["per_day"], ["day"]),
-                       "per_pair": to_pandas(r["per_pair"], ["broker", "partner"])}
-            else:
-                from .sweep import sweep
+            with stream_batches(spark):  # the streamed backtests read bigger Arrow batches (fewer cuts)
+                wide = read_broker_minutes(spark, dataset, p["start"], p["end"])
+                bdf = (read_bundle_rows(spark, dataset, p["start"], p["end"])
+                       if has_b and p["bundles"] != "synthetic" else None)
+                if job == "backtest":
+                    from .backtest import backtest
 
-                r = {"cells": sweep(wide, p["strategy"], config_from_params(p), p["x_key"], p["x_values"],
-                                    p["y_key"], p["y_values"], bundles=p["bundles"],
-                                    synthetic_bundles=p["synthetic_bundles"], bundle_df=bdf, chunks=p.get("chunks"))}
-                out = {"cells": to_pandas(r["cells"], ["cell"])}
+                    r = backtest(wide, p["strategy"], config_from_params(p), bundles=p["bundles"],
+                                 synthetic_bundles=p["synthetic_bundles"], bundle_df=bdf, chunks=p.get("chunks"))
+                    info = {k: v for k, v in r.pop("_info", {}).items() if not k.startswith("_")}
+                    out = {"events": to_pandas(r["events"], ["timestamp", "broker"]),
+                           "per_day": to_pandas(r["per_day"], ["day"]),
+                           "per_pair": to_pandas(r["per_pair"], ["broker", "partner"])}
+                else:
+                    from .sweep import sweep
+
+                    r = {"cells": sweep(wide, p["strategy"], config_from_params(p), p["x_key"], p["x_values"],
+                                        p["y_key"], p["y_values"], bundles=p["bundles"],
+                                        synthetic_bundles=p["synthetic_bundles"], bundle_df=bdf,
+                                        chunks=p.get("chunks"))}
+                    out = {"cells": to_pandas(r["cells"], ["cell"])}
     for v in list(r.values()):
         for x in (v if isinstance(v, list) else [v]):
             if hasattr(x, "unpersist"):

@@ -23,8 +23,9 @@ broker that left from a shed).
 
 Departures: the replay runs the shedding strategies of the modular load manager (the registry's,
 :func:`engine.backtest.shedding_strategies`); a ``broker.conf`` naming another (the extensible load
-manager's TransferShedder) is refused with the reason — compare those on a timeline (``python -m engine replay TIMELINE --observed``). The
-first sample of a counter is its baseline, so the first hour of a range may count fewer unloads.
+manager's TransferShedder) is refused with the reason — compare those on a timeline
+(``python -m engine replay TIMELINE --observed``). The first sample of a counter is its baseline, so
+the first hour of a range may count fewer unloads.
 """
 from __future__ import annotations
 

@@ -172,5 +172,5 @@ def test_backtest005_pandas_and_spark_backtests_agree_for_every_strategy(spark, 
         ea = a["events"].sort_values(["timestamp", "broker"], kind="stable").reset_index(drop=True)
         eb = b["events"].sort_values(["timestamp", "broker"], kind="stable").reset_index(drop=True)
         pd.testing.assert_frame_equal(ea, eb, check_dtype=False)
-        pa_, pb_ = a["per_day"].sort_values("day").reset_index(drop=True), b["per_day"].sort_values("day").reset_index(drop=True)
-        assert pa_[["day", "events", "bundles"]].values.tolist() == pb_[["day", "events", "bundles"]].values.tolist()
+        da, db = (x["per_day"].sort_values("day")[["day", "events", "bundles"]].values.tolist() for x in (a, b))
+        assert da == db
