@@ -1,6 +1,6 @@
 """Placement in the extensible load manager: LeastResourceUsageWithWeight (extensible) and round robin.
 
-Registered in :mod:`engine.strategies` as ``ExtensibleLeastResourceUsageWithWeight`` — a distinct
+Registered (its module's ``SPEC``, :mod:`engine.strategies.registry`) as ``ExtensibleLeastResourceUsageWithWeight`` — a distinct
 short name, because the modular ``LeastResourceUsageWithWeight`` (``impl``) already owns the plain
 one; its fully qualified name
 ``org.apache.pulsar.broker.loadbalance.extensions.strategy.LeastResourceUsageWithWeight`` resolves to
@@ -15,10 +15,12 @@ Examples
 >>> from engine.extensible.snapshot import ExtensibleLoadData
 >>> data = ExtensibleLoadData({b: BrokerLoadData(weighted_max_ema=u) for b, u in
 ...                            [("a:8080", 0.1), ("b:8080", 0.5), ("c:8080", 0.9)]})
->>> dec = ExtensibleLeastResourceUsageWithWeight().select(["a:8080", "b:8080", "c:8080"], "t/n/x", data,
-...                                                       LoadBalancerConfig(), np.random.default_rng(0))
->>> dec.broker, dec.best          # average 0.5: only 0.1 + 0.1 <= 0.5
-('a:8080', ['a:8080'])
+>>> dec, state = ExtensibleLeastResourceUsageWithWeight().place(["a:8080", "b:8080", "c:8080"], "t/n/x", data,
+...                                                              LoadBalancerConfig(), np.random.default_rng(0))
+>>> print(dec.label, dec.broker, dec.reason)          # average 0.5: only 0.1 + 0.1 <= 0.5
+Success a:8080 1 broker(s) with weightedMaxEMA at least 10 % below the average 50.00 %
+>>> dec.best, state
+(['a:8080'], EmptyState())
 """
 from __future__ import annotations
 

@@ -7,8 +7,17 @@ top-K bundles, smallest first), swaps bundles back when a bundle is too big, upd
 estimate, and repeats with the next pair, for at most ``loadBalancerMaxNumberOfBrokerSheddingPerCycle``
 brokers.
 
+Result codes are Pulsar's (``UnloadDecision``): Success with Overloaded or Underloaded (by the
+brokers shed for each reason, as ``UnloadDecision.succeed`` counts them); Skip with CoolDown,
+NoBrokers, OutDatedData, NoLoadData, NoBundles or HitCount (the reason of Pulsar's
+``pulsar_lb_unload_broker_breakdown_total`` metric; not in the ``UnloadDecision.Reason`` enum).
+``details`` is a :class:`TransferShedderDetails`, the state a :class:`TransferShedderState`.
+
 Examples
 --------
+A 3-broker snapshot on the 4th unbalanced cycle (hit count 3, threshold 3): the hot broker gives
+half the load gap to the cool one, (0.9 - 0.1) / 2 of 900 B/s = 400 B/s:
+
 >>> from engine.config import LoadBalancerConfig
 >>> from engine.extensible.broker_load_data import BrokerLoadData
 >>> from engine.extensible.snapshot import ExtensibleLoadData
@@ -16,15 +25,17 @@ Examples
 >>> from engine.model import NamespaceBundleStats as S
 >>> data = ExtensibleLoadData(
 ...     {"hot:8080": BrokerLoadData(weighted_max_ema=0.9, msg_throughput_in=900.0, updated_at=1000),
+...      "mid:8080": BrokerLoadData(weighted_max_ema=0.5, msg_throughput_in=500.0, updated_at=1000),
 ...      "cool:8080": BrokerLoadData(weighted_max_ema=0.1, msg_throughput_in=100.0, updated_at=1000)},
 ...     {"hot:8080": [BundleLoadData(f"t/n/b{i}", S(msg_throughput_in=t)) for i, t in enumerate([100.0, 300.0, 500.0])]},
 ...     now_ms=1000)
->>> ts = TransferShedder(unload_condition_hit_count=3)       # the 4th unbalanced cycle
->>> res = ts.find_bundles_for_unloading(data, LoadBalancerConfig(), {}, {})
->>> [(d.bundle, d.destination, d.reason) for d in res.decisions]   # offload (0.9-0.1)/2 of 900 B/s = 400
+>>> res, state = TransferShedder().run(data, LoadBalancerConfig(), {}, TransferShedderState(3))
+>>> print(res.label, res.reason_code, res.reason)
+Success Overloaded 2 unload(s) from 1 broker(s); std 32.66 % -> 0.00 % (target 25.00 %)
+>>> [(d.bundle, d.destination, d.reason) for d in res.decisions]
 [('t/n/b0', 'cool:8080', 'Overloaded'), ('t/n/b1', 'cool:8080', 'Overloaded')]
->>> round(ts.stats.std, 6)                                   # 0.4 before; 0.9-0.4, 0.1+0.4 after
-0.0
+>>> state
+TransferShedderState(unload_condition_hit_count=0)
 """
 from __future__ import annotations
 

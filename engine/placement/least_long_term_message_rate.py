@@ -10,6 +10,25 @@ Score = long-term msg rate in+out of the broker's time-average data + the long-t
 preallocated bundles; +∞ when the weighted usage is above the overload line (``>``). The lowest
 score wins; ties (including "every broker overloaded", all +∞) are drawn at random. Bytes are
 ignored.
+
+Examples
+--------
+Three brokers at 1,800, 600 and 200 msg/s (long term):
+
+>>> import numpy as np
+>>> from engine.config import LoadBalancerConfig
+>>> from engine.placement.base import PlacementContext
+>>> from engine.synth import make_snapshot
+>>> from engine.view import LoadView
+>>> def broker(cpu, rate):
+...     return dict(cpu=cpu, bundles={f"t/ns/{cpu}-{k}": dict(rate=rate, throughput=rate * 1000) for k in range(2)})
+>>> view = LoadView.from_load_data(make_snapshot({"b1:8080": broker(80, 900), "b2:8080": broker(45, 300),
+...                                               "b3:8080": broker(10, 100)}))
+>>> cand = np.arange(view.nb)  # every broker is a candidate
+>>> dec, state = LeastLongTermMessageRate().place(cand, "new/ns/0x00000000_0xffffffff", None, view,
+...                                               LoadBalancerConfig(), PlacementContext(), None)
+>>> print(dec.label, dec.broker, dec.reason)
+Success b3:8080 lowest long-term message rate 200 msg/s
 """
 from __future__ import annotations
 

@@ -11,6 +11,29 @@ keys: ``loadBalancerHistoryResourcePercentage`` (0.9),
 * Candidates with ``history + 10 % <= average`` pass; one is drawn at random. When none passes,
   Pulsar "assigns randomly as all brokers are overloaded": a draw among all candidates, even hot ones
   (the over-loading BIGO observed).
+
+The state is a :class:`LeastResourceUsageWithWeightState` (the history).
+
+Examples
+--------
+Three brokers at 80, 45 and 10 % CPU; only b3 is 10 points below the average (45 %):
+
+>>> import numpy as np
+>>> from engine.config import LoadBalancerConfig
+>>> from engine.placement.base import PlacementContext
+>>> from engine.synth import make_snapshot
+>>> from engine.view import LoadView
+>>> def broker(cpu, rate):
+...     return dict(cpu=cpu, bundles={f"t/ns/{cpu}-{k}": dict(rate=rate, throughput=rate * 1000) for k in range(2)})
+>>> view = LoadView.from_load_data(make_snapshot({"b1:8080": broker(80, 900), "b2:8080": broker(45, 300),
+...                                               "b3:8080": broker(10, 100)}))
+>>> cand = np.arange(view.nb)  # every broker is a candidate
+>>> dec, state = LeastResourceUsageWithWeight().place(cand, "new/ns/0x00000000_0xffffffff", None, view,
+...                                                   LoadBalancerConfig(), PlacementContext(), None)
+>>> print(dec.label, dec.broker, dec.reason)
+Success b3:8080 1 broker(s) at least 10 % below the average 45.00 %
+>>> state.to_json()
+{'history': {'b1:8080': 0.8, 'b2:8080': 0.45, 'b3:8080': 0.1}}
 """
 from __future__ import annotations
 

@@ -6,6 +6,29 @@ Pulsar file ``impl/RoundRobinBrokerSelector.java`` (§6.3). Used for bundles of
 ``loadBalancerSheddingExcludedNamespaces`` (PIP-380) and by the extensible load manager. State: the
 counter and a cached candidate list (refreshed when its size changes or the pick is no longer a
 candidate).
+
+The state is a :class:`RoundRobinState`.
+
+Examples
+--------
+>>> import numpy as np
+>>> from engine.config import LoadBalancerConfig
+>>> from engine.placement.base import PlacementContext
+>>> from engine.synth import make_snapshot
+>>> from engine.view import LoadView
+>>> def broker(cpu, rate):
+...     return dict(cpu=cpu, bundles={f"t/ns/{cpu}-{k}": dict(rate=rate, throughput=rate * 1000) for k in range(2)})
+>>> view = LoadView.from_load_data(make_snapshot({"b1:8080": broker(80, 900), "b2:8080": broker(45, 300),
+...                                               "b3:8080": broker(10, 100)}))
+>>> cand = np.arange(view.nb)  # every broker is a candidate
+>>> dec, state = RoundRobinBrokerSelector().place(cand, "new/ns/0x00000000_0xffffffff", None, view,
+...                                               LoadBalancerConfig(), PlacementContext(), RoundRobinState())
+>>> print(dec.label, dec.broker, dec.reason)
+Success b1:8080 round robin: position 0 of 3
+>>> dec, state = RoundRobinBrokerSelector().place(cand, "new/ns/0x00000000_0xffffffff", None, view,
+...                                               LoadBalancerConfig(), PlacementContext(), state)
+>>> print(dec.label, dec.broker, dec.reason)
+Success b2:8080 round robin: position 1 of 3
 """
 from __future__ import annotations
 

@@ -1,24 +1,32 @@
-"""Invariants every shedding strategy must keep, over named and seeded random clusters."""
+"""Invariants every shedding strategy must keep, over named and seeded random clusters.
+
+The suite runs over ``registry.specs(role="shedding")``: a strategy registered later (a new module, a
+plug-in) joins it without an edit here; each runs in the load manager its spec names, with the
+placement the registry pairs it with.
+"""
 import pytest
 
 from engine.config import LoadBalancerConfig
 from engine.load_manager import ModularLoadManager
-from engine.strategies import SHEDDING, shedding_name
+from engine.managers import make_manager
+from engine.results import LABELS, REASONS
+from engine.strategies import registry
+from engine.strategies.spec import MODULAR
 from engine.synth import make_snapshot, random_snapshot
 
 IMPL = "org.apache.pulsar.broker.loadbalance.impl."
 
 
 def _strategies():
-    shedding_name("ThresholdShedder")  # load the registry
-    return sorted(n for n, cls in SHEDDING.items() if not getattr(cls, "manager_factory", None))
+    return [s.name for s in registry.specs(role="shedding")]
 
 
 def _cfg(name):
-    placement = "AvgShedder" if name == "AvgShedder" else "LeastLongTermMessageRate"
     return LoadBalancerConfig().with_values({
-        "loadBalancerLoadSheddingStrategy": IMPL + name, "loadBalancerLoadPlacementStrategy": IMPL + placement,
+        "loadBalancerLoadSheddingStrategy": registry.fqn(name),
+        "loadBalancerLoadPlacementStrategy": registry.fqn(registry.default_placement(name)),
         "loadBalancerAvgShedderHitCountLowThreshold": "2", "loadBalancerAvgShedderHitCountHighThreshold": "1",
+        "loadBalancerSheddingConditionHitCountThreshold": "1",
         "loadBalancerBundleUnloadMinThroughputThreshold": "0.01", "minUnloadMessage": "10",
         "minUnloadMessageThroughput": "1024", "loadBalancerBrokerOverloadedThresholdPercentage": "60"})
 
@@ -32,19 +40,36 @@ CLUSTERS = [dict(n_brokers=n, bundles_per_broker=k, seed=s, skew=sk)
 def test_strategy_invariants(name, cluster):
     ld = random_snapshot(**cluster)
     owned = {b: bid for bid, bd in ld.brokers.items() for b in bd.local.bundles}
-    lm = ModularLoadManager(ld, _cfg(name), seed=cluster["seed"])
+    lm = make_manager(ld, _cfg(name), seed=cluster["seed"])
+    modular = registry.spec(name).load_manager == MODULAR
     max_topics = lm.config.loadBalancerBrokerMaxTopics
     seen = {}
     total = 0
     for c in lm.run_cycles(6):
+        res = c.shedding
+        assert res is not None and res.strategy == name
+        assert res.label in LABELS and res.reason_code in REASONS and res.reason
+        assert (res.label == "Success") == bool(res.selected)
         bundles = [u.bundle for u in c.processed]
         assert len(bundles) == len(set(bundles)), "a bundle selected twice in one cycle"
+        # TransferShedder's swaps (a bundle of the cooler broker's top-K report sent back) are checked
+        # against neither ownership nor the recently unloaded bundles, in Pulsar either (a reproduced quirk)
+        swaps = {d.bundle for d in res.decisions if getattr(d, "swap", False)}
         for u in c.unloads:
             total += 1
-            assert owned[u.bundle] == u.broker, "unloaded from a broker that does not own it (conservation)"
-            assert u.destination in ld.brokers and u.destination != u.broker
-            assert u.bundle not in seen, "a recently unloaded bundle was shed again within the grace period"
-            seen[u.bundle] = c.now_ms
+            if u.bundle not in swaps:
+                assert owned[u.bundle] == u.broker, "unloaded from a broker that does not own it (conservation)"
+            assert u.destination in ld.brokers
+            if u.bundle not in swaps and seen.get(u.bundle) != "swap":
+                assert u.bundle not in seen, "a recently unloaded bundle was shed again within the grace period"
+            seen[u.bundle] = "swap" if u.bundle in swaps else c.now_ms
+            owned[u.bundle] = u.destination
+            if res.details is not None and u.placement is None:  # the strategy chose the destination itself
+                assert res.details.event_fields(u.broker).get("partner") in ld.brokers or \
+                    any(s.broker == u.broker for s in res.selected)
+            if not modular:  # the extensible manager may place a released bundle back on its source
+                continue
+            assert u.destination != u.broker
             assert u.destination in u.placement.candidates, "placed outside the final candidate set"
             final = u.placement.filters[-1].candidates if u.placement.filters else u.placement.candidates
             assert u.destination in final or u.placement.retried
@@ -60,10 +85,10 @@ def test_balanced_cluster_sheds_nothing(name):
     spec = {f"b{i}:8080": dict(cpu=40, bandwidth_in=30, bandwidth_out=30,
                                bundles={f"t/n/{i}-{k}": dict(rate=500, throughput=500 * 2048) for k in range(4)})
             for i in range(5)}
-    lm = ModularLoadManager(make_snapshot(spec), _cfg(name))
+    lm = make_manager(make_snapshot(spec), _cfg(name))
     for c in lm.run_cycles(4):
         assert c.unloads == [] and c.reason
-        assert c.shedding.label == "Skip"
+        assert c.shedding.label == "Skip" and c.shedding.reason_code in ("Balanced", "HitCount")
 
 
 # ------------------------------------------------------------------------------------ namespace isolation

@@ -65,10 +65,14 @@ def test_overload_sole_bundle_and_recently_unloaded():
     spec = {"a:1": dict(cpu=95, bundles={"t/n/only": dict(throughput=MB)}), "b:1": dict(cpu=5)}
     res = OverloadShedder().find_bundles_for_unloading(view_of(spec), CFG, {})
     assert res.selected == [] and "sole bundle" in res.reason
+    assert (res.label, res.reason_code) == ("Skip", "NoBundles")
     spec = {"a:1": dict(cpu=95, bundles={"t/n/x": dict(throughput=5 * MB), "t/n/y": dict(throughput=MB)}),
             "b:1": dict(cpu=5)}
     res = OverloadShedder().find_bundles_for_unloading(view_of(spec), CFG, {"t/n/x": 1})
     assert sel(res) == [("a:1", "t/n/y")]
+    assert (res.label, res.reason_code) == ("Success", "Overloaded")
+    assert res.details.event_fields("a:1")["gap"] == pytest.approx(10.0)
+    assert res.details.event_fields("b:1") == {}
 
 
 def test_overload_ties_follow_hashmap_order():
@@ -176,6 +180,7 @@ def test_threshold_history_starts_at_first_observation_and_prunes():
 def test_threshold_zero_average_sheds_nothing():
     res = ThresholdShedder().find_bundles_for_unloading(view_of({"a:1": dict(), "b:1": dict()}), CFG, {})
     assert res.selected == [] and "average max resource usage is 0" in res.reason
+    assert (res.label, res.reason_code) == ("Skip", "NoLoadData")
 
 
 def test_threshold_lower_boundary_advances_history_twice():
@@ -193,6 +198,9 @@ def test_threshold_lower_boundary_advances_history_twice():
     assert any("lower boundary" in s.reason for s in res.selected)
     # need = 400 MiB/s * 0.1 * 0.5 = 20 MiB/s -> one 100 MiB/s bundle
     assert len(res.selected) == 1
+    assert (res.label, res.reason_code) == ("Success", "Underloaded")
+    assert res.details.event_fields("a:1")["trigger"] == "lower boundary"
+    assert res.details.event_fields("a:1")["amount"] == pytest.approx(400 * MB * 0.1 * 0.5)
     t2 = ThresholdShedder(history=seeds)
     assert t2.find_bundles_for_unloading(view_of(spec), CFG, {}).selected == []  # off by default
 
@@ -246,6 +254,7 @@ def test_uniform_max_bundles_per_shedding_and_balanced():
            "b:1": dict(bundles={"t/n/3": dict(rate=120), "t/n/4": dict(rate=100)})}
     r = UniformLoadShedder().find_bundles_for_unloading(view_of(bal), CFG, {})
     assert r.selected == [] and r.reason.startswith("balanced")
+    assert (r.label, r.reason_code) == ("Skip", "Balanced")
 
 
 def test_uniform_min_unload_floor():
@@ -253,6 +262,8 @@ def test_uniform_min_unload_floor():
     r = UniformLoadShedder().find_bundles_for_unloading(view_of(spec), CFG, {})
     # (int)((600 - 100) * 0.2) = 100 < minUnloadMessage 1000
     assert r.selected == [] and "minimum" in r.reason
+    assert (r.label, r.reason_code) == ("Skip", "Balanced")
+    assert r.details.event_fields("a:1") == {"partner": "b:1", "trigger": "msg rate", "gap": 500.0, "amount": 100.0}
 
 
 # ----------------------------------------------------------------------------- AvgShedder
@@ -318,6 +329,7 @@ def test_avg_counters_cleared_when_no_pair_and_high_reset_in_low_band():
     v = view_of({"a:1": dict(cpu=50), "b:1": dict(cpu=45)})
     r = a.find_bundles_for_unloading(v, BIGO_AVGSHEDDER, {})
     assert a.hit_low == {} and a.hit_high == {} and "cleared" in r.reason
+    assert (r.label, r.reason_code) == ("Skip", "Balanced")
     a = AvgShedder(hit_high={"a:1": 1, "b:1": 1})
     a.find_bundles_for_unloading(view_of({"a:1": dict(cpu=70), "b:1": dict(cpu=50)}), BIGO_AVGSHEDDER, {})
     assert a.hit_high == {} and a.hit_low == {"a:1": 1, "b:1": 1}  # gap 20 in [15, 40): high counters reset
@@ -380,3 +392,27 @@ def test_avg_homogeneous_start_unloads_after_8_checks():
     assert cycles[7].unloads
     assert {(u.broker, u.destination) for u in cycles[7].unloads} == {("10.0.0.83:8080", "10.0.0.161:8080")}
     assert all(u.placement.from_plan for u in cycles[7].unloads)
+
+
+# ----------------------------------------------------------------------------- result codes
+def test_cycle_json_carries_the_reason_code_and_one_broker_is_nobrokers():
+    lm = ModularLoadManager(load_sample("yahoo-japan-3-brokers"))
+    c = lm.do_load_shedding()
+    assert c.to_json()["reason_code"] == c.shedding.reason_code and c.reason_code in ("Overloaded", "Balanced")
+    one = ModularLoadManager(make_snapshot({"a:1": dict(cpu=99)})).do_load_shedding()
+    assert one.shedding is None and one.reason_code == "NoBrokers" and one.to_json()["reason_code"] == "NoBrokers"
+    off = ModularLoadManager(make_snapshot({"a:1": dict(cpu=99), "b:1": dict()}),
+                             CFG.with_values({"loadBalancerSheddingEnabled": "false"})).do_load_shedding()
+    assert off.reason_code is None
+
+
+def test_avg_hit_count_holds_back_then_overloaded_with_the_pair_as_explanation():
+    v = _distinct(view_of(_scores_spec([20, 80])))
+    a = AvgShedder()
+    cfg = BIGO_AVGSHEDDER.with_values({"loadBalancerAvgShedderHitCountHighThreshold": "2"})
+    r1 = a.find_bundles_for_unloading(v, cfg, {})
+    assert (r1.label, r1.reason_code) == ("Skip", "HitCount") and r1.details.pairs[0].high == "broker-2:8080"
+    r2 = a.find_bundles_for_unloading(v, cfg, {})
+    assert (r2.label, r2.reason_code) == ("Success", "Overloaded")
+    f = r2.details.event_fields("broker-2:8080")
+    assert f["partner"] == "broker-1:8080" and f["trigger"] == "high" and f["gap"] == pytest.approx(60.0)

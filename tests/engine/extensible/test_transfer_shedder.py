@@ -86,6 +86,7 @@ def test_skip_no_brokers():
     data = ExtensibleLoadData(now_ms=NOW, lookup={"a:8080": BrokerLookupData(), "b:8080": BrokerLookupData()})
     ts, res = shed(data)
     assert (res.label, res.decisions[0].label, res.decisions[0].reason) == ("Skip", "Skip", "NoBrokers")
+    assert res.reason_code == "NoBrokers"
 
 
 def test_skip_outdated_data_when_every_broker_is_too_old():
@@ -193,6 +194,12 @@ def test_offload_and_swap_arithmetic():
     assert ts.stats.std == pytest.approx(0.1, abs=1e-12)
     assert res.lines["std after"] == pytest.approx(10.0)
     assert ts.unload_condition_hit_count == 0
+    assert (res.label, res.reason_code) == ("Success", "Overloaded")
+    d = res.details
+    assert (d.std, d.std_after, d.hit_count) == (pytest.approx(40.0), pytest.approx(10.0), HIT + 1)
+    assert d.event_fields("a:8080") == {"partner": "b:8080", "trigger": "Overloaded", "score": pytest.approx(90.0),
+                                        "partner_score": pytest.approx(10.0), "gap": pytest.approx(80.0),
+                                        "amount": pytest.approx(400.0)}
 
 
 def test_transfer_disabled_has_no_destination_and_no_swap():
@@ -280,6 +287,7 @@ def test_underloaded_reason_when_std_is_within_target():
     assert res.lines["std"] / 100 == pytest.approx(float(np.std([0.02, 0.5, 0.5, 0.55])))
     assert res.decisions[0].reason == "Underloaded" and res.decisions[0].broker == "d:8080"
     assert {d.destination for d in res.decisions} == {"a:8080"}
+    assert (res.label, res.reason_code) == ("Success", "Underloaded")
 
 
 def test_underloaded_by_throughput_ema():
