@@ -141,7 +141,7 @@ from engine.limits import MAX_EPOCH_MS
 
 from .dataset import ALL_METRICS, BUNDLE_METRICS, MINUTE_MS, write_actions, write_long
 
-__all__ = ["ingest", "read_input", "normalise", "validate_rows", "dedupe_minutes", "NORMALISE_REPORT_KEYS", "METRIC_ALIASES", "COUNTER_ALIASES", "parse_prometheus",
+__all__ = ["ingest", "read_input", "normalise", "validate_rows", "value_numbers", "dedupe_minutes", "NORMALISE_REPORT_KEYS", "METRIC_ALIASES", "COUNTER_ALIASES", "parse_prometheus",
            "read_long_file", "read_timeline", "read_vm_export", "read_promtool_dump", "read_exposition_dir",
            "resolve_brokers", "counter_increases", "load_broker_map"]
 
@@ -715,6 +715,28 @@ def _map_values(col: pd.Series, fn) -> pd.Series:
     return pd.Series(res, index=col.index, dtype=object)
 
 
+def value_numbers(raw_v: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """The value rule of :func:`validate_rows`: ``(number or NaN, is a NaN/Inf spelling)`` of a raw
+    ``value`` column (numbers, or text in an object column)."""
+    if raw_v.dtype == object and len(raw_v) >= 4096 and pd.api.types.infer_dtype(raw_v, skipna=False) == "string":
+        # all text (Prometheus' values): the same answers, the text rule applied only where a number
+        # did not come out finite (a special spelling can only be one of those)
+        num = pd.to_numeric(raw_v, errors="coerce").astype(float)
+        cand = ~np.isfinite(num.to_numpy())
+        special = pd.Series(False, index=raw_v.index)
+        if cand.any():
+            special[cand] = raw_v[cand].str.strip().str.lower().isin(_SPECIAL_TEXT).to_numpy()
+            num = num.where(~special, np.nan)
+    elif raw_v.dtype == object:
+        text = raw_v.astype(str).str.strip().str.lower()
+        special = text.isin(_SPECIAL_TEXT)
+        num = pd.to_numeric(raw_v.where(~special, None), errors="coerce").astype(float)
+    else:
+        special = pd.Series(False, index=raw_v.index)
+        num = raw_v.astype(float)
+    return num, special
+
+
 def validate_rows(raw: pd.DataFrame, report: dict) -> pd.DataFrame:
     """The row-by-row rules of :func:`normalise` (metric names, bundle, broker, timestamp, value): the
     rows kept, ``timestamp`` still the sample's own epoch ms; other columns of ``raw`` pass through."""
@@ -757,23 +779,7 @@ def validate_rows(raw: pd.DataFrame, report: dict) -> pd.DataFrame:
     add("dropped_bad_timestamp", bad_ts.sum())
     df = df.assign(timestamp=ts)[~bad_ts]
     # value: numbers (or numeric text); NaN/Inf text is "not finite", anything else "non-numeric"
-    raw_v = df["value"]
-    if raw_v.dtype == object and len(raw_v) >= 4096 and pd.api.types.infer_dtype(raw_v, skipna=False) == "string":
-        # all text (Prometheus' values): the same answers, the text rule applied only where a number
-        # did not come out finite (a special spelling can only be one of those)
-        num = pd.to_numeric(raw_v, errors="coerce").astype(float)
-        cand = ~np.isfinite(num.to_numpy())
-        special = pd.Series(False, index=df.index)
-        if cand.any():
-            special[cand] = raw_v[cand].str.strip().str.lower().isin(_SPECIAL_TEXT).to_numpy()
-            num = num.where(~special, np.nan)
-    elif raw_v.dtype == object:
-        text = raw_v.astype(str).str.strip().str.lower()
-        special = text.isin(_SPECIAL_TEXT)
-        num = pd.to_numeric(raw_v.where(~special, None), errors="coerce").astype(float)
-    else:
-        special = pd.Series(False, index=df.index)
-        num = raw_v.astype(float)
+    num, special = value_numbers(df["value"])
     not_num = num.isna() & ~special
     not_finite = special | (~num.isna() & ~np.isfinite(num.fillna(0.0)))
     neg = ~not_num & ~not_finite & (num < 0)

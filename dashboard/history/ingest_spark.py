@@ -35,6 +35,7 @@ starting with ``stage``) and Spark's task counts in between (:class:`dashboard.s
 """
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -50,7 +51,7 @@ from engine.errors import InputError
 
 from .ingest import (_COLUMNS, _RAW_COLUMNS, COUNTER_ALIASES, MAX_GAP_MINUTES, NORMALISE_REPORT_KEYS, _fill_gaps,
                      counter_increases, dedupe_minutes, ingest, load_broker_map, read_input, resolve_brokers,
-                     validate_rows)
+                     validate_rows, value_numbers)
 
 __all__ = ["ingest_any", "ingest_spark", "choose_engine", "input_bytes", "stage_printer", "SPARK_THRESHOLD_MB",
            "ENGINE_ENV", "THRESHOLD_ENV"]
@@ -71,15 +72,14 @@ _STAGE_STR = [c for c in _RAW_COLUMNS if c not in ("timestamp", "value")]
 def _stage_schema():
     import pyarrow as pa
 
-    return pa.schema([("seq", pa.int64()), ("timestamp", pa.float64()), ("vtxt", pa.string()),
-                      ("vnum", pa.float64())] + [(c, pa.string()) for c in _STAGE_STR])
+    return pa.schema([("seq", pa.int64()), ("timestamp", pa.float64()), ("vnum", pa.float64())] + [(c, pa.string()) for c in _STAGE_STR])
 
 
 def _spark_schema(fields) -> str:
     return ", ".join(f"{n} {t}" for n, t in fields)
 
 
-_STAGE_DDL = _spark_schema([("seq", "bigint"), ("timestamp", "double"), ("vtxt", "string"), ("vnum", "double")]
+_STAGE_DDL = _spark_schema([("seq", "bigint"), ("timestamp", "double"), ("vnum", "double")]
                            + [(c, "string") for c in _STAGE_STR])
 _CLEAN_DDL = _spark_schema([("seq", "bigint"), ("timestamp", "double"), ("broker", "string"), ("metric", "string"),
                             ("value", "double"), ("bundle", "string"), ("day", "bigint"), ("info", "string")])
@@ -146,37 +146,12 @@ def ingest_any(inputs, out, *, engine: str = "auto", progress=None, **kw) -> dic
 
 
 # ------------------------------------------------------------------------------------ executor side
-def _value_columns(v: pd.Series):
-    """A raw ``value`` column as (text, number, is it a non-empty object column), so that rebuilding it
-    (:func:`_raw_from_stage`) gives :func:`.ingest.validate_rows` the same answers: numbers stay numbers
-    (a float NaN stays a float NaN, ``not finite`` in an object column), text stays text, and a ``None``
-    becomes the text ``"None"`` (what ``astype(str)`` makes of it: not numeric)."""
-    n = len(v)
-    if v.dtype != object:
-        return np.full(n, None, dtype=object), v.astype(float).to_numpy(), False
-    arr = v.to_numpy(dtype=object)
-    na = pd.isna(arr)
-    kind = pd.api.types.infer_dtype(v, skipna=True)
-    if kind in ("string", "empty"):
-        txt, num = arr.copy(), np.full(n, np.nan)
-    elif kind in ("floating", "integer", "mixed-integer-float", "boolean"):
-        txt, num = np.full(n, None, dtype=object), pd.to_numeric(v, errors="coerce").astype(float).to_numpy()
-    else:
-        txt, num = np.full(n, None, dtype=object), np.full(n, np.nan)
-        for i, x in enumerate(arr):
-            if isinstance(x, str):
-                txt[i] = x
-            elif isinstance(x, (bool, int, float, np.integer, np.floating)):
-                num[i] = float(x)
-            elif x is not None:
-                txt[i] = str(x)
-    for i in np.flatnonzero(na):
-        x = arr[i]
-        if isinstance(x, (float, np.floating)):
-            txt[i], num[i] = None, np.nan
-        else:
-            txt[i] = "None" if x is None else str(x)
-    return txt, num, bool(n and not na.all())
+def _stage_values(v: pd.Series) -> np.ndarray:
+    """A raw ``value`` column as the numbers the rules see (:func:`.ingest.value_numbers`, run where the
+    input is read): a NaN/Inf spelling as +Inf (not finite), non-numeric text as NaN, numbers as they
+    are. One ambiguity is left to :func:`_raw_from_stage`: a NaN of a numeric (non-text) column."""
+    num, special = value_numbers(v)
+    return np.where(special.to_numpy(), np.inf, num.to_numpy(dtype=float))
 
 
 def _str_array(col: pd.Series):
@@ -246,11 +221,11 @@ def _fast_prometheus(path: Path, fmt: str, metric, broker_label):
         counts.append(len(ts))
     counts = np.asarray(counts, dtype=np.int64)
     n = int(counts.sum())
-    t = np.fromiter((x for part in ts_parts for x in part), dtype=float, count=n)
+    t = np.fromiter(itertools.chain.from_iterable(ts_parts), dtype=float, count=n)
     t = np.where(np.abs(t) > 1e11, t, t * 1000.0)  # ingest._to_ms on numbers
-    vtxt = pa.array([x for part in v_parts for x in part], pa.string())
+    values = pd.Series(np.fromiter(itertools.chain.from_iterable(v_parts), dtype=object, count=n), dtype=object)
     which = np.repeat(np.arange(len(counts)), counts)
-    cols = {"timestamp": pa.array(t), "vtxt": vtxt, "vnum": pa.array(np.full(n, np.nan))}
+    cols = {"timestamp": pa.array(t), "vnum": pa.array(_stage_values(values))}
     for c in _STAGE_STR:
         per = pd.Series(acc.cols[c], dtype=object)
         codes, uniq = pd.factorize(per, use_na_sentinel=True)
@@ -269,9 +244,10 @@ def _read_unit(idx: int, path: str, fmt: str, metric, broker_label, stage_dir: s
     if fast is not None:
         cols, n, is_obj = fast
         cols["seq"] = pa.array((np.int64(idx) << _SEQ_SHIFT) + np.arange(n, dtype=np.int64))
-        t = pa.table({c: cols[c] for c in ["seq", "timestamp", "vtxt", "vnum"] + _STAGE_STR})
+        t = pa.table({c: cols[c] for c in ["seq", "timestamp", "vnum"] + _STAGE_STR})
         pq.write_table(t, os.path.join(stage_dir, f"unit-{idx:06d}.parquet"), compression="snappy")
-        return {"idx": idx, "format": "prometheus", "rows": n, "object_values": bool(is_obj), "combos": _combos(t)}
+        return {"idx": idx, "format": "prometheus", "rows": n, "object_values": bool(is_obj), "float_origin": False,
+                "combos": _combos(t)}
     try:
         raw, used = read_input(Path(path), fmt, metric, broker_label)
     except InputError as exc:
@@ -280,10 +256,12 @@ def _read_unit(idx: int, path: str, fmt: str, metric, broker_label, stage_dir: s
         return {"idx": idx, "error": {"message": f"{type(exc).__name__}: {exc}", "source": path, "field": None,
                                       "unexpected": True}}
     n = len(raw)
-    txt, num, is_obj = _value_columns(raw["value"]) if n else (np.array([], object), np.array([]), False)
+    v = raw["value"]
+    # pandas' concat ignores the dtype of an all-missing column: such an input does not make the values text
+    is_obj = bool(v.dtype == object and n and v.notna().any())
     cols = {"seq": pa.array((np.int64(idx) << _SEQ_SHIFT) + np.arange(n, dtype=np.int64)),
             "timestamp": pa.array(pd.to_numeric(raw["timestamp"], errors="coerce").astype(float).to_numpy()),
-            "vtxt": pa.array(txt, pa.string()), "vnum": pa.array(num, pa.float64())}
+            "vnum": pa.array(_stage_values(v) if n else np.array([], dtype=float), pa.float64())}
     for c in _STAGE_STR:
         if c == "metric":  # the rules only ever read the name as text (astype(str)): None is "None"
             cols[c] = pa.array(raw[c].astype(str).to_numpy(dtype=object), pa.string())
@@ -291,7 +269,8 @@ def _read_unit(idx: int, path: str, fmt: str, metric, broker_label, stage_dir: s
             cols[c] = _str_array(raw[c]) if c in raw.columns else pa.nulls(n, pa.string())
     t = pa.table(cols, schema=_stage_schema())
     pq.write_table(t, os.path.join(stage_dir, f"unit-{idx:06d}.parquet"), compression="snappy")
-    return {"idx": idx, "format": used, "rows": int(n), "object_values": is_obj, "combos": _combos(t)}
+    return {"idx": idx, "format": used, "rows": int(n), "object_values": is_obj, "float_origin": v.dtype != object,
+            "combos": _combos(t)}
 
 
 def _combos(t) -> list:
@@ -321,14 +300,18 @@ def _join_mapping(spark, staged, mapping: pd.DataFrame):
     return _keyed(staged).join(F.broadcast(m), on=_KEY, how="inner")
 
 
-def _raw_from_stage(df: pd.DataFrame, object_values: bool) -> pd.Series:
-    if not object_values:
-        return df["vnum"].astype(float)
-    v = df["vtxt"].astype(object)
-    return v.where(v.notna(), df["vnum"].astype(float).astype(object))
+def _raw_from_stage(df: pd.DataFrame, object_values: bool, float_units) -> pd.Series:
+    """The values as :func:`.ingest.validate_rows` must see them. When some input's values are text, the
+    pandas path concatenates everything into one object column, where a NaN of a numeric input reads
+    as the text "nan" (not finite) instead of a missing number (non-numeric): the same here."""
+    v = df["vnum"].astype(float)
+    if object_values and len(float_units):
+        unit = df["seq"].to_numpy(dtype=np.int64) >> _SEQ_SHIFT
+        v = v.where(~(np.isin(unit, float_units) & v.isna().to_numpy()), np.inf)
+    return v
 
 
-def _validate_batches(batches, object_values: bool):
+def _validate_batches(batches, object_values: bool, float_units):
     """Row rules on staged rows (mapInPandas): clean rows with their day, and one report row at the end."""
     rep: dict = {}
     for m in batches:
@@ -337,7 +320,7 @@ def _validate_batches(batches, object_values: bool):
         raw = pd.DataFrame({"timestamp": m["timestamp"].to_numpy(),
                             "broker": m["new_broker"].where(m["new_broker"] != _NULL, None).to_numpy(),
                             "metric": m["metric"].where(m["metric"] != _NULL, None).to_numpy(),
-                            "value": _raw_from_stage(m, object_values).to_numpy(),
+                            "value": _raw_from_stage(m, object_values, float_units).to_numpy(),
                             "bundle": m["bundle"].to_numpy(), "seq": m["seq"].to_numpy()})
         clean = validate_rows(raw, rep)
         if clean.empty:
@@ -548,6 +531,7 @@ def ingest_spark(inputs, out, *, fmt: str = "auto", metric: str | None = None, m
                     raise InputError(e["message"], source=e["source"], field=e["field"])
             formats = [{"file": str(p), "format": s["format"], "rows": s["rows"]} for p, s in zip(inputs, summaries)]
             object_values = any(s["object_values"] for s in summaries)
+            float_units = np.array([s["idx"] for s in summaries if s["float_origin"]], dtype=np.int64)
 
             # 2. brokers: the distinct label combinations resolved on the driver; counters collected
             stage(2, "resolving clusters and broker ids")
@@ -561,7 +545,7 @@ def ingest_spark(inputs, out, *, fmt: str = "auto", metric: str | None = None, m
                 combos[c] = combos[c].where(combos[c].notna(), None)
             report: dict = {}
             mapping = _resolve(combos, cluster, broker_label, bmap, report)
-            counters = (_collect_counters(spark, staged, mapping, object_values) if mapping["is_counter"].any()
+            counters = (_collect_counters(spark, staged, mapping, object_values, float_units) if mapping["is_counter"].any()
                         else None)
             actions = counter_increases(counters if counters is not None else pd.DataFrame(columns=_RAW_COLUMNS),
                                         report)
@@ -574,9 +558,9 @@ def ingest_spark(inputs, out, *, fmt: str = "auto", metric: str | None = None, m
             except Exception:  # noqa: BLE001 - Spark Connect: no sparkContext
                 cores = os.cpu_count() or 2
             parts = max(1, min(max(brokers, 1), 2 * cores))
-            mp, ov, ddir, mg = mapping, object_values, str(data_dir), max_gap
+            ov, fu, ddir, mg = object_values, float_units, str(data_dir), max_gap
             joined = _join_mapping(spark, staged, mapping).where(~F.col("is_counter"))
-            clean = joined.mapInPandas(lambda it: _validate_batches(it, ov), _CLEAN_DDL)
+            clean = joined.mapInPandas(lambda it: _validate_batches(it, ov, fu), _CLEAN_DDL)
             infos = (clean.repartition(parts, "broker").sortWithinPartitions("day")
                      .mapInPandas(lambda it: _write_batches(it, ddir, mg), "info string").collect())
         stage(4, "writing the metadata")
@@ -644,12 +628,12 @@ def _resolve(combos: pd.DataFrame, cluster, broker_label, bmap, report: dict) ->
     return m.reset_index(drop=True)
 
 
-def _collect_counters(spark, staged, mapping: pd.DataFrame, object_values: bool) -> pd.DataFrame:
+def _collect_counters(spark, staged, mapping: pd.DataFrame, object_values: bool, float_units) -> pd.DataFrame:
     """The load manager's counter rows (a few series), resolved, in reading order, on the driver."""
     from pyspark.sql import functions as F
 
     m = _join_mapping(spark, staged, mapping).where(F.col("is_counter")).toPandas().sort_values("seq", kind="stable")
-    return pd.DataFrame({"timestamp": m["timestamp"].to_numpy(), "value": _raw_from_stage(m, object_values).to_numpy(),
+    return pd.DataFrame({"timestamp": m["timestamp"].to_numpy(), "value": _raw_from_stage(m, object_values, float_units).to_numpy(),
                          "metric": m["metric"].to_numpy(), "cluster": m["new_cluster"].to_numpy(),
                          "broker": m["new_broker"].where(m["new_broker"] != _NULL, None).to_numpy(),
                          "result": m["result"].to_numpy(), "reason": m["reason"].to_numpy(),
