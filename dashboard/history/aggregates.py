@@ -30,7 +30,7 @@ from engine.config import LoadBalancerConfig
 
 from .sparkio import broker_minutes
 
-__all__ = ["cluster_aggregates", "one_pass_tables", "minute_aggregates", "rollup", "broker_percentiles",
+__all__ = ["cluster_aggregates", "one_pass_tables", "one_pass_files", "minute_aggregates", "rollup", "broker_percentiles",
            "top_hottest", "DEFAULT_QUANTILES", "ROLLUP_COLUMNS"]
 
 DEFAULT_QUANTILES = (0.5, 0.9, 0.99)
@@ -169,8 +169,12 @@ def cluster_aggregates(df, weights=None, quantiles=DEFAULT_QUANTILES, top_n: int
     wide = broker_minutes(df) if "metric" in df.columns else df
     if percentiles == "exact":
         wide_u = with_usage(wide, weights)
-        minute_pd, brokers_pd = one_pass_tables(wide_u, quantiles)
         spark = wide_u.sparkSession
+        source = getattr(df, "__dict__", {}).get(WIDE_SOURCE_ATTR)
+        if source is not None and set(_WIDE_NEEDED) <= set(source["columns"]):
+            minute_pd, brokers_pd = one_pass_files(spark, source, weights, quantiles)
+        else:
+            minute_pd, brokers_pd = one_pass_tables(wide_u, quantiles)
         minute = _from_pandas(spark, minute_pd, _minute_columns())
         brokers = _from_pandas(spark, brokers_pd, _broker_columns(quantiles))
         cached = []
@@ -200,6 +204,8 @@ def _from_pandas(spark, pdf, cols):
 
 #: the attribute under which a DataFrame built from collected rows keeps them (pandas)
 COLLECTED_ATTR = "_shedlab_collected"
+#: the attribute under which :func:`.sparkio.read_broker_minutes` records the local wide files it read
+WIDE_SOURCE_ATTR = "_shedlab_wide_source"
 
 #: how the broker-minute table is kept between the two passes of the approx plan
 _TUNING = {"wide_disk": True, "wide_mem": False}
@@ -212,7 +218,9 @@ _TUNING = {"wide_disk": True, "wide_mem": False}
 # (and each day's minute partials) to one task, which computes the exact percentiles (numpy, linear
 # interpolation like pandas) and merges the minutes. No pivot or table is written between passes.
 
-_PARTIAL_SCHEMA = "key string, ts array<bigint>, names array<string>, v array<double>, u array<double>, c array<double>"
+# Numbers travel as raw little-endian bytes (one binary value a row: ts int64, v/u/c float64): Spark
+# copies a binary value whole, where an array<double> is converted element by element.
+_PARTIAL_SCHEMA = "key string, ts binary, names array<string>, v binary, u binary, c binary"
 #: per-minute partial stats, in the order they are packed into ``v``
 _MINUTE_PARTS = ("n", "rate_max", "rate_min", "thr_max", "thr_min", "cpu_max", "cpu_min", "usage_mean", "usage_m2",
                  "usage_max", "usage_min")
@@ -222,17 +230,35 @@ _DAY_US = 86_400_000_000
 def _arrow_schema():
     import pyarrow as pa
 
-    return pa.schema([("key", pa.string()), ("ts", pa.list_(pa.int64())), ("names", pa.list_(pa.string())),
-                      ("v", pa.list_(pa.float64())), ("u", pa.list_(pa.float64())), ("c", pa.list_(pa.float64()))])
+    return pa.schema([("key", pa.string()), ("ts", pa.binary()), ("names", pa.list_(pa.string())),
+                      ("v", pa.binary()), ("u", pa.binary()), ("c", pa.binary())])
+
+
+def _bin(arrays, dtype):
+    """A binary Arrow array, one value per numpy array (its raw bytes), built without a copy per value."""
+    import numpy as np
+    import pyarrow as pa
+
+    arrays = [np.ascontiguousarray(a, dtype=dtype) for a in arrays]
+    data = np.concatenate(arrays) if arrays else np.empty(0, dtype=dtype)
+    offsets = np.zeros(len(arrays) + 1, dtype=np.int32)
+    np.cumsum([a.nbytes for a in arrays], out=offsets[1:])
+    return pa.Array.from_buffers(pa.binary(), len(arrays), [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+
+def _unbin(col, dtype):
+    """The numpy arrays of a binary column (one per row)."""
+    import numpy as np
+
+    return [np.frombuffer(x, dtype=dtype) for x in col.to_pylist()]
 
 
 def _rows(keys, ts, names, v, u, c):
-    """A record batch of the partial schema from Python lists of numpy arrays / lists (one entry per row)."""
+    """A record batch of the partial schema from lists (one entry per row) of numpy arrays / name lists."""
     import pyarrow as pa
 
-    s = _arrow_schema()
-    return pa.RecordBatch.from_arrays([pa.array(keys, pa.string())] + [
-        pa.array(col, type=s.field(i + 1).type) for i, col in enumerate((ts, names, v, u, c))], schema=s)
+    return pa.RecordBatch.from_arrays([pa.array(keys, pa.string()), _bin(ts, "<i8"), pa.array(names, pa.list_(
+        pa.string())), _bin(v, "<f8"), _bin(u, "<f8"), _bin(c, "<f8")], schema=_arrow_schema())
 
 
 def _segments(sorted_keys):
@@ -261,22 +287,66 @@ def _partials(batches):
     first. Per minute: a row per day holding that day's minutes; per broker: a row holding its
     count, sums and maxima and, as lists, its usage and CPU values.
     """
+    import pyarrow as pa
+
+    batches = [b for b in batches if b.num_rows]
+    if batches:
+        yield _partials_of(pa.Table.from_batches(batches))
+
+
+def _file_partials(weights, t0_us, t1_us, batches):
+    """mapInArrow over rows of wide-layout file paths: each file read here with pyarrow (only the
+    needed columns, the rows of ``[t0_us, t1_us]``), its weighted usage computed like
+    :func:`.reference.with_usage_pd`, then :func:`_partials_of`."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    wc, wd, wi, wo = weights
+    for b in batches:
+        for path in b.column(0).to_pylist():
+            t = pq.read_table(path, columns=["timestamp", "broker"] + list(_WIDE_NEEDED))
+            ts = t.column("timestamp").cast(pa.timestamp("us", tz="UTC")).cast(pa.int64())
+            keep = None
+            if t0_us is not None:
+                keep = pc.greater_equal(ts, t0_us)
+            if t1_us is not None:
+                le = pc.less_equal(ts, t1_us)
+                keep = le if keep is None else pc.and_(keep, le)
+            if keep is not None:
+                t, ts = t.filter(keep), ts.filter(keep)
+            if not t.num_rows:
+                continue
+            col = {k: t.column(k).to_numpy() for k in _WIDE_NEEDED}
+            usage = np.maximum(np.maximum(col["cpu"] * wc, col["direct_memory"] * wd),
+                               np.maximum(col["bandwidth_in"] * wi, col["bandwidth_out"] * wo))
+            yield _partials_of(pa.table({
+                "timestamp": ts, "broker": t.column("broker").cast(pa.string()), "usage": usage, "cpu": col["cpu"],
+                "rate": col["msg_rate_in"] + col["msg_rate_out"],
+                "thr": col["msg_throughput_in"] + col["msg_throughput_out"]}))
+
+
+#: the wide-layout columns the aggregate job reads
+_WIDE_NEEDED = ("cpu", "direct_memory", "bandwidth_in", "bandwidth_out", "msg_rate_in", "msg_rate_out",
+                "msg_throughput_in", "msg_throughput_out")
+
+
+def _partials_of(t):
+    """The partial rows (a record batch) of one table of (timestamp, broker, usage, cpu, rate, thr)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    batches = [b for b in batches if b.num_rows]
-    if not batches:
-        return
-    t = pa.Table.from_batches(batches)
-    ts = t.column("timestamp").cast(pa.int64()).to_numpy()
+    ts = t.column("timestamp")
+    ts = (ts if pa.types.is_integer(ts.type) else ts.cast(pa.timestamp("us", tz="UTC")).cast(pa.int64())).to_numpy()
     enc = pc.dictionary_encode(t.column("broker")).combine_chunks()
     names = np.asarray(enc.dictionary.to_pylist(), dtype=object)
     code = enc.indices.to_numpy(zero_copy_only=False).astype(np.int32 if len(names) > 65535 else np.uint16)
     rank = np.empty(len(names), dtype=np.int64)
     rank[np.argsort(names.astype(str), kind="stable")] = np.arange(len(names))  # string order of the ids
     u, cpu, rate, thr = (t.column(k).to_numpy() for k in ("usage", "cpu", "rate", "thr"))
-    del t, enc, batches
+    del t, enc
 
     # ---- per minute
     if ts.size > 1 and not bool(np.all(ts[1:] >= ts[:-1])):
@@ -322,18 +392,16 @@ def _partials(batches):
     starts = off[present]
     bmax_u = np.maximum.reduceat(ub, starts) if present.size else np.empty(0)
     bmax_c = np.maximum.reduceat(cpb, starts) if present.size else np.empty(0)
+    empty = np.empty(0)
     for i, b in enumerate(present.tolist()):
         keys.append("b" + str(names[b]))
-        tsl.append([])
+        tsl.append(empty)
         nml.append([])
         vl.append(np.array([bn[b], sums[0][b], bmax_u[i], sums[1][b], bmax_c[i], sums[2][b], sums[3][b]]))
-    s = _arrow_schema()
-    lens = np.concatenate((np.zeros(nm, dtype=np.int64), bn[present]))
-    offsets = pa.array(np.concatenate(([0], np.cumsum(lens))).astype(np.int32))
-    first = [pa.array(keys, pa.string())] + [pa.array(col, type=s.field(i + 1).type)
-                                             for i, col in enumerate((tsl, nml, vl))]
-    yield pa.RecordBatch.from_arrays(first + [pa.ListArray.from_arrays(offsets, pa.array(ub)),
-                                              pa.ListArray.from_arrays(offsets, pa.array(cpb))], schema=s)
+    ends = off[present + 1]
+    ul = [empty] * nm + [ub[a:e] for a, e in zip(starts.tolist(), ends.tolist())]
+    cl = [empty] * nm + [cpb[a:e] for a, e in zip(starts.tolist(), ends.tolist())]
+    return _rows(keys, tsl, nml, vl, ul, cl)
 
 
 def _merge(quantiles, table):
@@ -343,20 +411,19 @@ def _merge(quantiles, table):
 
     key = table.column("key")[0].as_py()
     if key.startswith("b"):
-        v = np.stack([np.asarray(x, dtype=float) for x in table.column("v").to_pylist()])
+        v = np.stack(_unbin(table.column("v"), "<f8"))
         n, su, mu, sc, mc, sr, sth = v.sum(axis=0)[0], *v[:, 1:].T
         n = float(n)
-        u = pc.list_flatten(table.column("u")).to_numpy()
-        c = pc.list_flatten(table.column("c")).to_numpy()
+        u = np.concatenate(_unbin(table.column("u"), "<f8"))
+        c = np.concatenate(_unbin(table.column("c"), "<f8"))
         uq = np.quantile(u, quantiles) if len(quantiles) else np.empty(0)
         out = [n, su.sum() / n, *uq, mu.max(), sc.sum() / n, float(np.quantile(c, 0.9)), mc.max(), sr.sum() / n,
                sth.sum() / n]
-        return _table_of([key], [[]], [[]], [np.asarray(out, dtype=float)])
-    ts = pc.list_flatten(table.column("ts")).to_numpy()
+        return _table_of([key], [np.empty(0)], [[]], [np.asarray(out, dtype=float)])
+    ts = np.concatenate(_unbin(table.column("ts"), "<i8"))
     names = np.asarray(pc.list_flatten(table.column("names")).to_pylist(), dtype=object)
     k = len(_MINUTE_PARTS)
-    stats = np.concatenate([np.asarray(x, dtype=float).reshape(k, -1) for x in table.column("v").to_pylist()],
-                           axis=1)
+    stats = np.concatenate([x.reshape(k, -1) for x in _unbin(table.column("v"), "<f8")], axis=1)
     o = np.argsort(ts, kind="stable")
     ts, names, stats = ts[o], names[o], stats[:, o]
     st, cnt = _segments(ts)
@@ -367,11 +434,12 @@ def _merge(quantiles, table):
         mean = np.add.reduceat(P["n"] * P["usage_mean"], st) / n
         m2 = np.add.reduceat(P["usage_m2"] + P["n"] * (P["usage_mean"] - mean[seg]) ** 2, st)
         umax = np.maximum.reduceat(P["usage_max"], st)
-        cand = np.flatnonzero(P["usage_max"] == umax[seg])
         hot = np.empty(st.size, dtype=object)
-        for i in range(st.size):
-            pick = [names[j] for j in cand if seg[j] == i] or list(names[st[i]:st[i] + cnt[i]])
-            hot[i] = min(pick)
+        for j in np.flatnonzero(P["usage_max"] == umax[seg]).tolist():
+            i = seg[j]
+            hot[i] = names[j] if hot[i] is None else min(hot[i], names[j])
+        for i in [i for i, h in enumerate(hot) if h is None]:  # a NaN maximum: the smallest id
+            hot[i] = min(names[st[i]:st[i] + cnt[i]])
         merged = {"n": n, "usage_mean": mean, "usage_m2": m2, "usage_max": umax}
         for p in ("rate_max", "thr_max", "cpu_max"):
             merged[p] = np.maximum.reduceat(P[p], st)
@@ -385,7 +453,10 @@ def _merge(quantiles, table):
 def _table_of(keys, ts, names, v):
     import pyarrow as pa
 
-    return pa.Table.from_batches([_rows(keys, ts, names, v, [[]] * len(keys), [[]] * len(keys))])
+    import numpy as np
+
+    empty = [np.empty(0)] * len(keys)
+    return pa.Table.from_batches([_rows(keys, ts, names, v, empty, empty)])
 
 
 def _minute_columns():
@@ -414,20 +485,47 @@ def one_pass_tables(wide_u, quantiles=DEFAULT_QUANTILES):
     return _assemble(parts.groupBy("key").applyInArrow(partial(_merge, qs), _PARTIAL_SCHEMA).toArrow(), qs)
 
 
+def one_pass_files(spark, source: dict, weights=None, quantiles=DEFAULT_QUANTILES):
+    """:func:`one_pass_tables` of a local dataset's wide layout, read by the Python tasks themselves.
+
+    ``source`` (what :func:`.sparkio.read_broker_minutes` records on the DataFrame it returns for a
+    local dataset): the day files of the range and the range. Spark spreads the files over its
+    tasks (one file a task) and runs the merge; each task reads its file with pyarrow, so the rows
+    never pass through the JVM's row format and its Arrow hand-over — on 2 cores that hand-over cost
+    more than the rest of the job together. The files must be readable by the executors (a local
+    master, or a path every worker mounts); a dataset at a URI is read by Spark instead.
+    """
+    from functools import partial
+
+    import pandas as pd
+
+    qs = tuple(float(q) for q in quantiles)
+    files = list(source["files"])
+
+    def us(x):
+        return None if x is None else int(pd.Timestamp(x).value // 1000)
+
+    paths = spark.createDataFrame([(f,) for f in files], "path string").repartition(max(1, len(files)))
+    parts = paths.mapInArrow(partial(_file_partials, _weights(weights), us(source.get("t0")), us(source.get("t1"))),
+                             _PARTIAL_SCHEMA)
+    return _assemble(parts.groupBy("key").applyInArrow(partial(_merge, qs), _PARTIAL_SCHEMA).toArrow(), qs)
+
+
 def _assemble(got, qs):
     """The pandas ``minute`` and ``brokers`` tables from the merged rows (an Arrow table)."""
     import numpy as np
     import pandas as pd
 
     keys = got.column("key").to_pylist()
-    vs = got.column("v").to_pylist()
+    vs = _unbin(got.column("v"), "<f8")
+    tss = _unbin(got.column("ts"), "<i8")
     k = len(_MINUTE_PARTS)
     m_ts, m_names, m_stats, b_names, b_vals = [], [], [], [], []
     for i, key in enumerate(keys):
         if key.startswith("m"):
-            m_ts.append(np.asarray(got.column("ts")[i].as_py(), dtype=np.int64))
+            m_ts.append(tss[i])
             m_names += got.column("names")[i].as_py()
-            m_stats.append(np.asarray(vs[i], dtype=float).reshape(k, -1))
+            m_stats.append(vs[i].reshape(k, -1))
         else:
             b_names.append(key[1:])
             b_vals.append(vs[i])

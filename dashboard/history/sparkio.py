@@ -60,8 +60,31 @@ def read_broker_minutes(spark, path, start=None, end=None, columns=None):
     else:
         where = str(wide_path(path)) if has_wide(path, meta) else None
     if where:
-        return _time_filter(spark.read.parquet(where), start, end).select(*cols)
+        df = _time_filter(spark.read.parquet(where), start, end).select(*cols)
+        if not is_uri(path):  # the aggregate job may read these files itself (.aggregates.one_pass_files)
+            _remember_files(df, where, start, end, cols)
+        return df
     return broker_minutes(read_history(spark, path, start, end)).select(*cols)
+
+
+def _remember_files(df, where, start, end, cols) -> None:
+    """Record on ``df`` the wide files of ``[start, end]`` it reads (whole days; rows filtered again)."""
+    from pathlib import Path
+
+    from .aggregates import WIDE_SOURCE_ATTR
+
+    t0, t1 = parse_time(start), parse_time(end, end=True)
+    d0 = None if t0 is None else t0.strftime("%Y-%m-%d")
+    d1 = None if t1 is None else t1.strftime("%Y-%m-%d")
+    files = []
+    for d in sorted(Path(where).glob("day=*")):
+        day = d.name.split("=", 1)[1]
+        if (d0 is None or day >= d0) and (d1 is None or day <= d1):
+            files += [str(f) for f in sorted(d.glob("*.parquet"))]
+    try:
+        df.__dict__[WIDE_SOURCE_ATTR] = {"files": files, "t0": t0, "t1": t1, "columns": list(cols)}
+    except (AttributeError, TypeError):  # a DataFrame class without an instance dict: Spark reads them
+        pass
 
 
 def read_bundle_rows(spark, path, start=None, end=None):

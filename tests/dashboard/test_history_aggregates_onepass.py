@@ -129,3 +129,37 @@ def test_onepass004_spark_job_on_shuffled_partitions_equals_the_reference(tmp_pa
     _cmp(to_pandas(r["minute"]), ref_minute, "timestamp")
     _cmp(to_pandas(r["brokers"]), ref_brokers, "broker")
     _cmp(r["minute"].toPandas(), ref_minute, "timestamp")  # the DataFrame itself holds the same rows
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("rng", [(None, None), ("2026-01-05T06:00", "2026-01-05T08:59"), ("2026-01-06", None)])
+def test_onepass005_local_wide_files_read_by_the_tasks_equal_the_reference(tmp_path, rng):
+    """A local dataset's wide files are read by the Python tasks themselves (no JVM row hand-over),
+    for the whole range or a part of it, and give the reference's tables."""
+    import os
+
+    from dashboard.spark import java_available
+
+    ok, why = java_available()
+    if not ok:
+        pytest.skip(f"Spark needs Java: {why}")
+    os.environ.setdefault("LB_SPARK_MASTER", "local[2]")
+    from dashboard.history.dataset import read_long
+    from dashboard.history.generate import generate
+    from dashboard.history.layout import has_wide
+    from dashboard.history.reference import cluster_aggregates_pd
+    from dashboard.history.sparkio import read_broker_minutes, to_pandas
+    from dashboard.spark import get_spark
+
+    p = tmp_path / "gen"
+    generate(p, brokers=5, days=2, seed=7, start="2026-01-05", bundles_per_broker=2)
+    assert has_wide(p)
+    spark = get_spark()
+    src = read_broker_minutes(spark, p, *rng)
+    source = src.__dict__[A.WIDE_SOURCE_ATTR]
+    assert len(source["files"]) == (1 if rng[1] else (2 if rng[0] is None else 1))
+    weights = (1.0, 0.5, 2.0, 0.5)
+    r = A.cluster_aggregates(src, weights, top_n=3)
+    ref = cluster_aggregates_pd(read_long(p, *rng), weights, top_n=3)
+    for k, key in (("minute", "timestamp"), ("brokers", "broker"), ("hour", "timestamp"), ("top", "rank")):
+        _cmp(to_pandas(r[k]), ref[k], key)
