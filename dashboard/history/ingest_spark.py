@@ -167,14 +167,30 @@ def _str_array(col: pd.Series):
         return pa.array(fixed, pa.string())
 
 
+_QR_DECODER = None
+
+
+def _qr_decoder():
+    """A msgspec decoder of exactly the plain query_range shape (typed: the pairs come out as tuples,
+    no dict per sample); anything else fails to decode and goes to the general reader."""
+    global _QR_DECODER
+    if _QR_DECODER is None:
+        import msgspec
+
+        series = msgspec.defstruct("Series", [("metric", dict[str, str]), ("values", list[tuple[float, str]])])
+        data = msgspec.defstruct("Data", [("result", list[series])])
+        response = msgspec.defstruct("Response", [("status", str), ("data", data)])
+        _QR_DECODER = msgspec.json.Decoder(response)
+    return _QR_DECODER
+
+
 def _fast_prometheus(path: Path, fmt: str, metric, broker_label):
     """The staged columns of a plain ``query_range`` file (``status: success``, a matrix of series with
-    their labels and ``[t, "v"]`` pairs) without the per-row Python of :func:`.ingest.parse_prometheus`:
-    orjson parses, labels are resolved once per series (by the same :class:`.ingest._Acc`), values stay
-    the text Prometheus wrote (the rules convert them, :func:`.ingest.validate_rows`). ``None`` for
-    anything else — the caller then reads the file with :func:`.ingest.read_input`, which accepts or
-    refuses it with its own message."""
-    import orjson
+    their string labels and ``[t, "v"]`` pairs) without the per-row Python of
+    :func:`.ingest.parse_prometheus`: msgspec decodes the typed shape, labels are resolved once per
+    series (by the same :class:`.ingest._Acc`), values go through the same rule. ``None`` for anything
+    else — the caller then reads the file with :func:`.ingest.read_input`, which accepts or refuses it
+    with its own message."""
     import pyarrow as pa
 
     from engine.bounded import check_size, limit, read_bytes_bounded
@@ -189,36 +205,24 @@ def _fast_prometheus(path: Path, fmt: str, metric, broker_label):
             return None
         data = read_bytes_bounded(path)
         check_size(len(data), str(path))
-        obj = orjson.loads(data)  # refuses what json would refuse, and a bit more (then: the slow path)
+        obj = _qr_decoder().decode(data)  # strict JSON of one shape (else: the general reader)
     except Exception:  # noqa: BLE001 - the reader will give its own answer
         return None
-    if not isinstance(obj, dict) or obj.get("status") != "success":
-        return None
-    res = obj.get("data", {}).get("result") if isinstance(obj.get("data"), dict) else None
-    if not isinstance(res, list):
+    if obj.status != "success":
         return None
     stem = path.stem
     name_default = metric or (stem if (stem in METRIC_ALIASES or stem in ALL_METRICS) else None)
     acc = _Acc(broker_label)
     ts_parts, v_parts, counts = [], [], []
-    for series in res:
-        if not isinstance(series, dict) or "values" not in series:
-            return None
-        labels, values = series.get("metric") or {}, series["values"]
-        if not isinstance(labels, dict) or not isinstance(values, list):
-            return None
+    for series in obj.data.result:
+        labels = series.metric
         name = labels.get("__name__") or name_default
         if not name:
             return None
-        if values and (set(map(type, values)) != {list} or set(map(len, values)) != {2}):
-            return None
-        ts, vs = (list(x) for x in zip(*values)) if values else ([], [])
-        if vs and set(map(type, vs)) != {str} or ts and not set(map(type, ts)) <= {int, float}:
-            return None
         acc.add(labels, name, [None], [None])  # one row: the series' labels, as parse_prometheus makes them
-        ts_parts.append(ts)
-        v_parts.append(vs)
-        counts.append(len(ts))
+        ts_parts.append([p[0] for p in series.values])
+        v_parts.append([p[1] for p in series.values])
+        counts.append(len(series.values))
     counts = np.asarray(counts, dtype=np.int64)
     n = int(counts.sum())
     t = np.fromiter(itertools.chain.from_iterable(ts_parts), dtype=float, count=n)
@@ -245,7 +249,7 @@ def _read_unit(idx: int, path: str, fmt: str, metric, broker_label, stage_dir: s
         cols, n, is_obj = fast
         cols["seq"] = pa.array((np.int64(idx) << _SEQ_SHIFT) + np.arange(n, dtype=np.int64))
         t = pa.table({c: cols[c] for c in ["seq", "timestamp", "vnum"] + _STAGE_STR})
-        pq.write_table(t, os.path.join(stage_dir, f"unit-{idx:06d}.parquet"), compression="snappy")
+        pq.write_table(t, os.path.join(stage_dir, f"unit-{idx:06d}.parquet"), compression="none")  # staging: written once, read once
         return {"idx": idx, "format": "prometheus", "rows": n, "object_values": bool(is_obj), "float_origin": False,
                 "combos": _combos(t)}
     try:
@@ -268,7 +272,7 @@ def _read_unit(idx: int, path: str, fmt: str, metric, broker_label, stage_dir: s
         else:
             cols[c] = _str_array(raw[c]) if c in raw.columns else pa.nulls(n, pa.string())
     t = pa.table(cols, schema=_stage_schema())
-    pq.write_table(t, os.path.join(stage_dir, f"unit-{idx:06d}.parquet"), compression="snappy")
+    pq.write_table(t, os.path.join(stage_dir, f"unit-{idx:06d}.parquet"), compression="none")
     return {"idx": idx, "format": used, "rows": int(n), "object_values": is_obj, "float_origin": v.dtype != object,
             "combos": _combos(t)}
 
