@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import html as _html
+import json
 from datetime import datetime, timezone
 
 from .events import DEFAULT_KINDS, event_rows
@@ -44,6 +45,31 @@ def report_filename(payload: dict) -> str:
 
 def _e(x) -> str:
     return _html.escape(str(x), quote=True)
+
+
+#: largest strategy state printed per run in the report (characters of JSON)
+STATE_LIMIT = 200_000
+
+
+def _state_section(*runs) -> str:
+    """The strategies' memories at the end of each run, as their state values' JSON (what a test pins and a
+    snapshot scenario's ``strategy_state`` restores)."""
+    parts = ["<section><h2>Strategy state at the end of each run</h2><p class='muted'>each strategy's state "
+             "value as JSON (<code>to_json()</code>; <code>state_type.from_json</code> gives it back): hit "
+             "counters, plans, load history, … — the memory the next cycle would start from</p>"]
+    for r in runs:
+        state = getattr(r, "strategy_state", None) or {}
+        if not state:
+            parts.append(f"<p>run {r.side.upper()} · {_e(r.label[4:])}: no state kept</p>")
+            continue
+        for name, value in state.items():
+            text = json.dumps(value, indent=1, sort_keys=True, allow_nan=False, default=str)
+            cut = len(text) > STATE_LIMIT
+            parts.append(f"<details><summary>run {r.side.upper()} · <code>{_e(name)}</code> "
+                         f"({len(text):,} characters{', first ' + format(STATE_LIMIT, ',') + ' shown' if cut else ''})"
+                         f"</summary><pre>{_e(text[:STATE_LIMIT])}</pre></details>")
+    parts.append("</section>")
+    return "".join(parts)
 
 
 def build_report(payload: dict, *, permalink: str | None = None, sweep: dict | None = None,
@@ -115,6 +141,8 @@ def build_report(payload: dict, *, permalink: str | None = None, sweep: dict | N
     else:
         parts.append("<p>A and B both run Pulsar 4.x defaults.</p>")
     parts.append("</section>")
+    # --- strategy state
+    parts.append(_state_section(a, b))
     # --- figures
     for name, (title, fig) in figures(payload, sweep).items():
         div = pio.to_html(fig, full_html=False, include_plotlyjs=False, div_id=f"fig-{name}",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Callable
 
@@ -75,6 +75,9 @@ class RunData:
     config: LoadBalancerConfig
     cancelled: bool = False
     elapsed_s: float = 0.0
+    #: the strategies' memories at the end, ``{strategy name: state value .to_json()}`` (lossless:
+    #: ``registry.spec(name).state_type.from_json`` gives the value back)
+    strategy_state: dict = field(default_factory=dict)
 
     @property
     def extensible(self) -> bool:
@@ -116,7 +119,7 @@ def run_pair(state: SimState, sid, progress: Callable | None = None) -> dict:
         cb = _progress_sink(progress, i * n, 2 * n, text)
         r = run_scenario(sc, progress=cb, **run_kwargs(state, s))
         runs[s] = RunData(s, f"{s.upper()} · {sp.label()}", sp.to_json(), r.summary, r.events, r.brokers, r.cluster,
-                          r.config, r.cancelled, r.elapsed_s)
+                          r.config, r.cancelled, r.elapsed_s, dict(getattr(r, "strategy_state", None) or {}))
     elapsed = time.perf_counter() - t0
     payload = {"state": state.to_json(), "runs": runs, "facts": scenario_facts(sc), "elapsed_s": elapsed,
                "at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}

@@ -515,3 +515,24 @@ def test_sim031_the_page_names_no_strategy_to_decide_behaviour():
         assert defaults <= allowed, defaults - allowed
     assert [x for x in found if (x[0], "_DEFAULT_PLACE_B") not in allowed] == []
     assert len(found) == len(allowed)
+
+
+def test_sim032_the_report_carries_each_run_strategy_state_as_its_value_json(pair):
+    """Each run keeps its strategies' memories at the end as their state values' JSON; the values come back
+    losslessly through the registry's state types, and the report prints them."""
+    import html as h
+
+    from engine.strategies import registry
+
+    payload = pair["payload"]
+    seen = set()
+    for r in payload["runs"].values():
+        for name, d in r.strategy_state.items():
+            value = registry.spec(name).state_type.from_json(json.loads(json.dumps(d)))
+            assert value.to_json() == d
+            seen.add(name)
+    assert {"TransferShedder", "AvgShedder"} <= seen
+    text = h.unescape(S.build_report(payload))
+    assert "Strategy state at the end of each run" in text
+    a = payload["runs"]["b"].strategy_state["AvgShedder"]  # run B is AvgShedder in this pair
+    assert json.dumps(a, indent=1, sort_keys=True) in text
