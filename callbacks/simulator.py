@@ -164,16 +164,11 @@ def update_state(form, scenario, minutes, seed, pa, pb, kvals, ea, eb, sa, sb, r
     """Any control changed: the permalink, the tab's saved form, the scenario line, notes on bad lines."""
     if not isinstance(form, dict):
         raise PreventUpdate
-    state, msgs, notes = form_state(scenario, minutes, seed, {"a": sa, "b": sb}, {"a": pa, "b": pb},
-                                    {"a": ra, "b": rb}, kids, kvals, {"a": ea, "b": eb})
-    try:
-        facts = S.scenario_facts(S.load(state.scenario))
-    except InputError:
-        facts = None
+    state, msgs, notes, facts, qs = S.form_echo(scenario, minutes, seed, {"a": sa, "b": sb}, {"a": pa, "b": pb},
+                                                {"a": ra, "b": rb}, kids, kvals, {"a": ea, "b": eb})
     info = scenario_line(facts) + [alert("warning", m) for m in msgs]
-    placeholder = minutes_placeholder(facts)
     side_notes = [[html.Div(m, className="sim-note") for m in notes[s]] for s in SIDES]
-    return (state.to_json(), S.encode(state), info, placeholder, *side_notes)
+    return (state.to_json(), qs, info, minutes_placeholder(facts), *side_notes)
 
 
 # ------------------------------------------------------------------------------------------ runs (background)

@@ -20,7 +20,7 @@ Everything is re-exported here: ``from dashboard import simulator as S``.
 from __future__ import annotations
 
 from .events import DEFAULT_KINDS, event_kinds, event_rows
-from .form import NoChange, extra_text, form_state, key_value_text, parse_extra, resolve_form, scenario_label
+from .form import NoChange, extra_text, form_echo, form_state, key_value_text, parse_extra, resolve_form, scenario_label
 from .link import decode, encode
 from .report import build_report, figures, report_filename
 from .results import (ResultView, event_view, figures_export, finding_view, page_figures, report_export,
@@ -46,4 +46,4 @@ __all__ = ["DEFAULT_SCENARIO", "PRESET_LABELS", "SIDES", "MAX_MINUTES", "MAX_AXI
            "shedding_options", "placement_options", "runs_extensible", "required_placement",
            "pairing_source", "NoChange", "form_state", "resolve_form", "scenario_label",
            "ResultView", "page_figures", "result_view", "finding_view", "event_view", "sweep_view", "sweep_or_none",
-           "figures_export", "report_export", "sweep_choice"]
+           "figures_export", "report_export", "sweep_choice", "form_echo"]

@@ -19,13 +19,14 @@ from ..web_safety import as_dict, as_list, as_str
 from .strategies import pairing_source, required_placement
 from .findings import finding_state
 from .findings import scenario_id as finding_scenario_id
-from .scenarios import DEFAULT_SCENARIO, PRESET_LABELS, base_config, load
+from .link import encode
+from .scenarios import DEFAULT_SCENARIO, PRESET_LABELS, base_config, load, scenario_facts
 from .snapshot import snapshot_scenario_id, snapshot_source
 from .state import CONTROLLED_KEYS, SIDES, RunSpec, SimState, coerce_spec, coerce_state, default_state, source_strategies
 from .sweep import sweep_cell
 
 __all__ = ["NoChange", "MAX_EXTRA_CHARS", "parse_extra", "extra_text", "key_value_text", "form_state",
-           "resolve_form", "scenario_label"]
+           "resolve_form", "scenario_label", "form_echo"]
 
 
 class NoChange(Exception):
@@ -264,3 +265,14 @@ def switch_scenario(state: SimState, up: str, uploaded) -> tuple[SimState, list]
     if st2.scenario != up:  # the upload expired meanwhile
         return state, errs
     return st2, [f"scenario {label} (uploaded) selected: {scenario_label(up)}"] + errs
+
+
+def form_echo(*controls) -> tuple[SimState, list, dict, dict | None, str]:
+    """What the page echoes for its controls (:func:`form_state`'s arguments): ``(state, messages, {side:
+    [messages]}, the scenario's facts or None when it cannot be loaded, the permalink's query string)``."""
+    state, msgs, notes = form_state(*controls)
+    try:
+        facts = scenario_facts(load(state.scenario))
+    except InputError:
+        facts = None
+    return state, msgs, notes, facts, encode(state)
