@@ -195,7 +195,7 @@ def _fast_prometheus(path: Path, fmt: str, metric, broker_label):
 
     from engine.bounded import check_size, limit, read_bytes_bounded
 
-    from .dataset import ALL_METRICS
+    from .store import ALL_METRICS
     from .ingest import METRIC_ALIASES, _Acc, _sniff
 
     if fmt not in ("auto", "prometheus") or not path.is_file() or limit("SHEDLAB_MAX_NESTING") < 8:
@@ -351,8 +351,8 @@ def _write_batches(batches, out_dir: str, max_gap: int):
     import pyarrow.parquet as pq
     from pyspark import TaskContext
 
-    from .dataset import _day_name as day_name
-    from .dataset import to_table
+    from .store import _day_name as day_name
+    from .store import to_table
     from .layout import ROW_GROUP, WIDE_DIR, wide_table
 
     tc = TaskContext.get()
@@ -443,7 +443,7 @@ def _info_frame(txt: str) -> pd.DataFrame:
 # ------------------------------------------------------------------------------------ driver side
 def _check_out(out: Path, overwrite: bool) -> None:
     """:class:`.dataset.DatasetWriter`'s refusals, checked before the work (it repeats them at the end)."""
-    from .dataset import META_FILE
+    from .store import META_FILE
 
     if out.exists():
         if not overwrite and any(out.iterdir()):
@@ -492,7 +492,7 @@ def ingest_spark(inputs, out, *, fmt: str = "auto", metric: str | None = None, m
     """:func:`.ingest.ingest` on Spark: same arguments, same dataset, same report (module docstring)."""
     from dashboard.spark import StageProgress, job_group, timed_start
 
-    from .dataset import DatasetWriter, write_actions
+    from .store import DatasetWriter, write_actions
     from .layout import WIDE_DIR, _long_fingerprint
 
     inputs = [Path(p) for p in inputs]
@@ -593,7 +593,7 @@ def ingest_spark(inputs, out, *, fmt: str = "auto", metric: str | None = None, m
         write_actions(actions, out)
         info = {"dir": WIDE_DIR, "rows": int(sum(d["wide_rows"] for d in days)), "fingerprint": _long_fingerprint(out)}
         meta.setdefault("layouts", {})["wide"] = info
-        from .dataset import META_FILE
+        from .store import META_FILE
 
         (out / META_FILE).write_text(json.dumps(meta, indent=1))
         report_cb(n_stages, n_stages, f"stage {n_stages}/{n_stages}: done, {rows_written:,} rows")

@@ -298,3 +298,18 @@ def test_ingest_spark008_fast_rules_give_the_general_rules_answers(monkeypatch):
     slow = I.validate_rows(df, slow_rep)
     assert fast_rep == slow_rep and fast_rep["dropped_not_finite"] > 0 and fast_rep["dropped_non_numeric"] > 0
     pd.testing.assert_frame_equal(fast, slow)
+
+
+def test_ingest_spark009_command_line_engine_and_stage_lines(spark, tmp_path, capsys):
+    from dashboard.history.cli import main
+
+    files = [str(f) for f in _prom_files(tmp_path, days=1)]
+    assert main(["ingest", *files, "--out", str(tmp_path / "sp"), "--engine", "spark", "--json"]) == 0
+    err = capsys.readouterr().err
+    assert [ln.split(":")[1].strip() for ln in err.splitlines() if ln.startswith("ingest: stage")][:4] == \
+        ["stage 1/4", "stage 2/4", "stage 3/4", "stage 4/4"]
+    assert main(["ingest", *files, "--out", str(tmp_path / "pd"), "--engine", "pandas", "--json"]) == 0
+    assert "stage 1/1" in capsys.readouterr().err
+    key = ["timestamp", "broker", "bundle", "metric"]
+    pd.testing.assert_frame_equal(read_long(tmp_path / "sp").sort_values(key).reset_index(drop=True),
+                                  read_long(tmp_path / "pd").sort_values(key).reset_index(drop=True), check_exact=True)
