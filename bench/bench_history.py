@@ -423,7 +423,7 @@ def main() -> int:
             ing = _run_ingest(path)
             row("ingest of the 100 M values from Prometheus JSON, Spark", ing["seconds"], ing["values"], ing["peak"],
                 f"<= 180 s {'OK' if ing['seconds'] <= 180 else 'OVER'}",
-                f"{ing['files']} files, {ing['bytes'] / 2**30:.2f} GiB; stages at "
+                f"{ing['files']} files, {ing['bytes'] / 2**30:.2f} GiB; CPU {ing['cpu_s']:.0f} s; stages at "
                 + ", ".join(f"{t:.0f} s" for t, _ in ing["stages"][:4])
                 + f" (read, brokers, clean+write, meta); same as generated: {ing['same_as_generated']} "
                 f"(max rel. diff {ing['max_rel_err']:.1e})")

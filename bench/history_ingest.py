@@ -93,6 +93,22 @@ def prometheus_export(dataset: Path, out_dir: Path) -> tuple[list[Path], int, fl
     return files, int(done.read_text()), time.perf_counter() - t
 
 
+def _tree_cpu_seconds() -> float:
+    """CPU seconds used so far by this process and its children (the Spark JVM, its Python workers):
+    with the machine's load, the share of the time that was this job's own work."""
+    import psutil
+
+    me = psutil.Process()
+    total = 0.0
+    for p in [me] + me.children(recursive=True):
+        try:
+            c = p.cpu_times()
+            total += c.user + c.system
+        except psutil.Error:
+            continue
+    return total
+
+
 def ingest_measure(dataset: Path, bench_dir: Path) -> dict:
     """Ingest the Prometheus JSON of ``dataset`` on Spark (a fresh process: JVM start included); check
     the result against the generated dataset; the numbers for the bench's row."""
@@ -118,6 +134,7 @@ def ingest_measure(dataset: Path, bench_dir: Path) -> dict:
 
     meta = ingest_spark(files, out, progress=progress)
     secs = time.perf_counter() - t0
+    cpu_s = _tree_cpu_seconds()
     # the ingested broker-minute rows equal the generated ones (first and last day: a full check costs minutes)
     from dashboard.history.dataset import read_meta
 
@@ -132,7 +149,7 @@ def ingest_measure(dataset: Path, bench_dir: Path) -> dict:
             for c in a.columns[2:]:
                 x, y = a[c].to_numpy(), b[c].to_numpy()
                 err = max(err, float(np.max(np.abs(x - y) / np.maximum(np.abs(x), 1e-300), initial=0.0)))
-    return {"seconds": secs, "values": values, "rows": meta["rows"], "files": len(files), "bytes": size,
+    return {"seconds": secs, "cpu_s": cpu_s, "values": values, "rows": meta["rows"], "files": len(files), "bytes": size,
             "export_s": export_s, "stages": stages, "same_as_generated": same and err <= 1e-15, "max_rel_err": err,
             "report": {
                 k: v for k, v in meta["report"].items() if k not in ("inputs", "unknown_metrics")}}
