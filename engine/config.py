@@ -39,6 +39,7 @@ from .errors import InputError
 
 __all__ = [
     "LoadBalancerConfig",
+    "LOAD_MANAGER_KEYS",
     "PULSAR_4_DEFAULTS",
     "PULSAR_5_DEFAULTS",
     "BIGO_AVGSHEDDER",
@@ -563,3 +564,14 @@ BIGO_AVGSHEDDER = dataclasses.replace(
 )
 
 PRESETS = {"pulsar-4": PULSAR_4_DEFAULTS, "pulsar-5": PULSAR_5_DEFAULTS, "bigo-avgshedder": BIGO_AVGSHEDDER}
+
+#: the keys each load manager reads around its strategies (the Tuner's "Load manager" group): the modular
+#: manager's candidate filters, overload retry and grace period; the extensible manager's scheduler, grace
+#: period, top-K report and candidate filters. Keyed by a strategy spec's ``load_manager``.
+LOAD_MANAGER_KEYS = {
+    "modular": ("loadBalancerDistributeBundlesEvenlyEnabled", "loadBalancerBrokerOverloadedThresholdPercentage",
+                "loadBalancerBrokerMaxTopics", "loadBalancerSheddingGracePeriodMinutes"),
+    "extensible": ("loadBalancerSheddingEnabled", "loadBalancerSheddingIntervalMinutes",
+                   "loadBalancerSheddingGracePeriodMinutes", "loadBalancerMaxNumberOfBundlesInBundleLoadReport",
+                   "loadBalancerBrokerMaxTopics"),
+}

@@ -34,7 +34,7 @@ from .config import LoadBalancerConfig
 from .errors import InputError, UsageError
 from .javacompat import java_map_rank
 from .model import BundleData, LoadData, bundle_namespace
-from .placement.base import PlacementContext
+from .placement.base import NamespacePolicies, PlacementContext
 from .placement.round_robin import RoundRobinBrokerSelector
 from .results import NO_BROKERS, Cycle, FilterStep, PlacementDecision, Unload, open_cycle
 from .cadence import forget_expired
@@ -49,28 +49,6 @@ def as_rng(seed=None) -> np.random.Generator:
     if isinstance(seed, np.random.Generator):
         return seed
     return np.random.default_rng(0 if seed is None else int(seed))
-
-
-class NamespacePolicies:
-    """Hook for namespace isolation and anti-affinity policies (none by default).
-
-    Subclass and override to model ``applyNamespacePolicies``, the anti-affinity filter and the two
-    "should unload" checks of ``doLoadShedding`` (§4.4). :class:`engine.policies.ModularPolicies` does so
-    for the cluster's isolation policies, anti-affinity groups and failure domains; its optional
-    ``explain_candidates`` / ``explain_anti_affinity`` give the placement's filter steps their reasons.
-    """
-
-    def candidates(self, bundle: str, avail: np.ndarray, view: LoadView, non_persistent: bool) -> np.ndarray:
-        """``applyNamespacePolicies``: without policies, the brokers (indices, in candidate-set order)
-        supporting the topic type."""
-        ok = view.non_persistent_ok if non_persistent else view.persistent_ok
-        return avail[ok[avail]]
-
-    def anti_affinity_filter(self, bundle: str, cand: np.ndarray, view: LoadView) -> np.ndarray:
-        return cand
-
-    def should_unload(self, bundle: str, broker: str, view: LoadView) -> tuple[bool, str]:
-        return True, ""
 
 
 _SEMVER = re.compile(r"^(\d+)\.(\d+)\.(\d+)")

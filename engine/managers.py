@@ -20,9 +20,10 @@ Examples
 """
 from __future__ import annotations
 
+from .config import LOAD_MANAGER_KEYS
 from .strategies.spec import EXTENSIBLE, MODULAR
 
-__all__ = ["make_manager", "manager_kind", "LOAD_MANAGER_CLASS"]
+__all__ = ["make_manager", "manager_kind", "LOAD_MANAGER_CLASS", "LOAD_MANAGER_KEYS"]
 
 #: ``loadManagerClassName`` of each load manager
 LOAD_MANAGER_CLASS = {

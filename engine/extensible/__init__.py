@@ -12,7 +12,7 @@ Modules, one concept each:
 * :mod:`~engine.extensible.placement` — the extensible LeastResourceUsageWithWeight and round robin (§8.5);
 * :mod:`~engine.extensible.transfer_shedder` — TransferShedder (§8.3);
 * :mod:`~engine.extensible.load_manager` — :class:`ExtensibleLoadManager` (``UnloadScheduler``, ``selectAsync``);
-* :mod:`~engine.extensible.sim_leader` — the simulator's leader for it (``TransferShedder.leader_factory``):
+* :mod:`~engine.extensible.sim_leader` — the simulator's leader for it (``engine.simulator.make_leader``):
   brokers' EMA every 5 s report, throttled publication, top-K every minute, transfers.
 
 The strategy registry (:mod:`engine.strategies.registry`) finds, through the ``SPEC`` of their

@@ -41,9 +41,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Mapping
 
-from ..config import LoadBalancerConfig
+from ..config import LOAD_MANAGER_KEYS, LoadBalancerConfig
 from ..errors import UsageError
 from ..javacompat import java_map_order
 from ..model import bundle_namespace
@@ -284,8 +285,6 @@ class TransferShedder(Stateful):
 
     name = "TransferShedder"
     pulsar_class = TRANSFER_SHEDDER_FQN
-    #: placement the command line pairs with this strategy by default
-    default_placement = "ExtensibleLeastResourceUsageWithWeight"
     #: ``loadManagerClassName`` a broker must run for this strategy to exist
     load_manager_class_name = EXTENSIBLE_LOAD_MANAGER
     config_keys = ("loadBalancerBrokerLoadTargetStd", "loadBalancerSheddingConditionHitCountThreshold",
@@ -297,19 +296,10 @@ class TransferShedder(Stateful):
                    "loadBalancerDirectMemoryResourceWeight", "loadBalancerBandwidthInResourceWeight",
                    "loadBalancerBandwidthOutResourceWeight", "loadBalancerHistoryResourcePercentage")
 
-    @staticmethod
-    def manager_factory(data, config: LoadBalancerConfig | None = None, *, seed=None):
-        """The load manager this strategy runs in (used by the command line's ``make_manager``)."""
-        from .load_manager import ExtensibleLoadManager
-
-        return ExtensibleLoadManager(data, config, seed=seed)
-
-    @staticmethod
-    def leader_factory(config: LoadBalancerConfig, *, seed=None):
-        """The simulator's leader for this strategy (used by ``engine.simulator.make_leader``)."""
-        from .sim_leader import ExtensibleLeader
-
-        return ExtensibleLeader(config, seed=seed)
+    #: former factory, now only the keys its load manager reads (``manager_factory.config_keys``, for
+    #: callers not yet on :data:`engine.config.LOAD_MANAGER_KEYS`); the manager itself comes from
+    #: :func:`engine.managers.make_manager` — a strategy module never imports a load manager
+    manager_factory = SimpleNamespace(config_keys=LOAD_MANAGER_KEYS[EXTENSIBLE])
 
     state_type = TransferShedderState
 
@@ -708,15 +698,9 @@ class TransferShedder(Stateful):
         return False, swaps, swap_thr
 
 
-#: keys the extensible load manager reads around TransferShedder (scheduler, grace period, top-K report,
-#: candidate filters): the Tuner shows them as its "Load manager" group (``dashboard.keys.groups_for``)
-TransferShedder.manager_factory.config_keys = (
-    "loadBalancerSheddingEnabled", "loadBalancerSheddingIntervalMinutes", "loadBalancerSheddingGracePeriodMinutes",
-    "loadBalancerMaxNumberOfBundlesInBundleLoadReport", "loadBalancerBrokerMaxTopics")
-
 SPEC = StrategySpec(
     name="TransferShedder", fqn=TRANSFER_SHEDDER_FQN, roles=frozenset({"shedding"}), load_manager=EXTENSIBLE,
-    config_keys=TransferShedder.config_keys, requires_placement=TransferShedder.default_placement,
+    config_keys=TransferShedder.config_keys, requires_placement="ExtensibleLeastResourceUsageWithWeight",
     sweep_grid=(("loadBalancerBrokerLoadTargetStd", (0.1, 0.15, 0.25, 0.35, 0.5)),
                 ("loadBalancerSheddingConditionHitCountThreshold", (1, 2, 3, 4, 5, 6))),
     state_type=TransferShedderState, factory=TransferShedder, explains=frozenset({"decisions", "std"}),

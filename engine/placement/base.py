@@ -13,7 +13,7 @@ from ..results import PlacementDecision
 from ..strategies.state import Stateful
 from ..view import LoadView
 
-__all__ = ["PlacementStrategy", "PlacementContext", "draw", "new_decision"]
+__all__ = ["PlacementStrategy", "PlacementContext", "NamespacePolicies", "draw", "new_decision"]
 
 
 @dataclass
@@ -42,6 +42,30 @@ class PlacementContext:
                     self.pre_rate[j] = t
                     self.pre_topics[j] = sum(d.topics for d in pre.values())
         return self.pre_rate
+
+
+class NamespacePolicies:
+    """Hook for namespace isolation and anti-affinity policies (none by default).
+
+    Subclass and override to model ``applyNamespacePolicies``, the anti-affinity filter and the two
+    "should unload" checks of ``doLoadShedding`` (§4.4). :class:`engine.policies.ModularPolicies` does so
+    for the cluster's isolation policies, anti-affinity groups and failure domains; its optional
+    ``explain_candidates`` / ``explain_anti_affinity`` give the placement's filter steps their reasons.
+    (Here, beside the placement interface, so that the policies need not import the load manager;
+    :mod:`engine.load_manager` re-exports it.)
+    """
+
+    def candidates(self, bundle: str, avail: np.ndarray, view: LoadView, non_persistent: bool) -> np.ndarray:
+        """``applyNamespacePolicies``: without policies, the brokers (indices, in candidate-set order)
+        supporting the topic type."""
+        ok = view.non_persistent_ok if non_persistent else view.persistent_ok
+        return avail[ok[avail]]
+
+    def anti_affinity_filter(self, bundle: str, cand: np.ndarray, view: LoadView) -> np.ndarray:
+        return cand
+
+    def should_unload(self, bundle: str, broker: str, view: LoadView) -> tuple[bool, str]:
+        return True, ""
 
 
 class PlacementStrategy(Stateful):
