@@ -5,8 +5,9 @@ or the tab's saved state, strategy changes, presets, broker.conf import); it wri
 ``update_tuner`` runs on every slider *release* (and on base / source / seed changes): it parses
 the controls into a :class:`~dashboard.tuner.state.TunerState`, makes one service call
 (:func:`dashboard.tuner.service.tune`) and hands the result to the pure figure builders; the other
-callbacks do the same with their own service call (``cycles``, ``why_not``). While a slider is dragged, clientside callbacks move the value label and the threshold
-lines without a server round trip. The bodies below are plain functions, unit-tested in
+callbacks do the same with their own service call (``cycles``, ``why_not``). While a slider is
+dragged, clientside callbacks move the value label and the threshold lines without a server round
+trip. The bodies below are plain functions, unit-tested in
 ``tests/callbacks/test_tuner.py``.
 """
 from __future__ import annotations
@@ -322,7 +323,8 @@ def compute(state: TunerState, shown=None, base_msgs=()) -> dict:
             topics["layout"]["annotations"][0]["text"] = dots_title(v.nk > MANY, ov)
         topics["layout"]["editrevision"] = revs["topics"]
     else:
-        topics = topic_distribution(v, snap.ld.bundle_topics, selected=a.unloaded_bundles, rev=revs["topics"])
+        with plain_figures():
+            topics = topic_distribution(v, snap.ld.bundle_topics, selected=a.unloaded_bundles, rev=revs["topics"])
     is_avg = a.result is not None and "pairs" in explains(a.result.strategy)  # a pairing strategy: its pairs
     ts = is_transfer(a.result)
 
@@ -336,11 +338,10 @@ def compute(state: TunerState, shown=None, base_msgs=()) -> dict:
         return no_update if shown.get(name) == token else value
 
     def send(name, build):
-        """The figure, or only what changed since the one the page shows (see dashboard.figpatch)."""
-        if figpatch.can_patch(name, shown.get(name)):
-            with plain_figures():  # only diffed: no go.Figure round trip
-                fig = build()
-        else:
+        """The figure (a plain dict: no go.Figure round trip, no template object, see
+        dashboard.figures.theme.inline_template), or only what changed since the one the page shows
+        (see dashboard.figpatch)."""
+        with plain_figures():
             fig = build()
         patch = figpatch.figure_patch(name, shown.get(name), figpatch.remember(name, revs[name], fig))
         return fig if patch is None else patch
@@ -661,10 +662,19 @@ clientside_callback(
     prevent_initial_call=True,
 )
 
-# threshold lines move while dragging (layout.meta.drag of each figure says which and how)
+# threshold lines move while dragging (layout.meta of each figure says which and how). The figures carry
+# their meta as JSON text (dashboard.figures.theme.drag_meta: an object meta makes Plotly redraw the whole
+# figure on every update); this adapter hands shedlab.dragLines the object it reads.
+DRAG_LINES_JS = """function (values, idlist, fig) {
+    var meta = fig && fig.layout ? fig.layout.meta : null;
+    if (typeof meta === 'string') {
+        try { meta = JSON.parse(meta); } catch (e) { meta = null; }
+    }
+    return window.dash_clientside.shedlab.dragLines(values, idlist, {layout: {meta: meta}});
+}"""
 for _fig in (ids.TUNER_FIG_SCORES, ids.TUNER_FIG_PAIRS, ids.TUNER_FIG_PLACEMENT):
     clientside_callback(
-        ClientsideFunction(namespace="shedlab", function_name="dragLines"),
+        DRAG_LINES_JS,
         Output(_fig, "figure", allow_duplicate=True),
         Input({"type": ids.TUNER_KEY, "key": ALL}, "drag_value"),
         State({"type": ids.TUNER_KEY, "key": ALL}, "id"),

@@ -13,8 +13,8 @@ import plotly.graph_objects as go
 from engine.strategies import registry
 
 from ..keys import explains
-from .theme import (LINE, STATUS, axis, base_layout, drag_spec, empty_figure, make_figure, short_names,
-                    status_color, title_ann)
+from .theme import (LINE, STATUS, axis, base_layout, drag_meta, drag_spec, empty_figure, make_figure,
+                    short_names, status_color, title_ann)
 
 __all__ = ["avg_pairs", "pair_state", "PAIR_STYLE"]
 
@@ -177,7 +177,7 @@ def avg_pairs(result, cfg, status: dict, *, rev: str = "", height: int = 360) ->
     rpad = pad + (0.12 * span0 if stacked else 0)  # room for names written to the right
     gmax = max([p.gap for p in pairs] + [high, low, 1.0])
     lay = base_layout(
-        height, shapes=shapes, annotations=anns, editrevision=rev, meta={"drag": drag}, hovermode="closest",
+        height, shapes=shapes, annotations=anns, editrevision=rev, meta=drag_meta(drag), hovermode="closest",
         margin=dict(l=40, r=64, t=40, b=86),
         legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0, font=dict(size=11),
                     traceorder="normal"),

@@ -11,7 +11,8 @@ import math
 
 import plotly.graph_objects as go
 
-from .theme import LINE, STATUS, axis, base_layout, drag_spec, empty_figure, hline, make_figure, short_names
+from .theme import (LINE, STATUS, axis, base_layout, drag_meta, drag_spec, empty_figure, hline, make_figure,
+                    short_names)
 
 __all__ = ["placement_scores"]
 
@@ -89,9 +90,10 @@ def placement_scores(decision, cfg, *, rev: str = "", height: int = 320) -> go.F
     top = 36 + 16 * (bool(sub) + bool(decision.random))
     anns.append(dict(text=title, x=0, xanchor="left", xref="paper", y=1, yanchor="bottom", yref="paper", yshift=6,
                      showarrow=False, align="left", font=dict(size=12, color="#1f2328")))
-    lay = base_layout(height, shapes=shapes, annotations=anns, editrevision=rev, meta={"drag": drag},
+    lay = base_layout(height, shapes=shapes, annotations=anns, editrevision=rev, meta=drag_meta(drag),
                       margin=dict(l=56, r=24, t=top, b=48),
-                      xaxis=axis(type="category", categoryorder="array", categoryarray=x, showgrid=False,
+                      # categories in the bars' order, not a categoryarray (see dashboard.figures.scores._xaxis)
+                      xaxis=axis(type="category", categoryorder="trace", showgrid=False,
                                  tickangle=-40 if len(order) > 8 else 0, showticklabels=len(order) <= 60),
                       yaxis=axis(title=dict(text=f"placement score ({unit})"), range=[0, ymax * 1.18]))
     return make_figure(data, lay)

@@ -78,7 +78,8 @@ def before_after(view, before_thr, after_thr, before_rate, after_rate, status: d
         height, barmode="group", annotations=anns, shapes=shapes, editrevision=rev, bargap=0.2, bargroupgap=0.05,
         legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="right", x=_SPLIT, font=dict(size=11),
                     bgcolor="rgba(0,0,0,0)", traceorder="normal"),
-        xaxis=axis(domain=[0, _SPLIT], anchor="y", type="category", categoryorder="array", categoryarray=x,
+        # categories in the bars' order, not a categoryarray (see dashboard.figures.scores._xaxis)
+        xaxis=axis(domain=[0, _SPLIT], anchor="y", type="category", categoryorder="trace",
                    showgrid=False, tickangle=-40 if len(x) > 8 else 0, showticklabels=not many,
                    title=dict(text=f"{len(x)} brokers, busiest first" if many else "")),
         yaxis=axis(anchor="x", title=dict(text="MB/s in + out"), rangemode="tozero"),

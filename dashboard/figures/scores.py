@@ -14,8 +14,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..keys import explains
-from .theme import (LINE, MB, RESOURCE, axis, base_layout, drag_spec, empty_figure, hline, make_figure,
-                    short_names, status_color, status_label, title_ann)
+from .theme import (LINE, MB, RESOURCE, axis, base_layout, drag_meta, drag_spec, empty_figure, hline,
+                    make_figure, short_names, status_color, status_label, title_ann)
 
 __all__ = ["broker_scores", "LINE_KEYS"]
 
@@ -97,8 +97,11 @@ def _state_shapes(order, values, status) -> list:
 
 
 def _xaxis(x, **kw) -> dict:
+    """A category axis in the order of ``x``: the first trace's (the bars, drawn in that order), not a
+    ``categoryarray`` — a layout array is a new object in every update ``dcc.Graph`` hands Plotly, and
+    Plotly redraws the whole figure for it."""
     many = len(x) > 60
-    d = axis(type="category", categoryorder="array", categoryarray=x, tickangle=-40 if len(x) > 8 else 0,
+    d = axis(type="category", categoryorder="trace", tickangle=-40 if len(x) > 8 else 0,
              tickfont=dict(size=10 if len(x) > 20 else 11), showgrid=False, showticklabels=not many,
              title=dict(text=f"{len(x)} brokers, highest score first" if many else ""))
     d.update(kw)
@@ -217,7 +220,7 @@ def broker_scores(view, result, cfg, status: dict, *, rev: str = "", height: int
     top = max(finite + list(lines.values()) + [10.0])
     ylabel = ("history-smoothed weighted usage (%)" if "score_history" in explains(result.strategy)
               else "weighted max usage (%)")
-    lay = base_layout(height, shapes=shapes, annotations=anns, editrevision=rev, meta={"drag": drag},
+    lay = base_layout(height, shapes=shapes, annotations=anns, editrevision=rev, meta=drag_meta(drag),
                       barmode="overlay", hovermode="closest", xaxis=_xaxis(x),
                       yaxis=axis(title=dict(text=ylabel), range=[0, min(max(top * 1.12, 10.0), 400.0)]))
     return make_figure(data, lay)
@@ -256,8 +259,8 @@ def _uniform(view, result, cfg, status, *, rev, height):
     anns += [title_ann("message rate (msg/s)", 0, 1.0), title_ann("throughput in + out (MB/s)", 0, 0.44)]
     rmax = max(list(rates.values()) + [1.0])
     tmax = max(vals + [1e-3])
-    lay = base_layout(height, shapes=shapes, annotations=anns, editrevision=rev, meta={"drag": drag}, barmode="overlay",
-                      hovermode="closest",
+    lay = base_layout(height, shapes=shapes, annotations=anns, editrevision=rev, meta=drag_meta(drag),
+                      barmode="overlay", hovermode="closest",
                       xaxis=_xaxis(x, anchor="y", showticklabels=False, title=dict(text="")),
                       xaxis2=_xaxis(x, anchor="y2", matches="x"),
                       yaxis=axis(domain=[0.56, 1.0], range=[0, rmax * 1.15]),

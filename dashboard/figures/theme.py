@@ -6,15 +6,17 @@ the same in an incident review as on screen.
 from __future__ import annotations
 
 import contextvars
+import json
 import math
 import os
+import re
 from contextlib import contextmanager
 
 import plotly.graph_objects as go
 
 __all__ = ["STATUS", "LINE", "RESOURCE", "FONT", "base_layout", "graph_config", "hline", "short_names",
            "empty_figure", "status_color", "status_label", "drag_spec", "MB", "make_figure", "axis", "title_ann",
-           "GRID"]
+           "GRID", "drag_meta", "drag_of", "inline_template"]
 
 GRID = "#eef1f4"
 
@@ -104,6 +106,29 @@ def hline(y: float, color: str, label: str, *, dash: str = "dash", yref: str = "
     return shape, ann
 
 
+def drag_meta(drag: dict) -> str:
+    """``layout.meta`` of a figure whose lines follow sliders: ``{"drag": drag}`` as JSON text.
+
+    Text, not an object: ``dcc.Graph`` hands Plotly a deep copy of the layout on every update, and an
+    object ``meta`` that is not the very same object makes ``Plotly.react`` redraw the whole figure
+    (~90 ms for the 1,000-broker scores figure, on every release and every drag step); equal text is
+    equal. :func:`drag_of` reads it back; the Tuner's clientside ``dragLines`` adapter parses it.
+    """
+    return json.dumps({"drag": drag}, separators=(",", ":"), sort_keys=True)
+
+
+def drag_of(layout) -> dict:
+    """The drag specs (``{key: [spec, ...]}``) of a figure's layout (``meta`` as :func:`drag_meta`
+    writes it, or an object)."""
+    meta = (layout or {}).get("meta") if isinstance(layout, dict) else getattr(layout, "meta", None)
+    if isinstance(meta, str):
+        try:
+            meta = json.loads(meta)
+        except ValueError:
+            return {}
+    return dict((meta or {}).get("drag") or {}) if isinstance(meta, dict) else {}
+
+
 def drag_spec(shape: int, ann: int, a: float, b: float, label: str, unit: str = "", digits: int = 1) -> dict:
     """One entry of ``layout.meta.drag`` (see :mod:`dashboard.figures`).
 
@@ -140,11 +165,13 @@ _PLAIN = contextvars.ContextVar("shedlab_plain_figures", default=False)
 
 @contextmanager
 def plain_figures():
-    """Within this block :func:`make_figure` returns the plain ``{"data", "layout"}`` dict.
+    """Within this block :func:`make_figure` returns the plain ``{"data", "layout"}`` dict, its template
+    written into the layout (:func:`inline_template`).
 
-    For the Tuner's slider releases, whose figures are only diffed against the one on screen and
-    sent as a patch (:mod:`dashboard.figpatch`): wrapping them in a ``go.Figure`` and converting back
-    cost ~5 ms per figure, half of the server's share of a release.
+    For the Tuner, whose figures are sent as plain dicts or diffed against the one on screen and sent
+    as a patch (:mod:`dashboard.figpatch`): wrapping them in a ``go.Figure`` and converting back cost
+    ~5 ms per figure, half of the server's share of a release; and a layout without a template object
+    is one ``Plotly.react`` does not redraw whole on every update.
     """
     token = _PLAIN.set(True)
     try:
@@ -154,16 +181,68 @@ def plain_figures():
 
 
 def make_figure(data: list, layout: dict) -> go.Figure | dict:
-    """A figure from plain dicts, without plotly's per-property validation (a plain dict within
-    :func:`plain_figures`).
+    """A figure from plain dicts, without plotly's per-property validation; within
+    :func:`plain_figures` the plain dict, its layout self-contained (:func:`inline_template`).
 
     Validation costs ~40 ms per figure, most of the Tuner's budget for a slider move; the builders
     are unit-tested by re-building their output *with* validation instead
     (``tests/dashboard/test_figures.py``).
     """
     if _PLAIN.get():
-        return {"data": data, "layout": layout}
+        return {"data": _no_none(data), "layout": _no_none(inline_template(data, layout))}
     return go.Figure({"data": data, "layout": layout}, _validate=False)
+
+
+def _no_none(obj):
+    """``obj`` without the ``None``-valued properties (as plotly.py drops them; plotly.js rejects some,
+    e.g. a layout container set to null). Lists of numbers or strings are kept as they are (a ``None``
+    there is a gap in the data)."""
+    if isinstance(obj, dict):
+        return {k: _no_none(v) for k, v in obj.items() if v is not None}
+    if isinstance(obj, list) and obj and isinstance(obj[0], dict):
+        return [_no_none(v) for v in obj]
+    return obj
+
+
+_AXIS_KEY = re.compile(r"^[xy]axis\d*$")
+
+
+def _under(defaults: dict, given) -> dict:
+    """``given`` over ``defaults``, nested dicts merged (as Plotly applies a template)."""
+    if not isinstance(given, dict):
+        return dict(defaults, text=given) if isinstance(given, str) and "text" not in defaults else given
+    out = dict(defaults)
+    for k, v in given.items():
+        out[k] = _under(defaults[k], v) if isinstance(defaults.get(k), dict) else v
+    return out
+
+
+def inline_template(data: list, layout: dict) -> dict:
+    """``layout`` with :data:`TEMPLATE` written into it instead of referenced: each axis the layout or a
+    trace uses gets the template's axis defaults under its own settings, the layout the colorway.
+
+    The same look, but no template object: ``dcc.Graph`` hands Plotly a deep copy of the layout on
+    every update, and a template (like ``meta`` or a layout array such as ``categoryarray``) that is
+    not the very same object makes ``Plotly.react`` recalculate and redraw the whole figure — on a
+    1,000-broker Tuner ~40–100 ms per figure per slider release, instead of ~5 ms for its shapes.
+    Only for figures sent as plain dicts (:func:`plain_figures`): plotly.py puts its default template
+    into a ``go.Figure`` without one.
+    """
+    if layout.get("template") is not TEMPLATE and layout.get("template") != TEMPLATE:
+        return layout
+    tpl = TEMPLATE["layout"]
+    out = {k: v for k, v in layout.items() if k != "template"}
+    out.setdefault("colorway", tpl["colorway"])
+    used = {"xaxis", "yaxis"} | {k for k in out if _AXIS_KEY.match(k)}
+    for tr in data or ():
+        if isinstance(tr, dict):
+            for side in ("x", "y"):
+                ref = tr.get(f"{side}axis") or side
+                if isinstance(ref, str) and ref[:1] == side:
+                    used.add(f"{side}axis{ref[1:]}")
+    for k in sorted(used):
+        out[k] = _under(tpl[k[0] + "axis"], out.get(k) or {})
+    return out
 
 
 def axis(**kw) -> dict:

@@ -186,8 +186,11 @@ def topic_distribution(view, bundle_topics: dict | None = None, *, selected=(), 
         legend=dict(orientation="h", yanchor="bottom", y=1.06, x=split, xanchor="right", font=dict(size=11)),
         annotations=[title_ann(title, 0, 1.0),
                      title_ann("bundles by topic count", split + 0.07, 1.0)],
-        xaxis=axis(domain=[0, split], anchor="y", tickmode="array", tickvals=list(range(len(names))) if show else [],
-                   ticktext=names if show else [], tickangle=-40 if len(names) > 8 else 0,
+        # tick labels only when shown: a layout array is a new object in every update dcc.Graph hands
+        # Plotly, which then redraws the whole figure (~40 ms at 1,000 brokers)
+        xaxis=axis(domain=[0, split], anchor="y", **(dict(tickmode="array", tickvals=list(range(len(names))),
+                                                          ticktext=names) if show else dict(showticklabels=False)),
+                   tickangle=-40 if len(names) > 8 else 0,
                    range=[-0.6, len(names) - 0.4], showgrid=False,
                    title=dict(text="" if show else f"{len(names)} brokers, busiest first")),
         yaxis=axis(anchor="x", title=dict(text="bundle throughput (MB/s)"), rangemode="tozero"),

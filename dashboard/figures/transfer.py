@@ -15,7 +15,8 @@ import math
 import plotly.graph_objects as go
 
 from .scores import _bar_traces, _xaxis
-from .theme import LINE, STATUS, axis, base_layout, drag_spec, empty_figure, hline, make_figure, short_names
+from .theme import (LINE, STATUS, axis, base_layout, drag_meta, drag_spec, empty_figure, hline, make_figure,
+                    short_names)
 
 __all__ = ["broker_load", "TARGET_KEY"]
 
@@ -92,8 +93,8 @@ def broker_load(tv, status: dict, verdicts, *, rev: str = "", height: int = 420)
     finite = [v for v in tv.load.values() if math.isfinite(v)]
     top = max(finite + [tv.overload, (avg or 0) + target, 10.0])
     stop = max(bars_y + [target, 5.0])
-    lay = base_layout(height, shapes=shapes, annotations=anns, editrevision=rev, meta={"drag": drag}, barmode="overlay",
-                      hovermode="closest", title=title, margin=dict(l=56, r=24, t=100, b=48),
+    lay = base_layout(height, shapes=shapes, annotations=anns, editrevision=rev, meta=drag_meta(drag),
+                      barmode="overlay", hovermode="closest", title=title, margin=dict(l=56, r=24, t=100, b=48),
                       legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1, font=dict(size=11),
                                   bgcolor="rgba(0,0,0,0)"),
                       xaxis=_xaxis(x, domain=[0, 0.78]),

@@ -2,6 +2,7 @@
 import json
 
 import pytest
+import plotly.graph_objects as go
 from dash import Patch, no_update
 from dash.exceptions import PreventUpdate
 
@@ -100,7 +101,10 @@ def test_tuner006_update_recomputes_and_saves_state():
     out = _update([10.0], base)
     (scores, pairs_fig, pairs_hidden, place, place_note, place_card, plan, ba, topics, shown, decision, alerts, conf,
      info, qs, cfg, st) = out
-    # LeastResourceUsageWithWeight scores its candidates: a figure, not words
+    # LeastResourceUsageWithWeight scores its candidates: a figure, not words; figures go as plain dicts
+    # without a template object (dashboard.figures.theme.inline_template)
+    assert all(isinstance(f, dict) and "template" not in f["layout"] for f in (scores, place, ba, topics))
+    scores, place, ba = (go.Figure(f) for f in (scores, place, ba))
     assert place.layout.editrevision == shown["placement"] and place_card == "card placement-as-figure"
     assert place_note is no_update
     assert scores.layout.editrevision == shown["scores"] and ba.layout.editrevision == shown["before_after"]

@@ -12,10 +12,12 @@ import numpy as np
 import plotly
 
 import callbacks.tuner as ct
+import plotly.graph_objects as go
 from dashboard import ids, sources
+from dashboard.figures.theme import drag_of
 from dashboard.keys import groups_for, key_spec
-from dashboard.state import TunerState, build_config
-from dashboard.transfer import hit_counts, start_hit_count, transfer_view
+from dashboard.tuner.state import TunerState, build_config
+from dashboard.tuner.transfer import hit_counts, start_hit_count, transfer_view
 from engine.config import PULSAR_4_DEFAULTS
 
 TS, PLACE = "TransferShedder", "ExtensibleLeastResourceUsageWithWeight"
@@ -64,7 +66,7 @@ def test_ts001_view_where_it_sheds():
     assert ids.TUNER_TS_SUMMARY in decision and f"{tv.hit} of {tv.needed}" in decision
     assert f"std {tv.std:.2f} % > target {tv.target:.2f} %" in decision and "→ shedding" in decision
     # the figure: loads as bars, average ± target std lines (moved by the slider while dragging), std vs target
-    fig = out["scores"]
+    fig = go.Figure(out["scores"])
     assert "→ shedding" in fig.layout.title.text
     assert any(f"hit count {tv.hit} of {tv.needed}" in a_.text for a_ in fig.layout.annotations)
     bars = fig.data[0]
@@ -72,7 +74,7 @@ def test_ts001_view_where_it_sheds():
     anns = {a_.text.rsplit(" ", 2)[0]: a_.y for a_ in fig.layout.annotations if a_.text.endswith(" %")}
     assert math.isclose(anns["average + target std"], tv.average + tv.target, abs_tol=1e-9)
     assert math.isclose(anns["average − target std"], tv.average - tv.target, abs_tol=1e-9)
-    drag = fig.layout.meta["drag"]["loadBalancerBrokerLoadTargetStd"]
+    drag = drag_of(fig.layout)["loadBalancerBrokerLoadTargetStd"]
     assert any(math.isclose(d["a"] + d["b"] * cfg.loadBalancerBrokerLoadTargetStd, tv.average + tv.target)
                for d in drag)
     std_bar = next(t for t in fig.data if t.name == "std")
@@ -86,16 +88,16 @@ def test_ts002_view_where_it_does_not_shed():
     tv = transfer_view(out["analysis"])
     assert math.isclose(tv.std, _expected_std(tv), rel_tol=1e-9) and tv.std <= tv.target
     assert not tv.sheds and tv.code == "HitCount" and tv.hit == 0 and not tv.condition
-    assert tv.verdict().startswith("std under target") and "no unloads" in out["scores"].layout.title.text
+    assert tv.verdict().startswith("std under target") and "no unloads" in go.Figure(out["scores"]).layout.title.text
     assert "No bundle is unloaded this cycle: HitCount" in _j(out["plan"])
     assert "Nothing moves · HitCount" in _j(out["decision"])
-    assert [t.name for t in out["scores"].data if t.name == "std"] == ["std"]  # only "std now": nothing moves
+    assert [t.name for t in go.Figure(out["scores"]).data if t.name == "std"] == ["std"]  # only "std now": nothing moves
     # unbalanced but the hit count is not above the threshold yet: 1 of 4, no unloads
     out = ct.compute(_state(YAHOO))
     tv = transfer_view(out["analysis"])
     th = PULSAR_4_DEFAULTS.loadBalancerSheddingConditionHitCountThreshold
     assert tv.condition and not tv.sheds and tv.code == "HitCount" and (tv.hit, tv.needed) == (1, th + 1)
-    assert f"1 of {th + 1}" in _j(out["decision"]) and "condition holds" in out["scores"].layout.title.text
+    assert f"1 of {th + 1}" in _j(out["decision"]) and "condition holds" in go.Figure(out["scores"]).layout.title.text
     assert not out["analysis"].cycle.unloads
 
 

@@ -2,9 +2,10 @@
 import copy
 
 from dashboard import figpatch
-from dashboard.analysis import analyze
+from dashboard.tuner.analysis import analyze
 from dashboard.figures.pairs import avg_pairs
 from dashboard.figures.scores import broker_scores
+from dashboard.figures.theme import inline_template
 from dashboard.sources import get_snapshot
 from engine.config import LoadBalancerConfig
 
@@ -85,4 +86,7 @@ def test_figpatch004_plain_figures_are_the_same_figure_without_the_go_figure():
             plain = build()
         fig = build()
         assert isinstance(plain, dict) and not isinstance(fig, dict)
-        assert norm(plain) == norm(fig.to_plotly_json())
+        # the same figure, its template written into the layout (dashboard.figures.theme.inline_template)
+        fj = norm(fig.to_plotly_json())
+        assert "template" not in plain["layout"] and plain["layout"]["xaxis"]["linecolor"] == "#d0d7de"
+        assert norm(plain) == norm({"data": fj["data"], "layout": inline_template(fj["data"], fj["layout"])})

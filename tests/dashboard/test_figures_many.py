@@ -8,9 +8,11 @@ import json
 
 import plotly.graph_objects as go
 
-from dashboard import analysis, sources
+from dashboard import sources
+from dashboard.tuner import analysis
 from dashboard.figures import pairs, scores
-from dashboard.state import build_config, coerce_state
+from dashboard.figures.theme import drag_of
+from dashboard.tuner.state import build_config, coerce_state
 from engine.synth import NOW, random_snapshot
 from layouts.tuner import decision_card
 
@@ -138,7 +140,7 @@ def test_pairs_many_pairs_lines_move_on_release_only(sid):
     a, cfg = _analysis(sid, "AvgShedder", "AvgShedder", loadBalancerAvgShedderHitCountLowThreshold=1,
                        loadBalancerAvgShedderHitCountHighThreshold=1)
     d = pairs.avg_pairs(a.result, cfg, a.status, rev="r").to_dict()
-    assert d["layout"]["meta"]["drag"] == {}
+    assert drag_of(d["layout"]) == {}
     assert {s["y0"] for s in d["layout"]["shapes"] if s["type"] == "line"} == {cfg.loadBalancerAvgShedderLowThreshold,
                                                         cfg.loadBalancerAvgShedderHighThreshold}
 
