@@ -1,8 +1,9 @@
 """Which ``broker.conf`` keys the Tuner shows, grouped, with slider ranges and value formatting.
 
-The keys come from the strategies themselves (``config_keys`` of the registered shedding and
-placement classes) plus the keys the ModularLoadManager driver reads while placing bundles, so a
-strategy added to the registry gets its sliders without touching the dashboard.
+The keys come from the strategy registry (each spec's ``config_keys``) plus the keys the load manager
+running the shedding strategy reads (``engine.config.LOAD_MANAGER_KEYS`` by the spec's
+``load_manager``), so a strategy added to the registry gets its sliders without touching the
+dashboard.
 
 Values travel through the browser as ``broker.conf`` strings (``"10"``, ``"0.9"``, ``"false"``):
 exact, JSON-friendly and what :meth:`engine.config.LoadBalancerConfig.with_values` parses.
@@ -12,7 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from engine.config import PULSAR_4_DEFAULTS, PULSAR_5_DEFAULTS, key_info
+from engine.config import LOAD_MANAGER_KEYS, PULSAR_4_DEFAULTS, PULSAR_5_DEFAULTS, key_info
 from engine.errors import InputError, ShedlabError
 from engine.strategies import registry
 from engine.strategies.spec import MODULAR
@@ -28,8 +29,7 @@ WEIGHT_KEYS = ("loadBalancerCPUResourceWeight", "loadBalancerDirectMemoryResourc
                "loadBalancerMemoryResourceWeight")
 
 #: keys ModularLoadManager's selectBroker / doLoadShedding read whatever the strategies are (§4.2, §4.3)
-MANAGER_KEYS = ("loadBalancerDistributeBundlesEvenlyEnabled", "loadBalancerBrokerOverloadedThresholdPercentage",
-                "loadBalancerBrokerMaxTopics", "loadBalancerSheddingGracePeriodMinutes")
+MANAGER_KEYS = LOAD_MANAGER_KEYS[MODULAR]
 
 _MB = 1024 * 1024
 
@@ -351,7 +351,6 @@ def groups_for(shedding: str | None, placement: str | None) -> list[Group]:
     reads, and the load manager's own keys (modular manager only).
     """
     sspec, pspec = _spec(shedding), _spec(placement)
-    scls = sspec.factory if sspec is not None else None
     skeys = sspec.config_keys if sspec is not None else ()
     own = uses_own_manager(shedding)
     pkeys = pspec.config_keys if pspec is not None else ()
@@ -377,7 +376,7 @@ def groups_for(shedding: str | None, placement: str | None) -> list[Group]:
     w = take([k for k in WEIGHT_KEYS if k in skeys or k in pkeys])
     if w:
         out.append(Group("Resource weights", "max(cpu·w, direct memory·w, bandwidth in·w, out·w)", w))
-    mkeys = tuple(getattr(getattr(scls, "manager_factory", None), "config_keys", ()) or ()) if own else MANAGER_KEYS
+    mkeys = LOAD_MANAGER_KEYS.get(sspec.load_manager if sspec is not None else MODULAR, ())
     m = take(mkeys)
     if m:
         out.append(Group("Load manager", "the scheduler, the grace period, the top-K report and the candidate filters"
