@@ -24,7 +24,9 @@ JSON contract (``--json``)::
                  "random": BOOL, "from_plan": BOOL, "bad_placement": BOOL, "dest_usage", "avg_usage",
                  "src_score", "dst_score", "score_unit", "msg_rate", "throughput",
                  "unavailable_s", "scores": JSON-TEXT, "placement_scores": JSON-TEXT,
-                 "cycle": INT or null, "detail"}, ...],
+                 "cycle": INT or null, "detail",
+                 "label": "Success" | "Skip" | "",         # the shedding cycle's (check/unload rows)
+                 "reason_code": "Overloaded" | "Underloaded" | "Balanced" | "HitCount" | ... | ""}, ...],
      "files": [PATH, ...]}            # only with --out
 
 ``--strategy TransferShedder`` runs the Extensible Load Manager (``loadManagerClassName`` is set to

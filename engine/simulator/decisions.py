@@ -6,13 +6,16 @@ placed by ``selectBrokerForAssignment`` (placement strategy + preallocation), in
 load managers' own cadence, from the last check): ``doLoadShedding``; each unloaded bundle
 is served by its destination from the next minute (after a short unavailability) and sits in the
 grace period. Both go to the event log with the decision's own explanation (reason, placement
-reason, scores).
+reason, scores); shedding rows also carry Pulsar's vocabulary, the cycle's ``label`` (``Success`` /
+``Skip``) and ``reason_code`` (``UnloadDecision.Reason``: ``Overloaded``, ``Underloaded``,
+``Balanced``, ``HitCount``, ...), read from the result, never from the strategy's name.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..cadence import shedding_due
+from ..results import SKIP, SUCCESS
 from .minute import Minute
 from .recording import scores_json
 
@@ -80,8 +83,10 @@ class DecisionsPhase:
         usage = self.cur_usage
         avg = float(np.mean(usage[self.alive])) if self.alive.any() else np.nan
         sj = scores_json(scores) if (cyc.unloads or cyc.skipped) else ""
+        code = cyc.reason_code or ""  # Pulsar's UnloadDecision.Reason of the cycle (the strategy's own)
         self._event(t, "check", reason=cyc.reason or "", cycle=self.cycle_no, score_unit=unit,
-                    scores=scores_json(scores) if len(scores) <= 50 else "", detail=str(len(cyc.unloads)))
+                    scores=scores_json(scores) if len(scores) <= 50 else "", detail=str(len(cyc.unloads)),
+                    label=SUCCESS if cyc.unloads else SKIP, reason_code=code)
         unav = self.sc.timing.unload_unavailable_seconds
         for u in cyc.unloads:
             k = self.bidx[u.bundle]
@@ -92,7 +97,8 @@ class DecisionsPhase:
                 self._event(t, "unload", broker=u.broker, bundle=u.bundle, reason=u.reason,
                             placement=dec.reason if dec else "", avg_usage=avg,
                             src_score=scores.get(u.broker, np.nan), score_unit=unit, msg_rate=u.msg_rate,
-                            throughput=u.throughput, unavailable_s=float(unav), scores=sj, cycle=self.cycle_no)
+                            throughput=u.throughput, unavailable_s=float(unav), scores=sj, cycle=self.cycle_no,
+                            label=SUCCESS, reason_code=code)
                 continue
             d = self.slot[u.destination]
             du = float(usage[d])
@@ -103,9 +109,11 @@ class DecisionsPhase:
                         dest_usage=du, avg_usage=avg, src_score=scores.get(u.broker, np.nan),
                         dst_score=scores.get(u.destination, np.nan), score_unit=unit, msg_rate=u.msg_rate,
                         throughput=u.throughput, unavailable_s=float(unav), scores=sj,
-                        placement_scores=scores_json(dec.scores) if dec else "", cycle=self.cycle_no)
+                        placement_scores=scores_json(dec.scores) if dec else "", cycle=self.cycle_no,
+                        label=SUCCESS, reason_code=code)
         for u in cyc.skipped:
             self._event(t, "unload-skipped", broker=u.broker, bundle=u.bundle, destination=u.destination,
                         reason=u.skipped or "", placement=u.placement.reason if u.placement else "",
-                        score_unit=unit, msg_rate=u.msg_rate, throughput=u.throughput, cycle=self.cycle_no)
+                        score_unit=unit, msg_rate=u.msg_rate, throughput=u.throughput, cycle=self.cycle_no,
+                        label=SKIP)
 

@@ -41,7 +41,8 @@ __all__ = ["build_tables", "summarize", "zigzag_reversals", "settled_minute", "j
 
 EVENT_COLUMNS = ["minute", "time", "kind", "broker", "bundle", "destination", "reason", "placement", "random",
                  "from_plan", "bad_placement", "dest_usage", "avg_usage", "src_score", "dst_score", "score_unit",
-                 "msg_rate", "throughput", "unavailable_s", "scores", "placement_scores", "cycle", "detail"]
+                 "msg_rate", "throughput", "unavailable_s", "scores", "placement_scores", "cycle", "detail",
+                 "label", "reason_code"]
 
 SUMMARY_KEYS = ["scenario", "strategy", "placement", "seed", "minutes", "brokers", "bundles", "unloads",
                 "unload_rounds", "first_unload_minute", "last_unload_minute", "unloads_per_hour", "bad_placements",

@@ -39,7 +39,8 @@ class RecordPhase:
                "bundle": None, "destination": None, "reason": "", "placement": "", "random": False,
                "from_plan": False, "bad_placement": False, "dest_usage": np.nan, "avg_usage": np.nan,
                "src_score": np.nan, "dst_score": np.nan, "score_unit": "", "msg_rate": np.nan,
-               "throughput": np.nan, "unavailable_s": 0.0, "scores": "", "placement_scores": "", "cycle": None}
+               "throughput": np.nan, "unavailable_s": 0.0, "scores": "", "placement_scores": "", "cycle": None,
+               "label": "", "reason_code": ""}
         row.update(kw)
         self.events.append(row)
         return row

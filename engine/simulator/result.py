@@ -22,10 +22,12 @@ class SimulationResult:
         Tidy event log, one row per event, in time order: ``minute, time, kind, broker, bundle,
         destination, reason, placement, random, from_plan, bad_placement, dest_usage, avg_usage,
         src_score, dst_score, score_unit, msg_rate, throughput, unavailable_s, scores,
-        placement_scores, cycle``. Kinds: ``unload``, ``unload-skipped``, ``assign``, ``split``,
-        ``broker-added``, ``broker-removed``, ``leader-change``, ``config-change``, ``cpu``,
-        ``check`` (one per shedding run, with its reason). ``scores`` / ``placement_scores`` are JSON
-        strings ``{broker: score}``.
+        placement_scores, cycle, detail, label, reason_code``. Kinds: ``unload``, ``unload-skipped``,
+        ``assign``, ``split``, ``broker-added``, ``broker-removed``, ``leader-change``,
+        ``config-change``, ``cpu``, ``check`` (one per shedding run, with its reason). ``scores`` /
+        ``placement_scores`` are JSON strings ``{broker: score}``. ``label`` (``Success`` / ``Skip``)
+        and ``reason_code`` (Pulsar's ``UnloadDecision.Reason`` names, plus ``HitCount``) are the
+        shedding cycle's, on ``check``, ``unload`` and ``unload-skipped`` rows (empty elsewhere).
     brokers : pandas.DataFrame
         One row per minute and running broker: real ``cpu, bandwidth_in, bandwidth_out,
         direct_memory, memory, usage`` (%; ``usage`` = weighted max with the config weights),

@@ -177,3 +177,21 @@ def test_a_snapshot_run_resumes_from_a_previous_run_strategy_state():
     assert resumed.strategy_state == three.strategy_state
     fresh = simulate(scenario_from_snapshot(ld, minutes=2), cfg)
     assert fresh.strategy_state != resumed.strategy_state  # the seed was used, not merged into nothing
+
+
+@pytest.mark.parametrize("strategy", [s.name for s in registry.specs(role="shedding")])
+def test_shedding_rows_speak_pulsars_vocabulary(strategy):
+    """Every check, unload and skipped unload carries the cycle's label and Pulsar's reason code, read
+    from the result; a check is ``Success`` exactly when its cycle unloaded something."""
+    from engine.results import LABELS, REASONS
+
+    ev = run_scenario("bigo-scale-out", strategy=strategy, seed=1, minutes=60).events
+    checks = ev[ev["kind"] == "check"]
+    assert len(checks) and set(checks["label"]) <= set(LABELS) and set(checks["reason_code"]) <= set(REASONS)
+    moved = set(ev.loc[ev["kind"] == "unload", "cycle"])
+    assert ((checks["label"] == "Success") == checks["cycle"].isin(moved)).all()
+    unl = ev[ev["kind"] == "unload"]
+    assert (unl["label"] == "Success").all() and unl["reason_code"].isin(REASONS).all()
+    by_cycle = dict(zip(checks["cycle"], checks["reason_code"]))
+    assert all(by_cycle[c] == code for c, code in zip(unl["cycle"], unl["reason_code"]))
+    assert (ev.loc[ev["kind"] == "assign", "reason_code"] == "").all()
