@@ -12,6 +12,10 @@ different values. Time is measured inside the page: from the ``pointerup`` of th
 share (the ``update_tuner`` body).
 
     .venv/bin/python bench/bench_dashboard.py [--moves 20] [--strategy all|threshold|avg] [--brokers 1000 --bundles 100000]
+
+``BENCH_VERBOSE=1`` also prints each move, the server's times, each figure's p50 and the release's split
+(p50 of release → request sent, request → response received, response → last figure drawn, and the
+response size), from the page's resource timing.
 """
 from __future__ import annotations
 
