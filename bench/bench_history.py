@@ -6,9 +6,13 @@ rows in Parquet, partitioned by day, plus the jobs' wide layout (``_wide/``, one
 written once by the generator like by ingest). Then, in one run on the same files, prints:
 
 * **Spark cold**: a new process and SparkSession (JVM start) + the aggregate job collected to pandas
-  (:func:`dashboard.history.jobs.run_job`, engine ``spark``: wide layout, per-job tuning) — budget ≤ 45 s;
+  (:func:`dashboard.history.jobs.run_job`, engine ``spark``: wide layout, per-job tuning; one pass —
+  each task reads its day files with pyarrow and reduces them with numpy, one shuffle merges the
+  brokers' values into exact percentiles, :func:`dashboard.history.aggregates.one_pass_files`) —
+  budget ≤ 45 s;
 * **Spark warm**: the same job again in that process (the session is reused) — budget ≤ 2× DuckDB;
-  and the opt-in approximate percentiles, with their largest error against the exact ones;
+  and the opt-in approximate percentiles (the two-pass plan with ``percentile_approx``), with their
+  largest error against the exact ones;
 * **DuckDB**: the same aggregates as SQL, in-process on all cores, over the long files (what the
   issue measured) and over the same wide files Spark reads;
 * **pandas**: :mod:`dashboard.history.reference` on the first 3 days (with rows/s);

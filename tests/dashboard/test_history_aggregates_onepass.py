@@ -3,6 +3,8 @@ equals the pandas reference however the rows are cut into partitions: sorted or 
 split over several partitions, a broker missing from some, ties for the hottest broker."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -13,6 +15,19 @@ from dashboard.history import aggregates as A
 from dashboard.history.reference import broker_percentiles_pd, minute_aggregates_pd
 
 QS = (0.5, 0.9, 0.99)
+
+
+@pytest.fixture
+def spark(monkeypatch):
+    """The process's session (``local[2]`` unless a master is set), for the tests marked spark."""
+    from dashboard.spark import get_spark, java_available
+
+    ok, why = java_available()
+    if not ok:
+        pytest.skip(f"Spark needs Java: {why}")
+    if not os.getenv("LB_SPARK_MASTER"):
+        monkeypatch.setenv("LB_SPARK_MASTER", "local[2]")
+    return get_spark()
 
 
 def _wide_u(seed=0, brokers=7, minutes=2 * 1440 + 37):
@@ -105,20 +120,10 @@ def test_onepass003_no_rows_gives_empty_tables():
 
 
 @pytest.mark.spark
-def test_onepass004_spark_job_on_shuffled_partitions_equals_the_reference(tmp_path):
+def test_onepass004_spark_job_on_shuffled_partitions_equals_the_reference(spark):
     """The whole job on Spark with the rows scattered over partitions (minutes and brokers split)."""
-    import os
-
-    from dashboard.spark import java_available
-
-    ok, why = java_available()
-    if not ok:
-        pytest.skip(f"Spark needs Java: {why}")
-    os.environ.setdefault("LB_SPARK_MASTER", "local[2]")
     from dashboard.history.sparkio import to_pandas
-    from dashboard.spark import get_spark
 
-    spark = get_spark()
     w = _wide_u(seed=4, minutes=300)
     src = spark.createDataFrame(w.assign(direct_memory=0.0, bandwidth_in=0.0, bandwidth_out=0.0,
                                          msg_rate_in=w["rate"], msg_rate_out=0.0, msg_throughput_in=w["thr"],
@@ -133,28 +138,18 @@ def test_onepass004_spark_job_on_shuffled_partitions_equals_the_reference(tmp_pa
 
 @pytest.mark.spark
 @pytest.mark.parametrize("rng", [(None, None), ("2026-01-05T06:00", "2026-01-05T08:59"), ("2026-01-06", None)])
-def test_onepass005_local_wide_files_read_by_the_tasks_equal_the_reference(tmp_path, rng):
+def test_onepass005_local_wide_files_read_by_the_tasks_equal_the_reference(spark, tmp_path, rng):
     """A local dataset's wide files are read by the Python tasks themselves (no JVM row hand-over),
     for the whole range or a part of it, and give the reference's tables."""
-    import os
-
-    from dashboard.spark import java_available
-
-    ok, why = java_available()
-    if not ok:
-        pytest.skip(f"Spark needs Java: {why}")
-    os.environ.setdefault("LB_SPARK_MASTER", "local[2]")
     from dashboard.history.dataset import read_long
     from dashboard.history.generate import generate
     from dashboard.history.layout import has_wide
     from dashboard.history.reference import cluster_aggregates_pd
     from dashboard.history.sparkio import read_broker_minutes, to_pandas
-    from dashboard.spark import get_spark
 
     p = tmp_path / "gen"
     generate(p, brokers=5, days=2, seed=7, start="2026-01-05", bundles_per_broker=2)
     assert has_wide(p)
-    spark = get_spark()
     src = read_broker_minutes(spark, p, *rng)
     source = src.__dict__[A.WIDE_SOURCE_ATTR]
     assert len(source["files"]) == (1 if rng[1] else (2 if rng[0] is None else 1))
