@@ -71,7 +71,7 @@ def tune(state: TunerState) -> Tuned:
 
 
 def cycles(state: TunerState, n) -> CyclesRun:
-    """``n`` (1 … :data:`MAX_CYCLES`) shedding cycles on the state's unchanged snapshot."""
+    """``n`` (1 … :data:`MAX_CYCLES`; 10 when not given) shedding cycles on the state's unchanged snapshot."""
     got = load(state)
     n = max(1, min(MAX_CYCLES, int(n or 10)))
     run = run_cycles(got.snap, got.config, state.seed, n)

@@ -8,7 +8,7 @@ from dash.exceptions import PreventUpdate
 
 import callbacks.tuner as ct
 from dashboard import ids, sources
-from dashboard.state import TunerState
+from dashboard.tuner.state import TunerState
 from tests.dashboard.conftest import data_url
 
 SRC = {"id": sources.DEFAULT_SOURCE, "kind": "sample", "steps": 1}
@@ -174,7 +174,7 @@ def test_tuner009_cycles_why_and_exports(trig):
 def test_tuner_decision_card_folds_the_rest_into_text():
     from dash import html
 
-    from dashboard.state import coerce_state
+    from dashboard.tuner.state import coerce_state
 
     st, _ = coerce_state({"src": "sample:cluster-100-brokers", "shed": "AvgShedder", "place": "AvgShedder",
                           "values": {"loadBalancerAvgShedderHitCountLowThreshold": "1",
@@ -222,7 +222,7 @@ def test_tuner_plan_table_is_one_escaped_markdown_table():
 
 
 def test_tuner_avgshedder_placement_is_words_not_a_figure():
-    from dashboard.state import coerce_state
+    from dashboard.tuner.state import coerce_state
 
     st, _ = coerce_state({"src": "sample:cluster-100-brokers", "shed": "AvgShedder", "place": "AvgShedder",
                           "values": {"loadBalancerAvgShedderHitCountLowThreshold": "1",
@@ -237,7 +237,7 @@ def test_tuner_avgshedder_placement_is_words_not_a_figure():
 
 
 def test_tuner_unchanged_outputs_are_not_resent():
-    from dashboard.state import coerce_state
+    from dashboard.tuner.state import coerce_state
 
     def st(low, seed=0):
         return coerce_state({"src": "sample:cluster-100-brokers", "shed": "AvgShedder", "place": "AvgShedder",

@@ -6,7 +6,7 @@ from dash import no_update
 from dash.exceptions import PreventUpdate
 
 import callbacks.tuner as ct
-from dashboard.state import TunerState
+from dashboard.tuner.state import TunerState
 
 
 def test_tuner_commands001_download_matches_the_plan():

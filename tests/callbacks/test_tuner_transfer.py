@@ -115,7 +115,7 @@ def test_ts003_run_n_cycles_builds_the_hit_count_up(trig):
     text = _j(table)
     assert f"{th + 1} of {th + 1}" in text and "Success" in text and "HitCount" in text
     # the same counts from the engine's own memory: the state after each Skip, the previous + 1 at a Success
-    from dashboard.analysis import run_cycles
+    from dashboard.tuner.analysis import run_cycles
 
     snap = sources.get_snapshot(YAHOO)
     cycles = run_cycles(snap, build_config(TunerState.from_json(state))[0], 0, n)

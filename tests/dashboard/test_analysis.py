@@ -2,8 +2,9 @@
 import numpy as np
 import pytest
 
-from dashboard import analysis, sources
-from dashboard.state import TunerState, build_config, coerce_state
+from dashboard import sources
+from dashboard.tuner import analysis
+from dashboard.tuner.state import TunerState, build_config, coerce_state
 from engine.load_manager import ModularLoadManager
 from engine.samples import SAMPLES, load_sample
 

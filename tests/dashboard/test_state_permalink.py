@@ -2,7 +2,7 @@
 import pytest
 
 from dashboard import keys, permalink
-from dashboard.state import TunerState, build_config, changed_values, coerce_state, state_from_config
+from dashboard.tuner.state import TunerState, build_config, changed_values, coerce_state, state_from_config
 from engine.config import BIGO_AVGSHEDDER, PULSAR_5_DEFAULTS, LoadBalancerConfig
 
 
