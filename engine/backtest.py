@@ -185,6 +185,8 @@ def _event_fields(res, broker: str, sel: list) -> dict:
     if explain is not None:
         got = explain(broker, sel) or {}
         out.update({k: v for k, v in got.items() if k in _EXPLAINED})
+        if out["partner"] is not None and "partner_score" not in got:  # the partner's score in this cycle
+            out["partner_score"] = float(res.scores.get(out["partner"], np.nan))
         return out
     dests = {s.planned_destination for s in sel}
     for p in res.pairs:
