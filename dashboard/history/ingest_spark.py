@@ -345,27 +345,106 @@ def _info_row(obj) -> pd.DataFrame:
         {"seq": "Int64", "timestamp": float, "value": float, "day": "Int64"})
 
 
+_COLS = ("timestamp", "broker", "metric", "bundle", "value")
+
+
+def _series_codes(*arrays) -> np.ndarray:
+    """One integer per distinct combination of the (text) arrays' values."""
+    code = np.zeros(len(arrays[0]), dtype=np.int64)
+    span = 1
+    for a in arrays:
+        c, u = pd.factorize(a)
+        span *= max(1, len(u))
+        if span >= 2**62:  # never with real ids; exact anyway
+            return pd.DataFrame({i: x for i, x in enumerate(arrays)}).groupby(
+                list(range(len(arrays))), sort=False).ngroup().to_numpy(dtype=np.int64)
+        code = code * max(1, len(u)) + c
+    return code
+
+
+def _take(cols: dict, idx) -> dict:
+    return {k: v[idx] for k, v in cols.items()}
+
+
+def _cat(parts: list) -> dict:
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
+
+def _dedupe_fill_day(cols: dict, seq: np.ndarray, carry: dict | None, max_gap: int, rep: dict):
+    """:func:`.ingest.dedupe_minutes` and the gap filling of :func:`.ingest._fill_gaps` for one day's rows
+    of some brokers, on integer codes (numpy sorts instead of pandas' object sorts), the series' last
+    rows of earlier days (``carry``) in front. Returns (rows of the day and the filled rows, new carry).
+    The same rules: the latest sample of a minute wins (ties: the last one read); every gap of 1 to
+    ``max_gap`` missing minutes between two rows of a series is filled with the earlier row's value;
+    longer gaps are counted."""
+    orig = cols["timestamp"]
+    minute = (orig.astype(np.int64) // MINUTE_MS) * MINUTE_MS
+    sk = _series_codes(cols["broker"], cols["bundle"], cols["metric"])
+    order = np.lexsort((seq, orig, sk, minute))
+    m_s, k_s = minute[order], sk[order]
+    last = np.ones(len(order), dtype=bool)
+    last[:-1] = (m_s[1:] != m_s[:-1]) | (k_s[1:] != k_s[:-1])
+    keep = order[last]
+    rep["duplicates_removed"] = int(rep.get("duplicates_removed", 0)) + int(len(order) - len(keep))
+    day = _take(cols, keep)
+    day["timestamp"] = minute[keep]
+    rep.setdefault("gaps_filled", 0)
+    rep.setdefault("gaps_left", 0)
+    if max_gap <= 0 or not len(keep):
+        return day, None
+    both = day if carry is None else _cat([carry, day])
+    ts = both["timestamp"]
+    sk = _series_codes(both["broker"], both["bundle"], both["metric"])
+    o = np.lexsort((ts, sk))
+    ts_s, k_s = ts[o], sk[o]
+    same = np.zeros(len(o), dtype=bool)
+    same[1:] = k_s[1:] == k_s[:-1]
+    step = np.zeros(len(o), dtype=np.int64)
+    step[1:] = (ts_s[1:] - ts_s[:-1]) // MINUTE_MS
+    missing = np.where(same, step - 1, 0)
+    fill = (missing >= 1) & (missing <= max_gap)
+    rep["gaps_left"] = int(rep["gaps_left"]) + int(((missing > max_gap) & same).sum())
+    counts = missing[fill]
+    rep["gaps_filled"] = int(rep["gaps_filled"]) + int(counts.sum())
+    end = np.ones(len(o), dtype=bool)
+    end[:-1] = k_s[1:] != k_s[:-1]
+    new_carry = _take(both, o[end])
+    if not len(counts):
+        return day, new_carry
+    src = o[np.repeat(np.flatnonzero(fill) - 1, counts)]
+    offs = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts) + 1
+    extra = _take(both, src)
+    extra["timestamp"] = both["timestamp"][src] + offs * MINUTE_MS
+    return _cat([day, extra]), new_carry
+
+
 def _write_batches(batches, out_dir: str, max_gap: int):
     """Per task (its brokers, days in order): minutes de-duplicated, short gaps filled (each series'
     last row carried to the next day), long and wide files written per day; one info row per day."""
     import pyarrow.parquet as pq
     from pyspark import TaskContext
 
+    from .layout import ROW_GROUP, WIDE_DIR, wide_table
     from .store import _day_name as day_name
     from .store import to_table
-    from .layout import ROW_GROUP, WIDE_DIR, wide_table
 
     tc = TaskContext.get()
     part = tc.partitionId() if tc is not None else 0
     rep: dict = {}
     state = {"carry": None, "day": None, "frames": []}
     pending: dict[int, list] = {}
-    key = ["broker", "bundle", "metric"]
 
     def flush(day):
-        df = pd.concat(pending.pop(day), ignore_index=True)
-        df["bundle"] = df["bundle"].where(df["bundle"] != _NULL, None)
-        df = df.sort_values(["timestamp", "broker", "bundle", "metric"], kind="stable", na_position="first")
+        c = _cat(pending.pop(day))
+        bcode, brokers = pd.factorize(c["broker"], sort=True)
+        mcode, metrics = pd.factorize(c["metric"], sort=True)
+        nob = c["bundle"] == _NULL
+        ucode, _u = pd.factorize(c["bundle"], sort=True)
+        ucode = np.where(nob, -1, ucode)  # no bundle first, as sort_values(na_position="first")
+        o = np.lexsort((mcode, ucode, bcode, c["timestamp"]))
+        c = _take(c, o)
+        df = pd.DataFrame({"timestamp": c["timestamp"], "broker": c["broker"], "metric": c["metric"],
+                           "value": c["value"], "bundle": np.where(nob[o], None, c["bundle"])})
         name = day_name(day)
         d = Path(out_dir) / f"day={name}"
         d.mkdir(parents=True, exist_ok=True)
@@ -378,32 +457,19 @@ def _write_batches(batches, out_dir: str, max_gap: int):
             wd.mkdir(parents=True, exist_ok=True)
             pq.write_table(w, wd / f"part-{part:05d}.parquet", compression="snappy", row_group_size=ROW_GROUP)
         return {"kind": "day", "day": name, "rows": int(len(df)), "wide_rows": int(w.num_rows),
-                "brokers": sorted(set(df["broker"])), "metrics": sorted(set(df["metric"])),
-                "has_bundles": bool(df["bundle"].notna().any()),
-                "start": int(df["timestamp"].min()), "end": int(df["timestamp"].max())}
+                "brokers": [str(x) for x in brokers], "metrics": [str(x) for x in metrics],
+                "has_bundles": bool((~nob).any()),
+                "start": int(c["timestamp"].min()), "end": int(c["timestamp"].max())}
 
     def process():
         day, frames = state["day"], state["frames"]
         state["frames"] = []
-        df = pd.concat(frames, ignore_index=True)
-        df = dedupe_minutes(df[["timestamp", "broker", "metric", "value", "bundle"]], rep,
-                            order=df["seq"].to_numpy())
-        df["timestamp"] = df["timestamp"].astype(np.int64)
-        carry = state["carry"]
-        n_carry = 0 if carry is None else len(carry)
-        both = df if carry is None else pd.concat([carry, df], ignore_index=True)
-        both = both.assign(_carry=np.arange(len(both)) < n_carry)
-        n = len(both)
-        filled = _fill_gaps(both, max_gap, rep)
-        keep = np.ones(len(filled), dtype=bool)
-        keep[:n] = ~filled["_carry"].to_numpy()[:n]  # the carried rows were written with their own day
-        got = filled[keep].drop(columns=["_carry"])
-        got_day = got["timestamp"].to_numpy(dtype=np.int64) // DAY_MS
+        cols = _cat([{k: f[k].to_numpy() for k in _COLS} for f in frames])
+        seq = np.concatenate([f["seq"].to_numpy(dtype=np.int64) for f in frames])
+        got, state["carry"] = _dedupe_fill_day(cols, seq, state["carry"], max_gap, rep)
+        got_day = got["timestamp"] // DAY_MS
         for d in np.unique(got_day):
-            pending.setdefault(int(d), []).append(got[got_day == d])
-        last = pd.concat([both.drop(columns=["_carry"]), got], ignore_index=True)
-        last = last.sort_values(key + ["timestamp"], kind="stable", na_position="first")
-        state["carry"] = last.drop_duplicates(key, keep="last").reset_index(drop=True)
+            pending.setdefault(int(d), []).append(_take(got, got_day == d))
         # a later gap fills at most max_gap minutes back from the next day's start: older days are final
         horizon = (day + 1) * DAY_MS - (max(max_gap, 0) + 1) * MINUTE_MS
         for d in sorted(pending):
@@ -414,11 +480,10 @@ def _write_batches(batches, out_dir: str, max_gap: int):
         info = b["info"]
         for txt in info[info.notna()]:
             yield _info_frame(txt)
-        b = b[info.isna()].drop(columns=["info"])
+        b = b[info.isna()]
         if b.empty:
             continue
-        # a missing bundle as a marker while the rows are grouped: pandas concatenates all-None object
-        # columns element by element (the marker groups and orders the series the same way)
+        # a missing bundle as a marker (one more text value: the series group and order the same way)
         b = b.assign(bundle=b["bundle"].where(b["bundle"].notna(), _NULL))
         days = b["day"].to_numpy(dtype=np.int64)
         for d in pd.unique(days):
