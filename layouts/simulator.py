@@ -168,7 +168,9 @@ def event_table(rows: list, total: int) -> html.Div:
     body = []
     for r in rows:
         who = r["broker"] + (f" → {r['destination']}" if r["destination"] else "")
-        reason = [r["reason"]]
+        reason = ([html.Code(r["code"], className=f"sim-code sim-code-{(r.get('label') or 'none').lower()}",
+                             title=f"Pulsar's UnloadDecision: {r.get('label') or '?'} / {r['code']}"), " "]
+                  if r.get("code") else []) + [r["reason"]]
         if r["placement"]:
             reason.append(html.Div(f"placement: {r['placement']}" + (" (random draw)" if r["random"] else "")
                                    + (" · destination above average" if r["bad"] else ""), className="cell-note"))

@@ -28,8 +28,9 @@ def event_kinds(runs: Mapping[str, RunData]) -> list[dict]:
 
 
 def event_rows(runs: Mapping[str, RunData], kinds=None, which: str = "both", limit: int | None = 200) -> tuple[list, int]:
-    """Rows of the event log (``run, minute, kind, broker, destination, bundle, reason``) and the total
-    before ``limit``; ordered by minute, A before B within a minute."""
+    """Rows of the event log (``run, minute, kind, broker, destination, bundle, reason``, and the decision's
+    ``label`` and ``code`` — Pulsar's ``UnloadDecision`` label and reason, as the engine gives them; empty
+    for other events) and the total before ``limit``; ordered by minute, A before B within a minute."""
     frames = []
     for s, r in runs.items():
         if which in ("a", "b") and s != which:
@@ -40,7 +41,7 @@ def event_rows(runs: Mapping[str, RunData], kinds=None, which: str = "both", lim
         if ev.empty:
             continue
         f = ev[["minute", "kind", "broker", "destination", "bundle", "reason", "placement", "random",
-                "bad_placement"]].copy()
+                "bad_placement"] + [c for c in ("label", "reason_code") if c in ev]].copy()
         f.insert(0, "run", s.upper())
         frames.append(f)
     if not frames:
@@ -53,7 +54,8 @@ def event_rows(runs: Mapping[str, RunData], kinds=None, which: str = "both", lim
     for r in df.itertuples(index=False):
         rows.append({"run": r.run, "minute": int(r.minute), "kind": r.kind, "broker": _s(r.broker),
                      "destination": _s(r.destination), "bundle": _s(r.bundle), "reason": _s(r.reason),
-                     "placement": _s(r.placement), "random": bool(r.random), "bad": bool(r.bad_placement)})
+                     "placement": _s(r.placement), "random": bool(r.random), "bad": bool(r.bad_placement),
+                     "label": _s(getattr(r, "label", "")), "code": _s(getattr(r, "reason_code", ""))})
     return rows, total
 
 

@@ -163,7 +163,8 @@ def build_report(payload: dict, *, permalink: str | None = None, sweep: dict | N
         parts.append(f"<tr><td class='{'ra' if r['run'] == 'A' else 'rb'}'>{r['run']}</td>"
                      f"<td class='num'>{r['minute']}</td><td>{_e(r['kind'])}</td>"
                      f"<td><code>{_e(r['broker'])}{_e(dest)}</code></td><td><code>{_e(r['bundle'])}</code></td>"
-                     f"<td class='reason'>{_e(r['reason'])}{_e(extra)}</td></tr>")
+                     f"<td class='reason'>{'<b>' + _e(r['code']) + '</b> ' if r.get('code') else ''}"
+                     f"{_e(r['reason'])}{_e(extra)}</td></tr>")
     parts.append("</table></section>")
     parts.append("<p class='muted'>Made with Shedlab: the runs are the engine's time-stepped reproduction of "
                  "Pulsar's load manager on this scenario (docs/scenarios.md lists what it models and "

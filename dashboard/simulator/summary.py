@@ -94,23 +94,32 @@ _CODE = re.compile(r"^([A-Z][A-Za-z]+):")
 _HIT = re.compile(r"hit (\d+) time\(s\)")
 
 
+def _codes(c: pd.DataFrame) -> pd.Series:
+    """The decision code of each check row: the engine's ``reason_code`` (Pulsar's ``UnloadDecision.Reason``),
+    or, for results kept before the events carried it, the code the reason starts with."""
+    if "reason_code" in c:
+        return c["reason_code"].astype(str).replace("", float("nan"))
+    return c["reason"].astype(str).str.extract(_CODE)[0]
+
+
 def check_codes(events: pd.DataFrame) -> dict:
     """The decision codes over the run's checks (``{"HitCount": 40, "CoolDown": 15, …}``)."""
     c = events[events["kind"] == "check"]
-    codes = c["reason"].astype(str).str.extract(_CODE)[0].dropna()
+    codes = _codes(c).dropna()
     return {k: int(v) for k, v in codes.value_counts().items()}
 
 
 def checks_frame(events: pd.DataFrame) -> pd.DataFrame:
     """One row per check: ``minute, code, hit, reason`` (``hit``: the hit count, NaN when the reason does
     not count hits)."""
-    c = events.loc[events["kind"] == "check", ["minute", "reason"]].copy()
+    cols = ["minute", "reason"] + (["reason_code"] if "reason_code" in events else [])
+    c = events.loc[events["kind"] == "check", cols].copy()
     c["reason"] = c["reason"].astype(str)
-    c["code"] = c["reason"].str.extract(_CODE)[0]
+    c["code"] = _codes(c)
     hit = c["reason"].str.extract(_HIT)[0].astype(float)
     hit[c["reason"].str.contains("hit count reset to 0", regex=False)] = 0.0
     c["hit"] = hit
-    return c.reset_index(drop=True)
+    return c[["minute", "reason", "code", "hit"]].reset_index(drop=True)
 
 
 def config_diff(cfg_a: LoadBalancerConfig, cfg_b: LoadBalancerConfig) -> list[dict]:

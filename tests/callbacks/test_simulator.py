@@ -536,3 +536,21 @@ def test_sim032_the_report_carries_each_run_strategy_state_as_its_value_json(pai
     assert "Strategy state at the end of each run" in text
     a = payload["runs"]["b"].strategy_state["AvgShedder"]  # run B is AvgShedder in this pair
     assert json.dumps(a, indent=1, sort_keys=True) in text
+
+
+def test_sim033_the_event_log_shows_the_decision_label_and_code(pair):
+    """Every check and unload in the log carries the engine's own explanation (Pulsar's UnloadDecision
+    label and reason), shown before the sentence — for every strategy, without naming one."""
+    from layouts.simulator import event_table
+
+    rows, _ = S.event_rows(pair["payload"]["runs"], ["check", "unload"], "both", limit=None)
+    checks = [r for r in rows if r["kind"] == "check"]
+    assert checks and all(r["code"] and r["label"] in ("Success", "Skip", "Failure") for r in checks)
+    assert {r["run"] for r in checks} == {"A", "B"}
+    assert S.check_codes(pair["payload"]["runs"]["a"].events) == {
+        k: v for k, v in __import__("collections").Counter(r["code"] for r in checks if r["run"] == "A").items()}
+    table = event_table(rows[:5], len(rows))
+    codes = [c.children for c in table._traverse() if getattr(c, "className", "") and "sim-code" in c.className]
+    assert codes == [r["code"] for r in rows[:5] if r["code"]]
+    html = S.build_report(pair["payload"])
+    assert f"<b>{checks[0]['code']}</b> " in html
