@@ -18,7 +18,8 @@ def add_config_args(p: argparse.ArgumentParser, strategies: bool = True) -> None
         p.add_argument("--strategy", metavar="NAME",
                        help="shedding strategy (short or fully qualified Pulsar class name)")
         p.add_argument("--placement", metavar="NAME",
-                       help="placement strategy (AvgShedder shedding defaults to AvgShedder placement)")
+                       help="placement strategy (default: the one --strategy is paired with, e.g. AvgShedder "
+                            "with AvgShedder, else the configured one)")
     p.add_argument("--conf", metavar="broker.conf", help="read load-balancer keys from a broker.conf")
     p.add_argument("--preset", choices=sorted(PRESETS), help="start from a preset (default pulsar-4)")
     p.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],

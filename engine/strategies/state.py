@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from .spec import EmptyState, StateValue
 
-__all__ = ["Stateful", "StateValue", "EmptyState", "pairs", "pairs_json", "pairs_from_json"]
+__all__ = ["Stateful", "StateValue", "EmptyState", "fold", "pairs", "pairs_json", "pairs_from_json"]
 
 
 def pairs(d) -> tuple:
@@ -97,3 +97,24 @@ class Stateful:
         """Forget everything (a new leader)."""
         self.restore(self.state_type())
 
+
+
+def fold(strategy, steps, state=None):
+    """Run a shedding strategy over ``steps`` (``(view, conf, recently_unloaded)`` each), threading the
+    state: ``(results, final_state)``. ``n`` cycles of a load manager are this fold plus the manager's
+    own memory (recently unloaded bundles, placements).
+
+    >>> from engine.config import LoadBalancerConfig
+    >>> from engine.shedding.avg_shedder import AvgShedder
+    >>> from engine.synth import make_snapshot
+    >>> from engine.view import LoadView
+    >>> view = LoadView.from_load_data(make_snapshot({"a:1": dict(cpu=90), "b:1": dict(cpu=10)}))
+    >>> results, state = fold(AvgShedder(), [(view, LoadBalancerConfig(), {})] * 2)
+    >>> [r.reason_code for r in results], dict(state.hit_high)  # 2nd: triggered, but no traffic to move
+    (['HitCount', 'Balanced'], {})
+    """
+    results = []
+    for view, conf, recently in steps:
+        res, state = strategy.run(view, conf, recently, state)
+        results.append(res)
+    return results, state if state is not None else strategy.state_value()
