@@ -41,10 +41,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 from typing import Mapping
 
-from ..config import LOAD_MANAGER_KEYS, LoadBalancerConfig
+from ..config import LoadBalancerConfig
 from ..errors import UsageError
 from ..javacompat import java_map_order
 from ..model import bundle_namespace
@@ -295,11 +294,6 @@ class TransferShedder(Stateful):
                    "loadBalancerCPUResourceWeight", "loadBalancerMemoryResourceWeight",
                    "loadBalancerDirectMemoryResourceWeight", "loadBalancerBandwidthInResourceWeight",
                    "loadBalancerBandwidthOutResourceWeight", "loadBalancerHistoryResourcePercentage")
-
-    #: former factory, now only the keys its load manager reads (``manager_factory.config_keys``, for
-    #: callers not yet on :data:`engine.config.LOAD_MANAGER_KEYS`); the manager itself comes from
-    #: :func:`engine.managers.make_manager` — a strategy module never imports a load manager
-    manager_factory = SimpleNamespace(config_keys=LOAD_MANAGER_KEYS[EXTENSIBLE])
 
     state_type = TransferShedderState
 
