@@ -313,3 +313,26 @@ def test_ingest_spark009_command_line_engine_and_stage_lines(spark, tmp_path, ca
     key = ["timestamp", "broker", "bundle", "metric"]
     pd.testing.assert_frame_equal(read_long(tmp_path / "sp").sort_values(key).reset_index(drop=True),
                                   read_long(tmp_path / "pd").sort_values(key).reset_index(drop=True), check_exact=True)
+
+
+@pytest.mark.parametrize("max_gap", [0, 2, 5])
+def test_ingest_spark010_ties_and_gap_limits_equal_pandas(spark, tmp_path, max_gap):
+    """Same timestamp in two files (the one read last wins), gaps of exactly max_gap and max_gap + 1
+    minutes, one across midnight, and no filling at all with max_gap 0."""
+    def qr(pts):
+        return _qr([({"__name__": "pulsar_lb_cpu_usage", "broker": h, "instance": f"{h}:8080"}, pts)
+                    for h in HOSTS[:2]])
+
+    day1 = T0 + 86400
+    a = [(T0 + 60 * m, str(m)) for m in range(0, 1440) if m not in (100, 101, 200, 201, 202, 1439)]
+    a += [(day1 + 60 * m, str(m + 7)) for m in range(2, 30)]
+    b = [(T0 + 60 * m, str(1000 + m)) for m in (5, 6, 7)] + [(T0 + 60 * 8 + 1, "3")]
+    f1, f2 = tmp_path / "a.json", tmp_path / "b.json"
+    f1.write_text(json.dumps(qr(a)))
+    f2.write_text(json.dumps(qr(b)))
+    out = tmp_path / "cmp"
+    out.mkdir()
+    meta = _both(out, [f1, f2], max_gap=max_gap)
+    rep = meta["report"]
+    assert rep["duplicates_removed"] == 2 * 4
+    assert (rep["gaps_filled"] > 0) == (max_gap > 0)
