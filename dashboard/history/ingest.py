@@ -21,8 +21,9 @@ Inputs (format picked from the content, or forced with ``fmt``):
 * **LoadData timelines** (:func:`engine.io.load_timeline`: a directory of snapshots, a JSON list or
   JSON lines): every snapshot is one minute; percentages are computed with Pulsar's float32 rule.
 
-These readers are pandas-only (there is no Spark ingest path: ingestion is one pass over the files;
-Spark reads the dataset it writes).
+These readers and the cleaning rules below run in one pandas pass here; for big inputs
+:mod:`.ingest_spark` runs the very same readers and rules on Spark executors (same dataset, same
+report).
 
 Labels Pulsar really emits (apache/pulsar, and what Prometheus adds)
 -------------------------------------------------------------------

@@ -12,17 +12,21 @@ Every input format the pandas path reads is read here too, by the very same read
 
 1. **read** — one Spark task per input (a file, or a directory for timelines and scraped
    ``/metrics``): the executor reads and parses it (big Prometheus JSON never goes through the
-   driver) and writes its raw rows as a Parquet file in a staging directory beside the output;
-   the driver gets one small summary per input (format, rows, or the error, raised in input order
-   as the pandas path would: the same message naming the file and the field);
-2. **brokers** — the broker identity rules need every id of the input at once: Spark reduces the
-   raw rows to their distinct label combinations (a few per series), the driver resolves those
-   with :func:`.ingest.resolve_brokers` and ships the mapping back to the executors. The load
+   driver; a plain ``query_range`` file is decoded by msgspec into its typed shape, anything else by
+   the reader itself), turns the values into numbers by the value rule
+   (:func:`.ingest.value_numbers`) and writes its raw rows as a Parquet file in a staging directory
+   beside the output; the driver gets one small summary per input (format, rows, its distinct label
+   combinations, or the error, raised in input order as the pandas path would: the same message
+   naming the file and the field);
+2. **brokers** — the broker identity rules need every id of the input at once: the driver resolves
+   the distinct label combinations (a few per series) with :func:`.ingest.resolve_brokers` and the
+   mapping is broadcast-joined to the rows in the JVM. The load
    manager's counters (small: a few series) are collected and turned into the ``actions`` table
    on the driver;
 3. **clean and write** — executors apply the row rules, the rows are partitioned by broker and
-   sorted by day; each task then de-duplicates the minutes, fills the short gaps (carrying each
-   series' last row from one day to the next, so gaps across midnight are filled as in one pass)
+   sorted by day; each task then de-duplicates the minutes and fills the short gaps by the rules of
+   :func:`.ingest.dedupe_minutes` and the gap filling, on integer series codes with numpy (carrying
+   each series' last row from one day to the next, so gaps across midnight are filled as in one pass)
    and writes, per day, its brokers' long rows and their wide rows (:mod:`.layout`);
 4. **finish** — the driver merges the counts into the report (same keys, same order, same values
    as the pandas path), writes the metadata, the ``actions`` table and records the wide layout.
