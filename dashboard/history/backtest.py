@@ -37,7 +37,7 @@ from .dataset import BROKER_METRICS, BUNDLE_METRICS
 from .sparkio import broker_minutes, bundle_minutes
 
 __all__ = ["backtest", "backtest_input", "EVENT_SCHEMA", "count_events", "run_group", "group_udf", "chunk_plan",
-           "run_chunks", "DEFAULT_WARMUP_MINUTES", "stream", "stream_cells", "stream_udf", "stream_batches",
+           "run_chunks", "DEFAULT_WARMUP_MINUTES", "stream", "stream_cells", "stream_udf", "stream_batches", "run_segments",
            "STREAM_BATCH_ROWS"]
 
 EVENT_SCHEMA = ("cell long, timestamp timestamp, strategy string, broker string, partner string, trigger string, "
@@ -129,17 +129,24 @@ def _cell_config(config: LoadBalancerConfig, keys, x, y) -> LoadBalancerConfig:
 
 
 def stream_cells(batches, strategy: str, config: LoadBalancerConfig, synthetic_bundles: int, state_limit: int,
-                 bundles: str, use_bundles: bool, keys: tuple | None = None):
+                 bundles: str, use_bundles: bool, keys: tuple | None = None, initial: dict | None = None,
+                 on_end=None):
     """The ``mapInPandas`` body of the streaming backtest: this partition's rows, sorted by ``(cell,
     timestamp)``, arrive as Arrow batches; each cell is one :class:`engine.backtest.Backtest` fed minute
     by minute, and the events of each batch leave at once. Memory is bounded by a batch (a minute cut by
     a batch boundary waits for the next batch), never by the history.
 
     ``use_bundles``: the rows carry bundle rows (``bundle`` not null) — each minute's bundles are the
-    ones reported (none when a minute has none); else every broker gets synthetic bundles."""
+    ones reported (none when a minute has none); else every broker gets synthetic bundles.
+    ``initial``: the carried state each cell starts from (a time segment of a longer history);
+    ``on_end(cell, carried)`` receives each cell's carried state after its last minute."""
     from engine.backtest import Backtest, BrokerBlock, BundleBlock
 
     state = {"cell": None, "bt": None}
+
+    def end():
+        if on_end is not None and state["bt"] is not None:
+            on_end(state["cell"], state["bt"].carried())
     bundle_cols = ["timestamp", "broker", "bundle"] + BUNDLE_METRICS
 
     def run(pdf: pd.DataFrame) -> list:
@@ -150,10 +157,12 @@ def stream_cells(batches, strategy: str, config: LoadBalancerConfig, synthetic_b
             part = pdf.iloc[a:b]
             c = int(cells[a])
             if state["cell"] != c:
+                end()
                 cfg = _cell_config(config, keys, part["x"].iloc[0] if keys else None,
                                    part["y"].iloc[0] if keys else None)
                 state["cell"] = c
-                state["bt"] = Backtest(strategy, cfg, synthetic_bundles=synthetic_bundles, state_limit=state_limit)
+                state["bt"] = Backtest(strategy, cfg, synthetic_bundles=synthetic_bundles, state_limit=state_limit,
+                                       initial=initial)
             bt = state["bt"]
             if not bt.enabled:
                 continue
@@ -189,6 +198,7 @@ def stream_cells(batches, strategy: str, config: LoadBalancerConfig, synthetic_b
         evs = run(carry.reset_index(drop=True))
         if evs:
             yield frame(evs)
+    end()
 
 
 def stream_udf(**params):
@@ -224,13 +234,68 @@ def stream_batches(spark, rows: int = STREAM_BATCH_ROWS):
             spark.conf.set(key, old)
 
 
+def segment_udf(initial: dict | None, **params):
+    """One time segment of a single backtest, for ``mapInPandas`` with :data:`CHUNK_SCHEMA`: its events
+    (``kind`` "event"), then one row ``kind`` "end" carrying the state after its last minute (JSON)."""
+
+    def fn(batches):
+        ends = []
+        for ev in stream_cells(batches, **params, initial=initial, on_end=lambda c, st: ends.append(st)):
+            yield ev.assign(chunk=0, kind="event")
+        for st in ends:
+            mark = events_frame([{"timestamp": 0, "strategy": params["strategy"], "broker": "", "n_bundles": 0,
+                                  "state": json.dumps(st)}])
+            mark.insert(0, "cell", 0)
+            yield mark[["cell"] + EVENT_COLUMNS].assign(chunk=0, kind="end")
+
+    return fn
+
+
+def run_segments(data, params: dict, starts: list[int], state_limit: int, progress=None):
+    """One backtest as consecutive Spark jobs, one per time segment (``starts``: each segment's first
+    minute), each streaming from the state the previous one ended with: the same events as one stream,
+    with progress between segments (the page's progress bar; Cancel stops the job group in between
+    too). Returns the events DataFrame and the cached parts."""
+    from pyspark.sql import functions as F
+
+    use_b = _uses_bundles(data, params)
+    ms = F.col("timestamp").cast("long") * 1000
+    carried, emitted, parts = None, 0, []
+    bounds = list(zip(starts, starts[1:] + [None]))
+    for k, (a, b) in enumerate(bounds):
+        if progress is not None:
+            day = pd.Timestamp(a, unit="ms").strftime("%Y-%m-%d %H:%M")
+            progress(k, len(bounds), f"backtest: segment {k + 1} of {len(bounds)} (from {day} UTC)")
+        cond = ms >= F.lit(a) if k else F.lit(True)
+        if b is not None:
+            cond = cond & (ms < F.lit(b))
+        fn = segment_udf(carried, **{**params, "state_limit": max(0, state_limit - emitted)}, use_bundles=use_b)
+        out = (data.where(cond).repartition(1).sortWithinPartitions("cell", "timestamp")
+               .mapInPandas(fn, schema=CHUNK_SCHEMA).cache())
+        parts.append(out)
+        emitted += out.where(F.col("kind") == "event").count()
+        end = out.where(F.col("kind") == "end").select("state").collect()
+        if end:
+            carried = json.loads(end[0]["state"])
+    if progress is not None:
+        progress(len(bounds), len(bounds), "backtest: done")
+    events = parts[0]
+    for x in parts[1:]:
+        events = events.unionByName(x)
+    return events.where(F.col("kind") == "event").drop("chunk", "kind"), parts
+
+
+def _uses_bundles(data, params: dict) -> bool:
+    from pyspark.sql import functions as F
+
+    return "bundle" in data.columns and (params["bundles"] == "real"
+                                         or data.where(F.col("bundle").isNotNull()).limit(1).count() > 0)
+
+
 def stream(data, params: dict, n_cells: int):
     """Every cell's backtest as one streaming task (:func:`stream_cells`); cells in parallel (one
     range partition per cell). Returns the events DataFrame (``cell`` + :data:`EVENT_COLUMNS`)."""
-    from pyspark.sql import functions as F
-
-    use_b = "bundle" in data.columns and (params["bundles"] == "real"
-                                          or data.where(F.col("bundle").isNotNull()).limit(1).count() > 0)
+    use_b = _uses_bundles(data, params)
     part = data.repartitionByRange(n_cells, "cell") if n_cells > 1 else data.repartition(1)
     part = part.sortWithinPartitions("cell", "timestamp")
     return part.mapInPandas(stream_udf(**params, use_bundles=use_b), schema=EVENT_SCHEMA)
@@ -359,7 +424,7 @@ def limit_states(events, state_limit: int):
 
 def backtest(df, strategy: str, config: LoadBalancerConfig | None = None, *, bundles: str = "auto",
              synthetic_bundles: int = 8, state_limit: int = 2000, bundle_df=None, chunks: int | None = None,
-             warmup_minutes: int = DEFAULT_WARMUP_MINUTES) -> dict:
+             warmup_minutes: int = DEFAULT_WARMUP_MINUTES, segments: int | None = None, progress=None) -> dict:
     """The whole job: ``{"events", "per_day", "per_pair", "_info"}`` for one strategy and config.
 
     ``df``: the long dataset or the broker-minute table (with ``bundle_df`` for real bundles).
@@ -368,6 +433,9 @@ def backtest(df, strategy: str, config: LoadBalancerConfig | None = None, *, bun
     in parallel and checked to equal one sequential replay (:func:`run_chunks`): faster on many
     executors when the strategy's memory is rebuilt within ``warmup_minutes`` (AvgShedder's hit
     counters with real bundles), slower otherwise (every chunk after a mismatch is replayed again).
+    ``segments`` > 1 runs the one stream as that many consecutive Spark jobs over consecutive time
+    segments, the state carried from one to the next (:func:`run_segments`: same events), reporting
+    ``progress(done, total, text)`` between them — what the page shows while a long backtest runs.
     """
     from pyspark.sql import functions as F
 
@@ -388,6 +456,16 @@ def backtest(df, strategy: str, config: LoadBalancerConfig | None = None, *, bun
             if len(starts) > 1:
                 events, info = run_chunks(data, params, starts, warmup_minutes, 1)
                 events = limit_states(events, state_limit).cache()
+                return {"events": events, **count_events(events), "_info": info}
+    if segments is not None and int(segments) > 1:
+        lo, hi = data.agg(F.min("timestamp").alias("a"), F.max("timestamp").alias("b")).first()
+        if lo is not None:
+            t0, t1 = int(lo.timestamp() * 1000), int(hi.timestamp() * 1000)
+            starts = chunk_plan(t0, t1, int(segments), interval)
+            if len(starts) > 1:
+                events, parts = run_segments(data, params, starts, state_limit, progress)
+                events = events.cache()
+                info = {**info, "segments": len(starts), "_persisted": parts}
                 return {"events": events, **count_events(events), "_info": info}
     events = stream(data, params, 1).cache()
     return {"events": events, **count_events(events), "_info": info}

@@ -42,6 +42,8 @@ JOBS = ("aggregate", "backtest", "sweep", "bundles")
 #: line's default choice, the strategy the shipped samples tune; nothing else depends on which it is)
 DEFAULT_STRATEGY = "AvgShedder"
 PANDAS_MAX_ROWS = 3_000_000
+#: at most this many Spark jobs (time segments) for one backtest run with a progress bar (the page)
+SEGMENTS_MAX = 8
 CACHE_EXPIRE = 30 * 86400
 
 
@@ -203,18 +205,22 @@ def write_results(dataset, job: str, params: dict, res: dict) -> Path:
     return d
 
 
+def days_in_range(meta: dict, start=None, end=None) -> list:
+    """The dataset's days (``YYYY-MM-DD``, from the metadata) that ``[start, end]`` touches."""
+    from .dataset import parse_time
+
+    t0, t1 = parse_time(start), parse_time(end, end=True)
+    return [d for d in meta.get("days") or [] if (t0 is None or pd.Timestamp(d) >= t0.normalize())
+            and (t1 is None or pd.Timestamp(d) <= t1.normalize())]
+
+
 def estimate_rows(dataset, start=None, end=None, meta: dict | None = None) -> int:
     """Rows in the time range, from the metadata (whole days; cheap)."""
     meta = meta if meta is not None else read_meta(dataset)
     days = meta.get("days") or []
     if not days:
         return 0
-    from .dataset import parse_time
-
-    t0, t1 = parse_time(start), parse_time(end, end=True)
-    sel = [d for d in days if (t0 is None or pd.Timestamp(d) >= t0.normalize())
-           and (t1 is None or pd.Timestamp(d) <= t1.normalize())]
-    return int(meta.get("rows", 0) * len(sel) / len(days))
+    return int(meta.get("rows", 0) * len(days_in_range(meta, start, end)) / len(days))
 
 
 def _pandas(job, dataset, p, progress):
@@ -318,9 +324,14 @@ def _spark(job, dataset, p, progress, meta: dict | None = None):
                 if job == "backtest":
                     from .backtest import backtest
 
+                    # with a progress bar to feed (the page), the stream runs as one job per few days
+                    days = len(days_in_range(meta or read_meta(dataset), p["start"], p["end"]))
+                    seg = min(SEGMENTS_MAX, days) if progress is not None and days > 1 else None
                     r = backtest(wide, p["strategy"], config_from_params(p), bundles=p["bundles"],
-                                 synthetic_bundles=p["synthetic_bundles"], bundle_df=bdf, chunks=p.get("chunks"))
-                    info = {k: v for k, v in r.pop("_info", {}).items() if not k.startswith("_")}
+                                 synthetic_bundles=p["synthetic_bundles"], bundle_df=bdf, chunks=p.get("chunks"),
+                                 segments=seg, progress=report if seg else None)
+                    info = {k: v for k, v in r.get("_info", {}).items() if not k.startswith("_")}
+                    r["_persisted"] = r.pop("_info", {}).get("_persisted", [])
                     out = {"events": to_pandas(r["events"], ["timestamp", "broker"]),
                            "per_day": to_pandas(r["per_day"], ["day"]),
                            "per_pair": to_pandas(r["per_pair"], ["broker", "partner"])}

@@ -174,3 +174,24 @@ def test_backtest005_pandas_and_spark_backtests_agree_for_every_strategy(spark, 
         pd.testing.assert_frame_equal(ea, eb, check_dtype=False)
         da, db = (x["per_day"].sort_values("day")[["day", "events", "bundles"]].values.tolist() for x in (a, b))
         assert da == db
+
+
+@pytest.mark.spark
+def test_backtest006_a_backtest_in_time_segments_equals_one_stream_and_reports_progress(spark, gen_ds):
+    """The page's backtest runs as consecutive Spark jobs (the state carried between them, progress
+    reported in between): exactly the events of one replay, the state JSON limit included."""
+    from dashboard.history.backtest import backtest
+    from dashboard.history.sparkio import read_history, to_pandas
+
+    cfg = LoadBalancerConfig().with_values(_firing("AvgShedder"))
+    seen = []
+    r = backtest(read_history(spark, gen_ds), "AvgShedder", cfg, bundles="synthetic", segments=3, state_limit=10,
+                 progress=lambda d, t, txt: seen.append((d, t)))
+    ev = to_pandas(r["events"], ["timestamp", "broker"])
+    ref = backtest_frames(wide_brokers(read_long(gen_ds)), None, "AvgShedder", cfg, state_limit=10)
+    ref = ref.sort_values(["timestamp", "broker"], kind="stable").reset_index(drop=True)
+    assert len(ref) > 10 and r["_info"]["segments"] == 3
+    pd.testing.assert_frame_equal(ev.drop(columns="cell").reset_index(drop=True), ref, check_dtype=False)
+    assert seen[0] == (0, 3) and seen[-1] == (3, 3) and len(seen) == 4
+    for x in r["_info"]["_persisted"]:
+        x.unpersist()
