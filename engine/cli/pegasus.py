@@ -210,6 +210,8 @@ def run(args) -> int:
 
     if args.max_rounds is not None and args.max_rounds < 1:
         raise UsageError("--max-rounds must be at least 1")
+    if args.seed is not None and args.seed < 0:  # numpy's generators take non-negative seeds only
+        raise UsageError(f"--seed must not be negative, got {args.seed}")
     if args.snapshot is None:
         # `--no-quirks SNAPSHOT`: argparse gave the file to the optional LIST
         if args.no_quirks is not None and not _QUIRK_LIST.match(args.no_quirks):
