@@ -281,7 +281,7 @@ class Backtest:
         self.grace_min = int(self.cfg.loadBalancerSheddingGracePeriodMinutes)
         self.start_state: dict | None = None
         self.minutes = 0
-        self._sets: dict[bytes, _BrokerSet] = {}
+        self._sets: dict[str, _BrokerSet] = {}
         self._last_bundles: list | None = None
 
     # ------------------------------------------------------------------ state
