@@ -449,10 +449,21 @@ class LoadView:
         )
 
     def bundle_value_key(self, i: int) -> tuple:
-        """Value identity of bundle ``i``'s BundleData (see :meth:`BundleData.value_key`)."""
-        s, t = self.st[i], self.lt[i]
-        return ((self.st_max, int(self.st_samples[i])) + tuple(map(float, s))
-                + (self.lt_max, int(self.lt_samples[i])) + tuple(map(float, t)) + (int(self.topics[i]),))
+        """Value identity of bundle ``i``'s BundleData (see :meth:`BundleData.value_key`).
+
+        Memoised per view: a view is never changed once built (every producer builds a new one per
+        snapshot or minute, and the dashboard shares one per snapshot), and AvgShedder asks for the same
+        bundle's key when it plans a move and again when it places the bundle."""
+        memo = self.__dict__.get("_value_keys")
+        if memo is None:
+            memo = self.__dict__.setdefault("_value_keys", {})
+        i = int(i)
+        got = memo.get(i)
+        if got is None:
+            got = (self.st_max, int(self.st_samples[i]), *map(float, self.st[i].tolist()),
+                   self.lt_max, int(self.lt_samples[i]), *map(float, self.lt[i].tolist()), int(self.topics[i]))
+            memo[i] = got
+        return got
 
     def recent_mask(self, recently_unloaded: Mapping[str, int]) -> np.ndarray:
         """Boolean array: bundle is in ``recentlyUnloadedBundles``."""
