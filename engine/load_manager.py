@@ -105,6 +105,8 @@ class ModularLoadManager:
         self._mask_key = None
         self._prealloc_version = 0
         self._prefix_cache = {}
+        self._pipe_cache = {}
+        self._uw = None
         self.update(data, view=view)
         seeds = getattr(data, "strategy_state", None) or {}
         if seeds:
@@ -278,6 +280,60 @@ class ModularLoadManager:
             dec = self.placement.select_broker(c, bundle, data, v, cfg, ctx)
             dec.filters = [FilterStep("given candidates", c, names=names)]
             return dec
+        steps, c, base = self._pipeline(bundle, ns, non_persistent, ctx)
+        excluded = ns in cfg.loadBalancerSheddingExcludedNamespaces
+        strategy = self.round_robin if excluded else self.placement
+        dec = strategy.select_broker(c, bundle, data, v, cfg, ctx)
+        dec.filters = steps
+        if excluded:
+            dec.reason = f"namespace {ns} is in loadBalancerSheddingExcludedNamespaces: " + dec.reason
+        if dec.broker is None:
+            return dec
+        uw = float(self._usage_with_weight()[v.broker_index[dec.broker]])
+        if uw > cfg.overload_threshold:
+            full = self._apply_policies(bundle, non_persistent)
+            alt = self.placement.select_broker(full, bundle, data, v, cfg, ctx)
+            first = dec.broker
+            if alt.broker is not None:
+                alt.filters = steps + [FilterStep(
+                    f"{first} is overloaded ({uw * 100:.1f} % > "
+                    f"{cfg.loadBalancerBrokerOverloadedThresholdPercentage} %): retry with all brokers", full,
+                    names=names)]
+                alt.retried, alt.first_choice = True, first
+                alt.reason = f"first choice {first} overloaded ({uw * 100:.1f} %); retry: {alt.reason}"
+                dec = alt
+        return dec
+
+    def _usage_with_weight(self) -> np.ndarray:
+        """The view's weighted usage for our weights (looked up once per view and config)."""
+        got = self._uw
+        if got is None or got[0] is not self.view or got[1] is not self.config:
+            got = self._uw = (self.view, self.config, self.view.usage_with_weight(self.config.weights))
+        return got[2]
+
+    def _pipeline(self, bundle: str, ns: str, non_persistent: bool, ctx):
+        """The filter steps before the strategy: ``(steps, candidates, base)``, a new ``steps`` list
+        per call.
+
+        Without namespace policies and preallocations every step depends on the bundle only through
+        its namespace (isolation, anti-affinity and the preallocated bundles' namespaces are what
+        make it per bundle), so the result is kept per (namespace, topic type) for as long as the
+        cached prefix (view, configuration, preallocation version) holds: the same steps, in
+        Pulsar's order, and the same candidates as computing them again."""
+        if self.policies.__class__ is not NamespacePolicies or self.preallocated:
+            steps, c, base = self._pipeline_for(bundle, ns, non_persistent, ctx)
+            return steps, c, base
+        prefix = self._prefix(bundle, non_persistent, ctx)
+        pc = self._pipe_cache
+        if pc.get("prefix") is not prefix or pc.get("config") is not self.config:
+            pc = self._pipe_cache = {"prefix": prefix, "config": self.config}
+        got = pc.get((ns, non_persistent))
+        if got is None:
+            got = pc[(ns, non_persistent)] = self._pipeline_for(bundle, ns, non_persistent, ctx)
+        return list(got[0]), got[1], got[2]
+
+    def _pipeline_for(self, bundle: str, ns: str, non_persistent: bool, ctx):
+        v, cfg, names = self.view, self.config, self.view.brokers
         steps, base, c = self._prefix(bundle, non_persistent, ctx)
         steps = list(steps)
         explain = getattr(self.policies, "explain_anti_affinity", None)
@@ -307,28 +363,7 @@ class ModularLoadManager:
         if len(c) == 0:
             c = base
             steps.append(FilterStep("no candidate left: restored", c, None, names=names))
-        excluded = ns in cfg.loadBalancerSheddingExcludedNamespaces
-        strategy = self.round_robin if excluded else self.placement
-        dec = strategy.select_broker(c, bundle, data, v, cfg, ctx)
-        dec.filters = steps
-        if excluded:
-            dec.reason = f"namespace {ns} is in loadBalancerSheddingExcludedNamespaces: " + dec.reason
-        if dec.broker is None:
-            return dec
-        uw = float(v.usage_with_weight(cfg.weights)[v.broker_index[dec.broker]])
-        if uw > cfg.overload_threshold:
-            full = self._apply_policies(bundle, non_persistent)
-            alt = self.placement.select_broker(full, bundle, data, v, cfg, ctx)
-            first = dec.broker
-            if alt.broker is not None:
-                alt.filters = steps + [FilterStep(
-                    f"{first} is overloaded ({uw * 100:.1f} % > "
-                    f"{cfg.loadBalancerBrokerOverloadedThresholdPercentage} %): retry with all brokers", full,
-                    names=names)]
-                alt.retried, alt.first_choice = True, first
-                alt.reason = f"first choice {first} overloaded ({uw * 100:.1f} %); retry: {alt.reason}"
-                dec = alt
-        return dec
+        return steps, c, base
 
     def _prefix(self, bundle: str, non_persistent: bool, ctx):
         """Namespace policies and the max-topics filter: the same for every bundle until a

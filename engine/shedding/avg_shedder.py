@@ -264,8 +264,9 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
                 res.notes.append(f"{hi_b} has {int(view.num_bundles[hi])} bundle(s); AvgShedder unloads anyway")
             idx = sort_desc(view, candidate_bundles(view, hi, recent), vals)
             picked = 0
-            for k in idx.tolist():
-                t = float(vals[k])
+            for k, t in zip(idx.tolist(), vals[idx].tolist()):
+                if budget <= 0:
+                    break  # no value fits any more (the same picks as looking at every bundle)
                 if 0 < t <= budget:
                     self.plans[view.bundle_value_key(k)] = (lo_b, view.bundles[k], "shedding")
                     budget -= t
@@ -307,7 +308,7 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
                                   f"{plan[1]} at {plan[2]}); AvgShedder keys its plans by value")
                 dec.set_best([j])
                 return dec
-        srt = cand[np.argsort(view.name_rank[cand], kind="stable")]
+        srt = ctx.by_name(view, cand)
         r = int(ctx.rng.integers(-2**31, 2**31))
         h = java_abs_int(guava_crc32_as_int(str(r)))
         if h == INT_MIN:  # Math.abs overflow -> negative index -> Pulsar's fallback abs(hashCode) % n
