@@ -124,3 +124,51 @@ def test_state_is_inspectable_and_json_ready():
     json.dumps(c.to_json())
     st = lm.state()
     assert set(st["shedding"]["history"]) == set(lm.view.brokers)
+
+
+def _decision_facts(dec):
+    return (dec.broker, dec.reason, dec.from_plan, dec.retried, dec.first_choice,
+            [(f.name, f.note, f.candidates, f.removed) for f in dec.filters])
+
+
+@pytest.mark.parametrize("shed,place", [("AvgShedder", "AvgShedder"),
+                                        ("ThresholdShedder", "LeastLongTermMessageRate")])
+def test_filter_steps_kept_per_namespace_equal_computing_them_per_bundle(shed, place):
+    """Without namespace policies the steps before the strategy are kept per namespace; a manager
+    whose policies are a subclass (so nothing is kept) must decide and explain every placement the
+    same, also across preallocations (which change topic and namespace counts) and a shedding cycle."""
+    from engine.config import IMPL
+    from engine.load_manager import NamespacePolicies
+    from engine.synth import random_view
+
+    class SamePolicies(NamespacePolicies):
+        pass
+
+    v = random_view(40, 12, seed=5)
+    cfg = LoadBalancerConfig().with_values({
+        "loadBalancerLoadSheddingStrategy": IMPL + shed, "loadBalancerLoadPlacementStrategy": IMPL + place,
+        "loadBalancerAvgShedderHitCountLowThreshold": "1", "loadBalancerAvgShedderHitCountHighThreshold": "1",
+        "loadBalancerBrokerMaxTopics": "60"})
+    kept = ModularLoadManager(v, cfg, seed=3)
+    fresh = ModularLoadManager(v, cfg, seed=3, policies=SamePolicies())
+    a, b = kept.do_load_shedding(), fresh.do_load_shedding()
+    assert [_decision_facts(u.placement) for u in a.processed if u.placement] == \
+        [_decision_facts(u.placement) for u in b.processed if u.placement]
+    assert any(u.placement for u in a.processed)
+    assert len(kept._pipe_cache) > 2  # the kept path was taken
+    for name in v.bundles[:60] + ["persistent://t/ns-new/x/0x00000000_0x40000000"]:
+        assert _decision_facts(kept.select_broker(name)) == _decision_facts(fresh.select_broker(name))
+    for name in v.bundles[60:90]:  # preallocations: nothing is kept while there are some
+        da, db = kept.select_broker_for_assignment(name), fresh.select_broker_for_assignment(name)
+        assert _decision_facts(da) == _decision_facts(db)
+    for name in v.bundles[90:120]:
+        assert _decision_facts(kept.select_broker(name)) == _decision_facts(fresh.select_broker(name))
+
+
+def test_bundle_value_key_memo_equals_the_bundle_data_value():
+    from engine.synth import random_view
+
+    v = random_view(5, 4, seed=2)
+    for i, name in enumerate(v.bundles):
+        assert v.bundle_value_key(i) == v.bundle_data(name).value_key()
+        assert v.bundle_value_key(np.int64(i)) is v.bundle_value_key(i)
