@@ -388,7 +388,7 @@ def _assemble(source: str, slim_obj: dict, slim_brokers: dict, stat_names: list,
     ``bundleData``), ``slim_brokers`` (each report without its bulk keys), the lastStats entries' names
     and values (broker by broker; ``per_broker`` counts), each broker's bundle list, and the bundleData
     entries' names and values; the values already checked (``_check_*``)."""
-    from .io import load_data_from_json
+    from .loaddata_json import load_data_from_json
     from .javacompat import java_map_order
     from .view import LoadView, broker_columns
 

@@ -26,225 +26,28 @@ Formats (``design.md``):
 * **Timeline** — a directory of snapshots in name order (each a LoadData JSON file, or a
   sub-directory of load reports / a ZK dump), or one JSON file holding a list of snapshots (or
   ``{"snapshots": [...]}``), or JSON lines.
+
+This module is the dispatcher on top: the helpers every reader shares live in :mod:`engine.inputs`,
+LoadData JSON in :mod:`engine.loaddata_json`, the ELM shapes in :mod:`engine.extensible.readers`,
+policies in :mod:`engine.policies`; their names stay importable from here.
 """
 from __future__ import annotations
 
 import json
 from pathlib import Path, PurePosixPath
 from typing import Iterable
-from urllib.parse import urlsplit
 
-from .bounded import check_size, loads_json, read_bytes_bounded, read_zip
+from .bounded import loads_json, read_zip
 from .errors import InputError
 from .fastload import FAST_MIN_BYTES
-from .limits import epoch_ms, limit_bytes
+from .inputs import (MAX_INPUT_BYTES, _check_size, _finish, _is_report, _json_file_stem, _read_file,  # noqa: F401
+                     read_input_bytes, read_input_text, read_json_bytes, report_broker_id, resource_quota_from_json)
+from .limits import limit_bytes
+from .loaddata_json import load_data_from_json
 from .model import BrokerData, BundleData, LoadData, LocalBrokerData, TimeAverageBrokerData
 
 __all__ = ["MAX_INPUT_BYTES", "report_broker_id", "resource_quota_from_json", "read_input_bytes", "read_input_text", "load_snapshot", "load_snapshot_bytes", "load_data_from_json", "load_timeline",
            "load_report_dir", "load_zk_dump", "load_zk_zip", "save_snapshot", "read_json_bytes"]
-
-#: largest single input file read at import time (the limit itself is ``SHEDLAB_MAX_INPUT_MB``, read each
-#: time it is checked: :mod:`engine.limits`)
-MAX_INPUT_BYTES = limit_bytes("SHEDLAB_MAX_INPUT_MB")
-
-
-def _check_size(n: int, source: str) -> None:
-    check_size(n, source)
-
-
-def read_json_bytes(raw: bytes, source: str):
-    """Parse JSON bytes (UTF-8, BOM tolerated) within the size and nesting limits
-    (:func:`engine.bounded.loads_json`), or raise an InputError naming the line."""
-    return loads_json(raw, source)
-
-
-def read_input_bytes(path) -> bytes:
-    """The bytes of an input file, device or stream (``-``: stdin), refused (``InputError`` naming it)
-    when unreadable or over ``SHEDLAB_MAX_INPUT_MB`` (at most limit + 1 bytes are read)."""
-    return read_bytes_bounded(path)
-
-
-def read_input_text(path) -> str:
-    """:func:`read_input_bytes` decoded as UTF-8 (a BOM tolerated); ``InputError`` when it is not."""
-    raw = read_input_bytes(path)
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise InputError("not UTF-8 text", source=str(path)) from None
-
-
-_read_file = read_input_bytes
-
-
-def report_broker_id(obj, fallback: str | None = None) -> str | None:
-    """The broker id of a ``LocalBrokerData`` load report, by one rule for every way a report arrives.
-
-    Parameters
-    ----------
-    obj : the parsed report (``pulsar-admin broker-stats load-report`` / ``/loadbalance/brokers/<id>``).
-    fallback : the id to use when the report names none (the file name's stem), or ``None``.
-
-    Returns
-    -------
-    ``brokerId`` when the report carries it; else ``host:port`` of ``webServiceUrl``, else of
-    ``webServiceUrlTls``; else ``fallback``.
-
-    Notes
-    -----
-    Pulsar names a broker by its lookup address, ``advertisedAddress + ":" + webServicePort`` (the
-    TLS web port when the plain one is off) — ``PulsarService.getBrokerId()``, the
-    ``lookupServiceAddress`` of ``ModularLoadManagerImpl`` and of the extensible load manager — and
-    ``LocalBrokerData.webServiceUrl`` is ``http://`` + that host and port, so the URL's
-    ``host:port`` is the id. ``pulsarServiceUrl`` carries the binary protocol port (6650), not the
-    web port, so it cannot give the id and is not used. In a ZooKeeper dump the ``brokers/<id>``
-    node name is the id itself and wins over the content.
-
-    >>> report_broker_id({"webServiceUrl": "http://10.0.0.1:8080", "pulsarServiceUrl": "pulsar://10.0.0.1:6650"},
-    ...                  "broker-1")
-    '10.0.0.1:8080'
-    >>> report_broker_id({"webServiceUrlTls": "https://b2.example:8443/"}, "b2")
-    'b2.example:8443'
-    >>> report_broker_id({"cpu": {"usage": 1, "limit": 100}}, "broker-3")
-    'broker-3'
-    """
-    if isinstance(obj, dict):
-        bid = obj.get("brokerId")
-        if isinstance(bid, str) and bid.strip():
-            return bid.strip()
-        for key in ("webServiceUrl", "webServiceUrlTls"):
-            url = obj.get(key)
-            if isinstance(url, str) and url.strip():
-                try:
-                    netloc = urlsplit(url.strip()).netloc.rsplit("@", 1)[-1]
-                except ValueError:  # not a URL
-                    netloc = ""
-                if netloc:
-                    return netloc
-    return fallback
-
-
-def _json_file_stem(source) -> str | None:
-    """``"dir/broker-7.json"`` → ``"broker-7"`` (also inside a zip, ``"a.zip:r/broker-7.json"``); ``None``
-    when ``source`` is not a ``.json`` file's name."""
-    s = str(source or "").replace("\\", "/")
-    if ".zip:" in s:
-        s = s.rsplit(".zip:", 1)[1]
-    name = s.rsplit("/", 1)[-1]
-    return (name[:-5] or None) if name.lower().endswith(".json") else None
-
-
-def _is_report(obj) -> bool:
-    return isinstance(obj, dict) and ("brokerId" in obj or "cpu" in obj or "lastStats" in obj) and "brokers" not in obj
-
-
-def load_data_from_json(obj, source: str = "<json>", broker: str | None = None) -> LoadData:
-    """Build a :class:`LoadData` from parsed LoadData JSON (or a single load report).
-
-    An Extensible Load Manager shape — the container (``brokerLoadData``), one ``BrokerLoadData`` or
-    ``TopBundlesLoadData`` value (its broker: ``broker``, else the file name), a ``{key, value}``
-    message — gives an :class:`engine.extensible.ExtensibleLoadData` instead; the shapes are told
-    apart by their fields (:func:`engine.extensible.readers.json_shape`), and an object that is none
-    of them raises :class:`InputError` naming the shapes tried.
-    """
-    if isinstance(obj, dict):
-        from .extensible.readers import elm_from_json
-
-        ext = elm_from_json(obj, source, broker)
-        if ext is not None:
-            return ext
-    warnings: list[str] = []
-    if _is_report(obj):
-        # one report alone: the same rule as a directory (its own id; else --broker / the file name)
-        rep = LocalBrokerData.from_json(obj, broker_id=report_broker_id(obj, broker or _json_file_stem(source)),
-                                        path="", source=source, warnings=warnings)
-        ld = LoadData(brokers={rep.broker_id: BrokerData(rep)}, warnings=warnings, source=source)
-        _finish(ld)
-        return ld
-    if not isinstance(obj, dict):
-        raise InputError(f"expected a JSON object with \"brokers\", got {type(obj).__name__}", source=source)
-    if "brokers" not in obj:
-        raise InputError("missing \"brokers\" (broker id -> load report)", source=source, field="brokers")
-    brokers_obj = obj["brokers"]
-    if not isinstance(brokers_obj, dict):
-        raise InputError("expected an object mapping broker id -> load report", source=source, field="brokers")
-    ld = LoadData(warnings=warnings, source=source)
-    for bid, rep in brokers_obj.items():
-        path = f"brokers[{bid!r}]"
-        local = LocalBrokerData.from_json(rep, broker_id=bid, path=path, source=source, warnings=warnings)
-        if local.broker_id != bid:
-            local.broker_id = bid
-        ld.brokers[bid] = BrokerData(local)
-    bd = obj.get("bundleData") or {}
-    if not isinstance(bd, dict):
-        raise InputError("expected an object mapping bundle -> BundleData", source=source, field="bundleData")
-    for b, d in bd.items():
-        ld.bundle_data[b] = BundleData.from_json(d, path=f"bundleData[{b!r}]", source=source, warnings=warnings)
-    ta = obj.get("timeAverageData") or {}
-    if not isinstance(ta, dict):
-        raise InputError("expected an object mapping broker id -> TimeAverageBrokerData", source=source,
-                         field="timeAverageData")
-    for bid, t in ta.items():
-        if bid in ld.brokers:
-            ld.brokers[bid].time_average = TimeAverageBrokerData.from_json(
-                t, path=f"timeAverageData[{bid!r}]", source=source, warnings=warnings)
-    pre = obj.get("preallocatedBundleData") or {}
-    if not isinstance(pre, dict):
-        raise InputError("expected broker id -> {bundle: BundleData}", source=source, field="preallocatedBundleData")
-    for bid, m in pre.items():
-        if bid not in ld.brokers or not isinstance(m, dict):
-            raise InputError("unknown broker or not an object", source=source, field=f"preallocatedBundleData[{bid!r}]")
-        for b, d in m.items():
-            ld.brokers[bid].preallocated[b] = BundleData.from_json(
-                d, path=f"preallocatedBundleData[{bid!r}][{b!r}]", source=source, warnings=warnings)
-    ru = obj.get("recentlyUnloadedBundles") or {}
-    if not isinstance(ru, dict):
-        raise InputError("expected bundle -> unload time (ms)", source=source, field="recentlyUnloadedBundles")
-    for b, t in ru.items():
-        ld.recently_unloaded[b] = epoch_ms(t, source, f"recentlyUnloadedBundles[{b!r}]")
-    bt = obj.get("bundleTopics") or {}
-    if not isinstance(bt, dict):
-        raise InputError("expected bundle -> [topic names]", source=source, field="bundleTopics")
-    for b, ts in bt.items():
-        if not isinstance(ts, list) or not all(isinstance(x, str) for x in ts):
-            raise InputError("expected a list of topic names", source=source, field=f"bundleTopics[{b!r}]")
-        ld.bundle_topics[b] = list(ts)
-    now = obj.get("now")
-    if now is not None:
-        ld.now_ms = epoch_ms(now, source, "now")
-    rq = obj.get("resourceQuotas") or {}
-    if not isinstance(rq, dict):
-        raise InputError("expected bundle -> ResourceQuota", source=source, field="resourceQuotas")
-    for b, q in rq.items():
-        ld.resource_quotas[b] = resource_quota_from_json(q, f"{source}: resourceQuotas[{b!r}]")
-    if obj.get("defaultResourceQuota") is not None:
-        ld.default_resource_quota = resource_quota_from_json(obj["defaultResourceQuota"],
-                                                             f"{source}: defaultResourceQuota")
-    st = obj.get("shedlabStrategyState")
-    if st is not None:
-        if not isinstance(st, dict):
-            raise InputError("expected strategy name -> state", source=source, field="shedlabStrategyState")
-        ld.strategy_state = st
-    if obj.get("shedlabPolicies") is not None:  # isolation / anti-affinity / failure domains (engine.policies)
-        from .policies import attach, read_policies_json
-
-        attach(ld, read_policies_json(obj["shedlabPolicies"], f"{source}: shedlabPolicies", "bundle"))
-    _finish(ld)
-    return ld
-
-
-def _finish(ld: LoadData) -> None:
-    if not ld.brokers:
-        ld.warnings.append(f"{ld.source}: the cluster is empty (no brokers): nothing to balance")
-    owners = ld.owners()
-    for b, bs in owners.items():
-        if len(bs) > 1:
-            ld.warnings.append(f"{ld.source}: bundle {b} is listed by {len(bs)} brokers ({', '.join(bs)}): "
-                               "an ownership change in progress; Pulsar considers it on each")
-    ld.ensure_bundle_data()
-    for bid, bd in ld.brokers.items():
-        if not any(bd.time_average.values()) and bd.local.last_stats:
-            bd.time_average.reset(bd.local.last_stats.keys(), ld.bundle_data)
-
 
 def load_report_dir(path: Path, files: Iterable[Path] | None = None) -> LoadData:
     """A directory of ``broker-stats load-report`` JSON files (one per broker); each broker's id
@@ -263,37 +66,6 @@ def load_report_dir(path: Path, files: Iterable[Path] | None = None) -> LoadData
         ld.brokers[rep.broker_id] = BrokerData(rep)
     _finish(ld)
     return ld
-
-
-#: ``ResourceQuota`` JSON fields (``org.apache.pulsar.common.policies.data.ResourceQuota``)
-_QUOTA_NUMBERS = ("msgRateIn", "msgRateOut", "bandwidthIn", "bandwidthOut", "memory")
-
-
-def resource_quota_from_json(obj, source: str) -> dict:
-    """A ``ResourceQuota`` node (``msgRateIn``/``msgRateOut`` msg/s, ``bandwidthIn``/``bandwidthOut``
-    bytes/s, ``memory`` MB, ``dynamic``) as a plain dict, each number finite and not negative.
-
-    >>> resource_quota_from_json({"msgRateIn": 40.0, "msgRateOut": 120.0, "bandwidthIn": 100000.0,
-    ...                           "bandwidthOut": 300000.0, "memory": 80.0, "dynamic": True}, "q")["msgRateOut"]
-    120.0
-    """
-    if not isinstance(obj, dict):
-        raise InputError(f"expected a ResourceQuota object, got {type(obj).__name__}", source=source)
-    out = {}
-    for k in _QUOTA_NUMBERS:
-        v = obj.get(k, 0.0)
-        if v is None:
-            v = 0.0
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v in (float("inf"), float("-inf")):
-            raise InputError(f"expected a finite number, got {v!r}", source=source, field=k)
-        if v < 0:
-            raise InputError(f"must not be negative, got {v}", source=source, field=k)
-        out[k] = float(v)
-    dyn = obj.get("dynamic", True)
-    if not isinstance(dyn, bool):
-        raise InputError(f"expected true or false, got {dyn!r}", source=source, field="dynamic")
-    out["dynamic"] = dyn
-    return out
 
 
 def _zk_from_files(files: dict[str, bytes], source: str) -> LoadData:

@@ -32,7 +32,7 @@ apply (:class:`engine.simulator.leader.ModularLeader`, :class:`engine.extensible
 
 Applying them
 -------------
-Modular load manager (:class:`ModularPolicies`, the :class:`~engine.load_manager.NamespacePolicies`
+Modular load manager (:class:`ModularPolicies`, the :class:`~engine.placement.base.NamespacePolicies`
 hook): ``LoadManagerShared.applyNamespacePolicies`` (primaries; secondaries only when
 ``shouldFailoverToSecondaries`` — fewer primaries than ``min_limit``; a namespace without a policy may
 only use *shared* brokers, those no policy names as primary, that support the topic type),
@@ -77,10 +77,11 @@ from pathlib import PurePosixPath
 import numpy as np
 
 from .errors import InputError
-from .extensible.filters import ExtensiblePolicies
+from .inputs import MAX_INPUT_BYTES, read_input_bytes, read_json_bytes
 from .javacompat import java_map_order
-from .load_manager import NamespacePolicies
 from .model import bundle_namespace
+from .placement.base import NamespacePolicies
+from .policy_hooks import ExtensiblePolicies
 
 __all__ = ["IsolationPolicy", "ClusterPolicies", "ModularPolicies", "ExtensibleClusterPolicies",
            "read_isolation_policies", "read_anti_affinity", "read_failure_domains", "read_policies_json",
@@ -237,6 +238,17 @@ class ClusterPolicies:
     @property
     def empty(self) -> bool:
         return not (self.isolation or self.anti_affinity or self.failure_domains)
+
+    def modular(self) -> NamespacePolicies:
+        """The modular load manager's hook for these policies: :class:`ModularPolicies`, or the no-op
+        :class:`~engine.placement.base.NamespacePolicies` when there are none (what a load manager built on
+        a snapshot carrying them uses, so it needs no import of this module)."""
+        return NamespacePolicies() if self.empty else ModularPolicies(self)
+
+    def extensible(self) -> ExtensiblePolicies:
+        """The extensible load manager's hook for these policies: :class:`ExtensibleClusterPolicies`, or the
+        no-op :class:`~engine.policy_hooks.ExtensiblePolicies` when there are none."""
+        return ExtensiblePolicies() if self.empty else ExtensibleClusterPolicies(self)
 
     def merge(self, other: "ClusterPolicies") -> "ClusterPolicies":
         out = ClusterPolicies(dict(self.isolation), dict(self.anti_affinity), dict(self.failure_domains),
@@ -466,15 +478,11 @@ def read_policies_json(obj, source: str = "<policies>", kind: str | None = None)
 
 
 def _json(raw: bytes, where: str):
-    from .io import read_json_bytes
-
     return read_json_bytes(raw, where)
 
 
 def read_policy_file(path) -> ClusterPolicies:
     """One policy JSON file from disk (size-limited, named in every message)."""
-    from .io import read_input_bytes
-
     return read_policies_json(_json(read_input_bytes(path), str(path)), str(path))
 
 
@@ -538,8 +546,6 @@ def is_policy_member(name: str, obj) -> bool:
 
 def policies_from_zip(raw: bytes, source: str) -> ClusterPolicies | None:
     """Policies inside a zip (read in memory; archive paths are never used on disk)."""
-    from .io import MAX_INPUT_BYTES
-
     try:
         zf = zipfile.ZipFile(io.BytesIO(raw))
     except zipfile.BadZipFile:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from ..config import LoadBalancerConfig
 from ..model import bundle_namespace
+from ..policy_hooks import ExtensiblePolicies
 from ..results import FilterStep
 from .snapshot import ExtensibleLoadData, extensible_config
 
@@ -29,29 +30,6 @@ _SEMVER = re.compile(r"^(\d+)\.(\d+)\.(\d+)")
 
 class BrokerFilterError(Exception):
     """A filter failed (Pulsar's ``BrokerFilterException``), e.g. an unparsable broker version."""
-
-
-class ExtensiblePolicies:
-    """Hook for namespace isolation and anti-affinity policies (none by default).
-
-    Subclass and override to model ``AntiAffinityGroupPolicyFilter`` and
-    ``BrokerIsolationPoliciesFilter`` and which namespaces carry such policies (their bundles are left
-    out of top-K reports and are not transferable unless
-    ``loadBalancerSheddingBundlesWithPoliciesEnabled``). The cluster's real policies are
-    :class:`engine.policies.ExtensibleClusterPolicies` (picked by ``ExtensibleLoadManager`` when the snapshot
-    carries them); its ``explain_*`` methods give :class:`FilterContext` one step per rule with a reason per
-    removed broker.
-    """
-
-    def has_policies(self, namespace: str) -> bool:
-        """The namespace has isolation policies or an anti-affinity group."""
-        return False
-
-    def anti_affinity_filter(self, brokers: list, bundle: str, data: ExtensibleLoadData) -> list:
-        return brokers
-
-    def isolation_filter(self, brokers: list, bundle: str, data: ExtensibleLoadData) -> list:
-        return brokers
 
 
 @dataclass

@@ -325,7 +325,7 @@ def _fold_file(msgs: _Messages, raw: bytes, name: str, broker: str | None) -> bo
             else:
                 kinds.add(msgs.add(key, value, where))
         return True
-    from ..io import read_json_bytes
+    from ..inputs import read_json_bytes
 
     obj = read_json_bytes(raw, name)
     try:
@@ -431,7 +431,7 @@ def elm_from_bytes(raw: bytes, source: str, broker: str | None = None) -> Extens
     when its first member that is not a policy file is (then every member must be ELM data or a policy
     file: loose policy JSON or ZooKeeper ``admin/...`` nodes, attached as the snapshot's policies).
     """
-    from ..io import MAX_INPUT_BYTES
+    from ..inputs import MAX_INPUT_BYTES
 
     if raw[:2] == b"PK":
         members = _zip_members(raw, source, MAX_INPUT_BYTES)
@@ -458,7 +458,7 @@ def display_load_data(ext: ExtensibleLoadData):
     ``lastStats`` and ``bundles`` (the top-K bundles it owns). The ELM snapshot itself is kept as
     ``ld.elm``: every decision (TransferShedder, the ELM's placement) runs on it, never on this view.
     """
-    from ..io import _finish
+    from ..inputs import finish_load_data as _finish
     from ..model import BrokerData, LoadData, LocalBrokerData
     from .snapshot import EXTENSIBLE_LOAD_MANAGER
 

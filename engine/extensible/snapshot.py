@@ -328,7 +328,7 @@ def extensible_from_json(obj, source: str = "<json>") -> ExtensibleLoadData:
 
 def load_extensible_snapshot(path) -> ExtensibleLoadData:
     """Read an extensible snapshot file (see the module docstring); errors name the file and field."""
-    from ..io import read_input_bytes, read_json_bytes
+    from ..inputs import read_input_bytes, read_json_bytes
 
     p = Path(path)
     obj = read_json_bytes(read_input_bytes(p), str(p))
