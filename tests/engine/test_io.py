@@ -167,3 +167,54 @@ def test_odd_but_real_states_accepted_with_warnings():
 def test_samples_load():
     for name in ("yahoo-japan-3-brokers", "bigo-threshold-first-unload"):
         assert load_sample(name).brokers
+
+
+# ------------------------------------------------------------------------------------ import direction
+def _engine_imports(rel: str) -> set:
+    """The engine modules ``engine/<rel>`` imports anywhere in it (module level and inside functions)."""
+    import ast
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "engine" / rel
+    pkg = ["engine"] + rel[:-3].split("/")[:-1]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = pkg[:len(pkg) - node.level + 1] if node.level else []
+            mod = ".".join(base + ([node.module] if node.module else []))
+            out.add(mod)
+            out.update(f"{mod}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+    return {m for m in out if m == "engine" or m.startswith("engine.")}
+
+
+@pytest.mark.parametrize("rel, forbidden", [
+    # the shared helpers and LoadData JSON sit below every reader
+    ("inputs.py", ("engine.io", "engine.fastload", "engine.loaddata_json", "engine.policies", "engine.extensible")),
+    ("loaddata_json.py", ("engine.io", "engine.fastload")),
+    ("policy_hooks.py", ("engine.",)),
+    # the readers of one format import downward only: never the dispatcher engine.io
+    ("fastload.py", ("engine.io",)),
+    ("policies.py", ("engine.io", "engine.load_manager", "engine.extensible", "engine.fastload")),
+    ("extensible/snapshot.py", ("engine.io", "engine.fastload", "engine.loaddata_json")),
+    ("extensible/filters.py", ("engine.io", "engine.policies")),
+    ("extensible/readers.py", ("engine.io", "engine.fastload", "engine.loaddata_json")),
+])
+def test_readers_import_one_way(rel, forbidden):
+    got = _engine_imports(rel)
+    bad = sorted(m for m in got for f in forbidden if m == f or m.startswith(f + ".") or
+                 (f.endswith(".") and m.startswith(f)))
+    assert not bad, f"engine/{rel} imports {bad}: the readers' imports must run one way (see engine/io.py)"
+
+
+def test_moved_reader_names_still_import_from_engine_io():
+    import engine.inputs
+    import engine.io
+    import engine.loaddata_json
+
+    for name in ("MAX_INPUT_BYTES", "read_json_bytes", "read_input_bytes", "read_input_text", "report_broker_id",
+                 "resource_quota_from_json"):
+        assert getattr(engine.io, name) is getattr(engine.inputs, name), name
+    assert engine.io.load_data_from_json is engine.loaddata_json.load_data_from_json
+    assert engine.io._finish is engine.inputs.finish_load_data

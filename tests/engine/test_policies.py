@@ -133,6 +133,23 @@ def test_load_data_json_carries_the_bundle():
         load_data_from_json(obj, "x.json")
 
 
+def test_cluster_policies_give_each_load_manager_its_hook():
+    from engine.placement.base import NamespacePolicies
+    from engine.policies import ModularPolicies
+    from engine.policy_hooks import ExtensiblePolicies
+
+    cp = _iso(["b1.*"], [], "1")
+    mod, ext = cp.modular(), cp.extensible()
+    assert type(mod) is ModularPolicies and mod.cp is cp
+    assert type(ext) is ExtensibleClusterPolicies and ext.cp is cp
+    empty = ClusterPolicies()
+    assert type(empty.modular()) is NamespacePolicies and type(empty.extensible()) is ExtensiblePolicies
+    # the snapshot's policies reach the modular load manager as the same hook
+    ld = attach(make_snapshot({"b1:8080": dict(cpu=10), "b2:8080": dict(cpu=10)}), cp)
+    lm = ModularLoadManager(ld, LoadBalancerConfig())
+    assert type(lm.policies) is ModularPolicies and lm.policies.cp is cp
+
+
 # ------------------------------------------------------------------------------------ isolation
 def _filter(cp, brokers, ns="my-tenant/my-ns"):
     return set(apply_isolation(cp, ns, brokers, lambda b: True)[0])
