@@ -28,20 +28,38 @@ class PlacementContext:
     preallocated: Mapping[str, Mapping[str, BundleData]] = field(default_factory=dict)
     pre_rate: np.ndarray | None = None
     pre_topics: np.ndarray | None = None
-    #: id(candidates) -> (candidates, view, candidates in broker-name order): see :meth:`by_name`
-    _by_name: dict = field(default_factory=dict, repr=False, compare=False)
+    #: id(candidates) -> (candidates, view, {fact: value}): see :meth:`by_name` and :meth:`is_candidate`
+    _per_cand: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def _facts(self, view: LoadView, cand: np.ndarray) -> dict:
+        """Facts of one candidate array, kept per array: the load manager hands the same array to
+        every bundle of a namespace in a cycle. The array is held with its facts, so an ``id`` is
+        never reused for another array while cached."""
+        got = self._per_cand.get(id(cand))
+        if got is None or got[0] is not cand or got[1] is not view:
+            if len(self._per_cand) > 256:
+                self._per_cand.clear()
+            got = (cand, view, {})
+            self._per_cand[id(cand)] = got
+        return got[2]
 
     def by_name(self, view: LoadView, cand: np.ndarray) -> np.ndarray:
-        """``cand`` sorted by broker name (Java ``String.compareTo``), kept per candidate array: the
-        load manager hands the same array to every bundle of a namespace in a cycle. The array is held
-        with its result, so an ``id`` is never reused for another array while cached."""
-        got = self._by_name.get(id(cand))
-        if got is None or got[0] is not cand or got[1] is not view:
-            if len(self._by_name) > 256:
-                self._by_name.clear()
-            got = (cand, view, cand[np.argsort(view.name_rank[cand], kind="stable")])
-            self._by_name[id(cand)] = got
-        return got[2]
+        """``cand`` sorted by broker name (Java ``String.compareTo``)."""
+        f = self._facts(view, cand)
+        got = f.get("by_name")
+        if got is None:
+            got = f["by_name"] = cand[np.argsort(view.name_rank[cand], kind="stable")]
+        return got
+
+    def is_candidate(self, view: LoadView, cand: np.ndarray, j: int) -> bool:
+        """Whether broker index ``j`` is in ``cand``."""
+        f = self._facts(view, cand)
+        got = f.get("mask")
+        if got is None:
+            got = np.zeros(view.nb, dtype=bool)
+            got[cand] = True
+            f["mask"] = got
+        return bool(got[j])
 
     def prealloc_rate(self, view: LoadView) -> np.ndarray:
         if self.pre_rate is None or len(self.pre_rate) != view.nb:

@@ -299,7 +299,7 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
         plan = self.plans.get(key)
         if plan is not None:
             j = view.broker_index.get(plan[0])
-            if j is not None and bool(np.any(cand == j)):
+            if j is not None and ctx.is_candidate(view, cand, j):
                 dec.broker, dec.from_plan = plan[0], True
                 if plan[2] == "shedding" and plan[1] == bundle:
                     dec.reason = f"destination planned when shedding: {plan[0]}"
