@@ -261,9 +261,13 @@ class LoadView:
 
     @property
     def bundle_index(self) -> dict:
+        got = self.__dict__.get("_bundle_index")  # (names list, its length, index): asked per placement
+        if got is not None and got[0] is self.bundles and got[1] == len(self.bundles):
+            return got[2]
         f = _name_facts(self.bundles)
         if "index" not in f:
             f["index"] = dict(zip(self.bundles, range(len(self.bundles))))
+        self.__dict__["_bundle_index"] = (self.bundles, len(self.bundles), f["index"])
         return f["index"]
 
     @property
