@@ -103,10 +103,8 @@ class ExtensibleLoadManager:
         self.config = extensible_config(config)
         self.rng = as_rng(seed)
         if policies is None:  # the snapshot's own isolation / anti-affinity / failure-domain policies
-            from ..policies import ExtensibleClusterPolicies, policies_of
-
-            cp = policies_of(data)
-            policies = ExtensibleClusterPolicies(cp) if cp is not None else ExtensiblePolicies()
+            cp = getattr(data, "cluster_policies", None)
+            policies = cp.extensible() if cp is not None else ExtensiblePolicies()
         self.policies = policies
         self.shedding = shedding if shedding is not None else self._make_shedding()
         self.placement = placement if placement is not None else self._make_placement()
