@@ -85,10 +85,8 @@ class ModularLoadManager:
         self.config = config or LoadBalancerConfig()
         self.rng = as_rng(seed)
         if policies is None:  # the snapshot's own isolation / anti-affinity / failure-domain policies
-            from .policies import ModularPolicies, policies_of
-
-            cp = policies_of(data)
-            policies = ModularPolicies(cp) if cp is not None else NamespacePolicies()
+            cp = getattr(data, "cluster_policies", None)
+            policies = cp.modular() if cp is not None else NamespacePolicies()
         self.policies = policies
         if hasattr(policies, "bind"):
             policies.bind(self)
@@ -473,7 +471,10 @@ class ModularLoadManager:
             return cyc
         self.recently_unloaded = forget_expired(self.recently_unloaded, self.now,
                                                 cfg.loadBalancerSheddingGracePeriodMinutes)
-        res, _ = self.shedding.run(v, cfg, self.recently_unloaded, self.shedding.state_value())
+        # strategy.run(view, conf, recently, state) from the state this manager last left it in: the
+        # working memory goes on as it is, so no state value is built before or after the cycle (on
+        # AvgShedder that is a copy of every plan; lm.shedding_state builds one when asked)
+        res = self.shedding.find_bundles_for_unloading(v, cfg, self.recently_unloaded)
         cyc.shedding = res
         by_broker: dict[str, list] = {}
         for s in res.selected:
