@@ -165,3 +165,21 @@ def test_candidates_option_runs_only_the_strategy():
     spec = {"a:1": dict(cpu=10), "b:1": dict(cpu=50, bundles={"t/n/1": dict(rate=100)})}
     d = lm_of(spec).select_broker("t/n/x", candidates=["b:1"])
     assert d.broker == "b:1" and d.candidates == ["b:1"]
+
+
+def test_context_facts_per_candidate_array():
+    """PlacementContext keeps the name order and membership per candidate array: equal to computing
+    them, and never confused between arrays or views."""
+    from engine.synth import random_view
+
+    v = random_view(30, 2, seed=4)
+    w = random_view(30, 2, seed=5)
+    ctx = PlacementContext()
+    a = np.array([7, 3, 21, 0, 12], dtype=np.int64)
+    b = np.array([5, 29], dtype=np.int64)
+    for _ in range(2):
+        for cand in (a, b):
+            want = sorted(cand.tolist(), key=lambda j: v.brokers[j].encode("utf-16-be"))
+            assert ctx.by_name(v, cand).tolist() == want
+            assert [ctx.is_candidate(v, cand, j) for j in range(v.nb)] == [j in cand.tolist() for j in range(v.nb)]
+    assert ctx.by_name(w, a).tolist() == sorted(a.tolist(), key=lambda j: w.brokers[j].encode("utf-16-be"))
