@@ -28,7 +28,8 @@ from __future__ import annotations
 
 from engine.config import LoadBalancerConfig
 
-from .sparkio import broker_minutes
+# the two DataFrame attribute names live in sparkio, which reads them back: it never imports this module
+from .sparkio import COLLECTED_ATTR, WIDE_SOURCE_ATTR, broker_minutes
 
 __all__ = ["cluster_aggregates", "one_pass_tables", "one_pass_files", "minute_aggregates", "rollup", "broker_percentiles",
            "top_hottest", "DEFAULT_QUANTILES", "ROLLUP_COLUMNS"]
@@ -201,11 +202,6 @@ def _from_pandas(spark, pdf, cols):
         pass
     return sdf
 
-
-#: the attribute under which a DataFrame built from collected rows keeps them (pandas)
-COLLECTED_ATTR = "_shedlab_collected"
-#: the attribute under which :func:`.sparkio.read_broker_minutes` records the local wide files it read
-WIDE_SOURCE_ATTR = "_shedlab_wide_source"
 
 #: how the broker-minute table is kept between the two passes of the approx plan
 _TUNING = {"wide_disk": True, "wide_mem": False}

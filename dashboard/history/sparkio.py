@@ -6,7 +6,15 @@ from __future__ import annotations
 
 from .dataset import BROKER_METRICS, BUNDLE_METRICS, parse_time, read_meta
 
-__all__ = ["read_history", "broker_minutes", "bundle_minutes", "to_pandas", "read_broker_minutes", "read_bundle_rows"]
+__all__ = ["read_history", "broker_minutes", "bundle_minutes", "to_pandas", "read_broker_minutes", "read_bundle_rows",
+           "COLLECTED_ATTR", "WIDE_SOURCE_ATTR"]
+
+#: the attribute under which a DataFrame built from collected rows keeps them (pandas;
+#: :func:`.aggregates.cluster_aggregates` sets it, :func:`to_pandas` reads it)
+COLLECTED_ATTR = "_shedlab_collected"
+#: the attribute under which :func:`read_broker_minutes` records the local wide files it read
+#: (:func:`.aggregates.one_pass_files` reads them)
+WIDE_SOURCE_ATTR = "_shedlab_wide_source"
 
 
 def read_history(spark, path, start=None, end=None):
@@ -71,8 +79,6 @@ def _remember_files(df, where, start, end, cols) -> None:
     """Record on ``df`` the wide files of ``[start, end]`` it reads (whole days; rows filtered again)."""
     from pathlib import Path
 
-    from .aggregates import WIDE_SOURCE_ATTR
-
     t0, t1 = parse_time(start), parse_time(end, end=True)
     d0 = None if t0 is None else t0.strftime("%Y-%m-%d")
     d1 = None if t1 is None else t1.strftime("%Y-%m-%d")
@@ -118,8 +124,6 @@ def to_pandas(sdf, sort=None):
     """Collect a (small) result: timestamps stay naive UTC (the session time zone is UTC). A result the
     job built from rows it had already collected (:func:`.aggregates.cluster_aggregates`) gives back a
     copy of those rows instead of a second round trip."""
-    from .aggregates import COLLECTED_ATTR
-
     kept = getattr(sdf, "__dict__", {}).get(COLLECTED_ATTR)
     pdf = kept.copy() if kept is not None else sdf.toPandas()
     if sort:
