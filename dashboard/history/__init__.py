@@ -3,14 +3,17 @@
 Modules (one concept each; none imports pyspark at import time, and only the ``*_job`` functions
 and :mod:`dashboard.spark` ever touch Spark):
 
-* :mod:`.dataset`   — the Parquet dataset layout and schema, metadata, fingerprint, reading;
+* :mod:`.dataset`   — the Parquet dataset layout and schema, metadata, fingerprint, reading (the format
+  itself in :mod:`.store`);
 * :mod:`.generate`  — a vectorised generator of realistic histories (same layout);
 * :mod:`.ingest`    — Prometheus ``query_range`` JSON, long CSV/Parquet and LoadData timelines → dataset;
+  :mod:`.ingest_spark` runs the same rules on Spark above a size threshold;
 * :mod:`.aggregates` — Spark job: cluster aggregates per minute/hour/day, per-broker percentiles, hottest;
-* :mod:`.backtest`  — Spark job: replay a shedding strategy over the minutes (the engine's own code);
+* :mod:`.backtest`  — Spark job: a shedding strategy over the minutes, streamed through the engine's one
+  backtest driver (:mod:`engine.backtest`);
 * :mod:`.sweep`     — Spark job: the backtest over a grid of two config keys, counts per cell;
 * :mod:`.bundles`   — Spark job: per-bundle distribution (topics and traffic) over time;
-* :mod:`.replay`    — the pure per-minute runner the backtest and sweep call inside their pandas UDFs;
+* :mod:`.replay`    — the former per-minute runner's names, kept as aliases of :mod:`engine.backtest`;
 * :mod:`.reference` — the same computations in pandas (small data, tests, benchmark);
 * :mod:`.results`   — result caching (diskcache) and the small result Parquet files the app reads;
 * :mod:`.snapshot`  — one minute of a dataset as a LoadData snapshot (opened in the Tuner);
