@@ -239,9 +239,13 @@ def load_snapshot(path, broker: str | None = None) -> LoadData:
     if str(path) == "-":
         return load_snapshot_bytes(read_input_bytes("-"), "<stdin>", broker)
     p = Path(path)
-    if not p.exists():
+    try:
+        exists, is_dir = p.exists(), p.is_dir()
+    except (OSError, ValueError) as exc:  # a name too long for the file system, a NUL byte, ...
+        raise InputError(f"cannot open: {getattr(exc, 'strerror', None) or exc}", source=str(p)[:200]) from None
+    if not exists:
         raise InputError("no such file or directory", source=str(p))
-    if p.is_dir():
+    if is_dir:
         if (p / "brokers").is_dir() or (p / "loadbalance" / "brokers").is_dir():
             return load_zk_dump(p)
         return load_report_dir(p)

@@ -144,8 +144,7 @@ def ingest_any(inputs, out, *, engine: str = "auto", progress=None, **kw) -> dic
     inputs = list(inputs)
     if choose_engine(inputs, engine) == "spark":
         return ingest_spark(inputs, out, progress=progress, **kw)
-    if progress:
-        progress(0, 1, f"stage 1/1: reading and cleaning {len(inputs)} input(s) (pandas)")
+    # the pandas path is one quick stage: no stage line, so a refused input's error stays the one line
     return ingest(inputs, out, **kw)
 
 

@@ -117,3 +117,7 @@ def main(argv=None) -> int:
         except OSError:  # pragma: no cover
             pass
         return 0
+    except OSError as exc:  # a path the system refuses (too long, not permitted, a loop, ...): the user's input
+        name = str(exc.filename)[:120] if exc.filename is not None else ""
+        print(f"error: {name + ': ' if name else ''}{exc.strerror or exc}", file=sys.stderr)
+        return 2
