@@ -39,6 +39,7 @@ from .placement.round_robin import RoundRobinBrokerSelector
 from .results import NO_BROKERS, Cycle, FilterStep, PlacementDecision, Unload, open_cycle
 from .cadence import forget_expired
 from .strategies import make_placement, make_shedding, placement_name, registry, shedding_name
+from .strategies.state import HoldsStrategyStates
 from .view import LoadView, ViewBundle
 
 __all__ = ["ModularLoadManager", "NamespacePolicies", "as_rng"]
@@ -58,7 +59,7 @@ class _FilterError(Exception):
     pass
 
 
-class ModularLoadManager:
+class ModularLoadManager(HoldsStrategyStates):
     """The leader's load manager over one snapshot (or a sequence of them).
 
     Parameters
@@ -167,24 +168,6 @@ class ModularLoadManager:
             self._ctx = PlacementContext(self.rng, self.preallocated)
             self._ctx.prealloc_rate(self.view)
         return self._ctx
-
-    @property
-    def shedding_state(self):
-        """The shedding strategy's memory as a value (its ``state_type``), as the next cycle starts from."""
-        return self.shedding.state_value()
-
-    @property
-    def placement_state(self):
-        """The placement strategy's memory as a value (the shedding one's when one object plays both)."""
-        return self.placement.state_value()
-
-    def restore_states(self, shedding=None, placement=None) -> None:
-        """Replace the strategies' memories by state values (or their ``to_json()`` dicts); ``None``
-        leaves one as it is."""
-        if shedding is not None:
-            self.shedding.restore(shedding)
-        if placement is not None and self.placement is not self.shedding:
-            self.placement.restore(placement)
 
     def state(self) -> dict:
         """Everything the leader remembers between cycles (the display form; the strategies' lossless

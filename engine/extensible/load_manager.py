@@ -43,6 +43,7 @@ from ..model import LoadData, bundle_namespace
 from ..results import NO_BROKERS, Cycle, FilterStep, PlacementDecision, Unload, open_cycle
 from ..strategies import registry
 from ..strategies.spec import EXTENSIBLE
+from ..strategies.state import HoldsStrategyStates
 from .filters import ExtensiblePolicies, FilterContext
 from .placement import ExtensibleLeastResourceUsageWithWeight, ExtensibleRoundRobin
 from .snapshot import ExtensibleLoadData, derive_extensible, extensible_config
@@ -51,7 +52,7 @@ from .transfer_shedder import SUCCESS, TransferShedder
 __all__ = ["ExtensibleLoadManager"]
 
 
-class ExtensibleLoadManager:
+class ExtensibleLoadManager(HoldsStrategyStates):
     """The extensible leader over one snapshot (or a sequence of them).
 
     Parameters
@@ -182,24 +183,6 @@ class ExtensibleLoadManager:
         for b, dst in self._assigned.items():
             own.setdefault(b, dst)
         return own
-
-    @property
-    def shedding_state(self):
-        """The shedding strategy's memory as a value (its ``state_type``)."""
-        return self.shedding.state_value()
-
-    @property
-    def placement_state(self):
-        """The placement strategy's memory as a value."""
-        return self.placement.state_value()
-
-    def restore_states(self, shedding=None, placement=None) -> None:
-        """Replace the strategies' memories by state values (or their ``to_json()`` dicts); ``None``
-        leaves one as it is."""
-        if shedding is not None:
-            self.shedding.restore(shedding)
-        if placement is not None:
-            self.placement.restore(placement)
 
     def state(self) -> dict:
         """Everything the leader remembers between cycles (the display form)."""

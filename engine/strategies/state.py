@@ -118,3 +118,27 @@ def fold(strategy, steps, state=None):
         res, state = strategy.run(view, conf, recently, state)
         results.append(res)
     return results, state if state is not None else strategy.state_value()
+
+
+class HoldsStrategyStates:
+    """What a load manager says of its strategies' memories (``self.shedding`` / ``self.placement``):
+    the values the next cycle starts from, and restoring them. One object playing both roles
+    (AvgShedder) is restored once, from the shedding value."""
+
+    @property
+    def shedding_state(self):
+        """The shedding strategy's memory as a value (its ``state_type``), as the next cycle starts from."""
+        return self.shedding.state_value()
+
+    @property
+    def placement_state(self):
+        """The placement strategy's memory as a value (the shedding one's when one object plays both)."""
+        return self.placement.state_value()
+
+    def restore_states(self, shedding=None, placement=None) -> None:
+        """Replace the strategies' memories by state values (or their ``to_json()`` dicts); ``None``
+        leaves one as it is."""
+        if shedding is not None:
+            self.shedding.restore(shedding)
+        if placement is not None and self.placement is not self.shedding:
+            self.placement.restore(placement)
