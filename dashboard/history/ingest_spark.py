@@ -16,18 +16,20 @@ Every input format the pandas path reads is read here too, by the very same read
    the reader itself), turns the values into numbers by the value rule
    (:func:`.ingest.value_numbers`) and writes its raw rows as a Parquet file in a staging directory
    beside the output; the driver gets one small summary per input (format, rows, its distinct label
-   combinations, or the error, raised in input order as the pandas path would: the same message
-   naming the file and the field);
+   combinations, each staged row carrying the index of its combination, its day range, or the error,
+   raised in input order as the pandas path would: the same message naming the file and the field);
 2. **brokers** — the broker identity rules need every id of the input at once: the driver resolves
    the distinct label combinations (a few per series) with :func:`.ingest.resolve_brokers` and the
    mapping is broadcast-joined to the rows in the JVM. The load
    manager's counters (small: a few series) are collected and turned into the ``actions`` table
    on the driver;
-3. **clean and write** — executors apply the row rules, the rows are partitioned by broker and
-   sorted by day; each task then de-duplicates the minutes and fills the short gaps by the rules of
-   :func:`.ingest.dedupe_minutes` and the gap filling, on integer series codes with numpy (carrying
-   each series' last row from one day to the next, so gaps across midnight are filled as in one pass)
-   and writes, per day, its brokers' long rows and their wide rows (:mod:`.layout`);
+3. **clean and write** — one task per group of brokers (sorted blocks of the resolved ids) reads its
+   rows straight from the staged files (a lookup of each row's combination: no join, no shuffle, no
+   sort in the JVM, which cost most of the time at scale), day after day (an input is read once, when
+   its first day is next), applies the row rules, de-duplicates the minutes and fills the short gaps
+   by the rules of :func:`.ingest.dedupe_minutes` and the gap filling, on integer series codes with
+   numpy (carrying each series' last row from one day to the next, so gaps across midnight are filled
+   as in one pass) and writes, per day, its brokers' long rows and their wide rows (:mod:`.layout`);
 4. **finish** — the driver merges the counts into the report (same keys, same order, same values
    as the pandas path), writes the metadata, the ``actions`` table and records the wide layout.
 
@@ -85,8 +87,6 @@ def _spark_schema(fields) -> str:
 
 _STAGE_DDL = _spark_schema([("seq", "bigint"), ("timestamp", "double"), ("vnum", "double")]
                            + [(c, "string") for c in _STAGE_STR])
-_CLEAN_DDL = _spark_schema([("seq", "bigint"), ("timestamp", "double"), ("broker", "string"), ("metric", "string"),
-                            ("value", "double"), ("bundle", "string"), ("day", "bigint"), ("info", "string")])
 
 
 # ------------------------------------------------------------------------------------ engine choice
@@ -252,9 +252,10 @@ def _read_unit(idx: int, path: str, fmt: str, metric, broker_label, stage_dir: s
         cols, n, is_obj = fast
         cols["seq"] = pa.array((np.int64(idx) << _SEQ_SHIFT) + np.arange(n, dtype=np.int64))
         t = pa.table({c: cols[c] for c in ["seq", "timestamp", "vnum"] + _STAGE_STR})
+        t, combos = _with_cid(t)
         pq.write_table(t, os.path.join(stage_dir, f"unit-{idx:06d}.parquet"), compression="none")  # staging: written once, read once
         return {"idx": idx, "format": "prometheus", "rows": n, "object_values": bool(is_obj), "float_origin": False,
-                "combos": _combos(t)}
+                "combos": combos, **_day_range(t)}
     try:
         raw, used = read_input(Path(path), fmt, metric, broker_label)
     except InputError as exc:
@@ -275,16 +276,56 @@ def _read_unit(idx: int, path: str, fmt: str, metric, broker_label, stage_dir: s
         else:
             cols[c] = _str_array(raw[c]) if c in raw.columns else pa.nulls(n, pa.string())
     t = pa.table(cols, schema=_stage_schema())
+    t, combos = _with_cid(t)
     pq.write_table(t, os.path.join(stage_dir, f"unit-{idx:06d}.parquet"), compression="none")
     return {"idx": idx, "format": used, "rows": int(n), "object_values": is_obj, "float_origin": v.dtype != object,
-            "combos": _combos(t)}
+            "combos": combos, **_day_range(t)}
 
 
-def _combos(t) -> list:
-    """The distinct label combinations of a staged table with their row counts (missing labels: None)."""
-    g = t.select(_KEY).group_by(_KEY).aggregate([([], "count_all")])
-    keys = [g.column(c).cast("string").to_pylist() for c in _KEY]
-    return [list(r) for r in zip(*keys, g.column("count_all").to_pylist())]
+def _with_cid(t):
+    """The staged table with ``cid`` (int32): each row's index in the list of the input's distinct label
+    combinations, returned beside it (``[*labels, rows]`` per combination, missing labels None), so the
+    clean-and-write tasks pick their brokers' rows by a lookup instead of a join."""
+    import pyarrow as pa
+
+    n = t.num_rows
+    code = np.zeros(n, dtype=np.int64)
+    for c in _KEY:
+        col = t.column(c)
+        if pa.types.is_dictionary(col.type):
+            col = col.combine_chunks()
+            k = col.indices.to_numpy(zero_copy_only=False)
+            k = np.where(col.is_null().to_numpy(zero_copy_only=False), -1, k).astype(np.int64)
+            size = len(col.dictionary)
+        else:
+            k, u = pd.factorize(col.to_numpy(zero_copy_only=False), use_na_sentinel=True)
+            size = len(u)
+        code = code * (size + 1) + (k + 1)
+        code = pd.factorize(code)[0].astype(np.int64)  # keep it small: one code per distinct prefix
+    cid, _u = pd.factorize(code)
+    cid = cid.astype(np.int32)
+    _c, first = np.unique(cid, return_index=True)  # codes are in order of first appearance
+    counts = np.bincount(cid, minlength=len(_u))
+    keys = [t.column(c).take(pa.array(first)).cast(pa.string()).to_pylist() for c in _KEY]
+    combos = [list(r) for r in zip(*keys, counts.tolist())]
+    return t.append_column("cid", pa.array(cid, pa.int32())), combos
+
+
+def _valid_ts(ts: np.ndarray) -> np.ndarray:
+    """The timestamps :func:`.ingest.validate_rows` keeps (its bad_ts rule)."""
+    from .ingest import MAX_EPOCH_MS
+
+    with np.errstate(invalid="ignore"):
+        return np.isfinite(ts) & (ts >= 0) & (ts <= MAX_EPOCH_MS)
+
+
+def _day_range(t) -> dict:
+    """The first and last day of a staged table's valid timestamps (None, None without any)."""
+    ts = t.column("timestamp").to_numpy(zero_copy_only=False).astype(float)
+    ts = ts[_valid_ts(ts)]
+    if not len(ts):
+        return {"dmin": None, "dmax": None}
+    return {"dmin": int(ts.min()) // DAY_MS, "dmax": int(ts.max()) // DAY_MS}
 
 
 def _keyed(staged):
@@ -340,6 +381,72 @@ def _validate_batches(batches, object_values: bool, float_units):
                             "bundle": clean["bundle"].astype(object).to_numpy(),
                             "day": (ts.astype(np.int64) // DAY_MS), "info": None})
     yield _info_row({"kind": "validate", "report": rep})
+
+
+def _group_plan(summaries: list, paths: list, mapping: pd.DataFrame, parts: int) -> list:
+    """Per staged input: its file, day range and, per label combination (``cid``), the task (broker
+    group) that cleans its rows (-1: a counter, or a combination resolve_brokers dropped), the resolved
+    broker id and the metric text (missing: :data:`_NULL`). Brokers go to ``parts`` groups in sorted
+    blocks; rows without a broker to group 0 (they are only counted)."""
+    keep = mapping.loc[~mapping["is_counter"]]
+    brokers = sorted(set(keep["new_broker"]) - {_NULL})
+    size = max(1, -(-len(brokers) // parts))
+    group_of = {b: i // size for i, b in enumerate(brokers)}
+    group_of[_NULL] = 0
+    lut: dict = {}
+    for row in mapping[_KEY + ["new_broker", "is_counter"]].itertuples(index=False):
+        lut.setdefault(tuple(row[:len(_KEY)]), (row[-2], bool(row[-1])))
+    plan = []
+    for s, path in zip(summaries, paths):
+        grp, brk, met = [], [], []
+        for c in s["combos"]:
+            key = tuple(_NULL if v is None else v for v in c[:len(_KEY)])
+            hit = lut.get(key)
+            grp.append(-1 if hit is None or hit[1] else group_of[hit[0]])
+            brk.append(_NULL if hit is None else hit[0])
+            met.append(key[_KEY.index("metric")])
+        plan.append({"path": path, "dmin": s.get("dmin"), "grp": np.asarray(grp, dtype=np.int64),
+                     "broker": np.asarray(brk, dtype=object), "metric": np.asarray(met, dtype=object)})
+    return plan
+
+
+def _group_frames(g: int, plan: list):
+    """The staged rows of broker group ``g`` as :func:`_validate_batches` takes them (``seq``,
+    ``timestamp``, ``vnum``, ``new_broker``, ``metric``, ``bundle``), read straight from the staged
+    files, one frame per day in day order (rows whose timestamp the rules refuse come first: they are
+    only counted). An input is read once, when the first of its days is next; a day is handed on once
+    no input left to read starts on or before it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    units = sorted((u for u in plan if (u["grp"] == g).any()),
+                   key=lambda u: (-1 if u["dmin"] is None else u["dmin"]))
+    buffer: dict[int, list] = {}
+    pos = 0
+    while pos < len(units) or buffer:
+        if pos < len(units) and (not buffer or (units[pos]["dmin"] or -1) <= min(buffer)):
+            u = units[pos]
+            pos += 1
+            t = pq.read_table(u["path"], columns=["cid", "seq", "timestamp", "vnum", "bundle"])
+            cid = t.column("cid").to_numpy()
+            sel = u["grp"][cid] == g
+            t, cid = t.filter(pa.array(sel)), cid[sel]
+            ts = t.column("timestamp").to_numpy(zero_copy_only=False).astype(float)
+            frame = pd.DataFrame({"seq": t.column("seq").to_numpy(), "timestamp": ts,
+                                  "vnum": t.column("vnum").to_numpy(zero_copy_only=False),
+                                  "new_broker": u["broker"][cid], "metric": u["metric"][cid],
+                                  "bundle": t.column("bundle").cast(pa.string()).to_numpy(zero_copy_only=False)})
+            ok = _valid_ts(ts)
+            if not ok.all():
+                yield frame[~ok]
+                frame, ts = frame[ok], ts[ok]
+            day = ts.astype(np.int64) // DAY_MS
+            for d in np.unique(day):
+                buffer.setdefault(int(d), []).append(frame[day == d])
+            continue
+        d = min(buffer)
+        frames = buffer.pop(d)
+        yield frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
 
 
 def _info_row(obj) -> pd.DataFrame:
@@ -607,9 +714,6 @@ def ingest_spark(inputs, out, *, fmt: str = "auto", metric: str | None = None, m
 
             # 2. brokers: the distinct label combinations resolved on the driver; counters collected
             stage(2, "resolving clusters and broker ids")
-            from pyspark.sql import functions as F
-
-            staged = spark.read.schema(_STAGE_DDL).parquet(str(stage_dir))
             combos = pd.DataFrame([r for s in summaries for r in s["combos"]], columns=_KEY + ["_n"])
             combos = combos.astype({c: object for c in _KEY}).groupby(_KEY, dropna=False, sort=False,
                                                                     as_index=False)["_n"].sum()
@@ -617,8 +721,10 @@ def ingest_spark(inputs, out, *, fmt: str = "auto", metric: str | None = None, m
                 combos[c] = combos[c].where(combos[c].notna(), None)
             report: dict = {}
             mapping = _resolve(combos, cluster, broker_label, bmap, report)
-            counters = (_collect_counters(spark, staged, mapping, object_values, float_units) if mapping["is_counter"].any()
-                        else None)
+            counters = None
+            if mapping["is_counter"].any():  # a few series: through the JVM and collected
+                staged = spark.read.schema(_STAGE_DDL).parquet(str(stage_dir))
+                counters = _collect_counters(spark, staged, mapping, object_values, float_units)
             actions = counter_increases(counters if counters is not None else pd.DataFrame(columns=_RAW_COLUMNS),
                                         report)
 
@@ -631,10 +737,15 @@ def ingest_spark(inputs, out, *, fmt: str = "auto", metric: str | None = None, m
                 cores = os.cpu_count() or 2
             parts = max(1, min(max(brokers, 1), 2 * cores))
             ov, fu, ddir, mg = object_values, float_units, str(data_dir), max_gap
-            joined = _join_mapping(spark, staged, mapping).where(~F.col("is_counter"))
-            clean = joined.mapInPandas(lambda it: _validate_batches(it, ov, fu), _CLEAN_DDL)
-            infos = (clean.repartition(parts, "broker").sortWithinPartitions("day")
-                     .mapInPandas(lambda it: _write_batches(it, ddir, mg), "info string").collect())
+            plan = _group_plan(summaries, [str(stage_dir / f"unit-{s['idx']:06d}.parquet") for s in summaries],
+                               mapping, parts)
+
+            def clean_and_write(batches):
+                for b in batches:
+                    for g in b["id"]:
+                        yield from _write_batches(_validate_batches(_group_frames(int(g), plan), ov, fu), ddir, mg)
+
+            infos = spark.range(0, parts, 1, parts).mapInPandas(clean_and_write, "info string").collect()
         stage(4, "writing the metadata")
         infos = [json.loads(r["info"]) for r in infos]
         days = [i for i in infos if i["kind"] == "day"]
