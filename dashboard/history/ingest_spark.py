@@ -419,12 +419,14 @@ def _group_frames(g: int, plan: list):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    units = sorted((u for u in plan if (u["grp"] == g).any()),
-                   key=lambda u: (-1 if u["dmin"] is None else u["dmin"]))
+    def first_day(u):
+        return -1 if u["dmin"] is None else u["dmin"]
+
+    units = sorted((u for u in plan if (u["grp"] == g).any()), key=first_day)
     buffer: dict[int, list] = {}
     pos = 0
     while pos < len(units) or buffer:
-        if pos < len(units) and (not buffer or (units[pos]["dmin"] or -1) <= min(buffer)):
+        if pos < len(units) and (not buffer or first_day(units[pos]) <= min(buffer)):
             u = units[pos]
             pos += 1
             t = pq.read_table(u["path"], columns=["cid", "seq", "timestamp", "vnum", "bundle"])

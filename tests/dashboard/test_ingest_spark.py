@@ -336,3 +336,42 @@ def test_ingest_spark010_ties_and_gap_limits_equal_pandas(spark, tmp_path, max_g
     rep = meta["report"]
     assert rep["duplicates_removed"] == 2 * 4
     assert (rep["gaps_filled"] > 0) == (max_gap > 0)
+
+
+def test_ingest_spark011_broker_groups_and_inputs_out_of_day_order_equal_pandas(spark, tmp_path):
+    """The clean-and-write tasks take brokers in groups and read the staged inputs in day order: an input
+    of the last day listed first, one spanning three days with gaps across both midnights, ties with a
+    later input, an input whose timestamps are all refused, rows without a broker; more brokers than
+    tasks, so every day is written by several tasks."""
+    hosts = [f"10.0.1.{i}:8080" for i in range(9)]
+    day = 86400
+
+    def frame(rows):
+        return pd.DataFrame(rows, columns=["timestamp", "broker", "metric", "value", "bundle"])
+
+    late = frame([(T0 + 2 * day + 60 * m, h, "cpu", str(m % 11), "") for m in range(0, 300, 3) for h in hosts])
+    span = []
+    for i, h in enumerate(hosts):
+        for m in range(0, 3 * 1440, 7 if i % 2 else 1):
+            if i == 4 and (1437 <= m < 1441 or 2875 <= m < 2885):  # a short gap and a long one across midnight
+                continue
+            span.append((T0 + 60 * m, h, "msg_rate_in", str(m), ""))
+            if m % 5 == 0:
+                span.append((T0 + 60 * m, h, "pulsar_bundle_msg_rate_in", str(m / 4), f"t/ns/0x{i}_0x8"))
+    span = frame(span)
+    ties = frame([(T0 + 60 * m, h, "msg_rate_in", str(1000 + m), "") for m in range(1430, 1450)
+                  for h in hosts[:4]] + [(T0 + 60, "", "cpu", "5", ""), (T0 + day, None, "cpu", "6", "")])
+    refused = frame([("yesterday", hosts[0], "cpu", "1", ""), (-5, hosts[1], "cpu", "2", ""), ("", hosts[2], "cpu", "3", "")])
+    files = []
+    for name, df in (("late", late), ("span", span), ("ties", ties), ("refused", refused)):
+        f = tmp_path / f"{name}.csv"
+        df.to_csv(f, index=False)
+        files.append(f)
+    out = tmp_path / "cmp"
+    out.mkdir()
+    meta = _both(out, files, max_gap=5)
+    rep = meta["report"]
+    assert rep["gaps_filled"] > 0 and rep["gaps_left"] > 0 and rep["duplicates_removed"] > 0
+    assert rep["dropped_bad_timestamp"] == 3 and rep["dropped_no_broker"] == 2
+    parts = [len(list(d.glob("part-*.parquet"))) for d in sorted((out / "sp").glob("day=*"))]
+    assert len(parts) == 3 and min(parts) > 1, parts
