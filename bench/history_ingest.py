@@ -96,17 +96,26 @@ def prometheus_export(dataset: Path, out_dir: Path) -> tuple[list[Path], int, fl
 def _tree_cpu_seconds() -> float:
     """CPU seconds used so far by this process and its children (the Spark JVM, its Python workers):
     with the machine's load, the share of the time that was this job's own work."""
+    return sum(_tree_cpu_split().values())
+
+
+def _tree_cpu_split() -> dict:
+    """:func:`_tree_cpu_seconds` by kind of process: ``driver`` (this one), ``jvm`` (Spark's JVM: reading,
+    joins, shuffles, Arrow batches) and ``python`` (the executors' Python workers, including the
+    workers that already exited, counted by the daemon that forked them)."""
     import psutil
 
     me = psutil.Process()
-    total = 0.0
-    for p in [me] + me.children(recursive=True):
+    c = me.cpu_times()
+    got = {"driver": c.user + c.system, "jvm": 0.0, "python": 0.0}
+    for p in me.children(recursive=True):
         try:
-            c = p.cpu_times()
-            total += c.user + c.system
+            c, name = p.cpu_times(), p.name()
         except psutil.Error:
             continue
-    return total
+        kind = "jvm" if "java" in name else "python"
+        got[kind] += c.user + c.system + (c.children_user + c.children_system if kind == "python" else 0.0)
+    return got
 
 
 def ingest_measure(dataset: Path, bench_dir: Path) -> dict:
@@ -125,12 +134,18 @@ def ingest_measure(dataset: Path, bench_dir: Path) -> dict:
     out = bench_dir / f"ingested-{dataset.name.replace('history-', '')}"
     if out.exists():
         shutil.rmtree(out)
-    stages = []
+    stages, stage_cpu = [], []
     t0 = time.perf_counter()
+    last = [t0, _tree_cpu_split()]
 
     def progress(done, total, text):
         if str(text).startswith("stage"):
-            stages.append((round(time.perf_counter() - t0, 1), text))
+            now, cpu = time.perf_counter(), _tree_cpu_split()
+            stages.append((round(now - t0, 1), text))
+            # wall and CPU seconds spent since the previous stage line, by kind of process
+            stage_cpu.append({"until": text, "wall_s": round(now - last[0], 1),
+                              **{k: round(cpu[k] - last[1][k], 1) for k in cpu}})
+            last[:] = [now, cpu]
 
     meta = ingest_spark(files, out, progress=progress)
     secs = time.perf_counter() - t0
@@ -150,7 +165,7 @@ def ingest_measure(dataset: Path, bench_dir: Path) -> dict:
                 x, y = a[c].to_numpy(), b[c].to_numpy()
                 err = max(err, float(np.max(np.abs(x - y) / np.maximum(np.abs(x), 1e-300), initial=0.0)))
     return {"seconds": secs, "cpu_s": cpu_s, "values": values, "rows": meta["rows"], "files": len(files), "bytes": size,
-            "export_s": export_s, "stages": stages, "same_as_generated": same and err <= 1e-15, "max_rel_err": err,
+            "export_s": export_s, "stages": stages, "stage_cpu": stage_cpu, "same_as_generated": same and err <= 1e-15, "max_rel_err": err,
             "report": {
                 k: v for k, v in meta["report"].items() if k not in ("inputs", "unknown_metrics")}}
 
