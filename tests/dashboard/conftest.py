@@ -1,5 +1,6 @@
-"""Helpers for dashboard tests: data URLs as dcc.Upload sends them, a fresh session id."""
+"""Helpers for dashboard tests: data URLs as dcc.Upload sends them, a fresh session id, a Spark session."""
 import base64
+import os
 import uuid
 
 import pytest
@@ -12,3 +13,24 @@ def data_url(raw: bytes, mime: str = "application/octet-stream") -> str:
 @pytest.fixture
 def sid():
     return uuid.uuid4().hex
+
+
+@pytest.fixture(scope="module")
+def spark():
+    """A ``local[2]`` Spark session for a test module (skipped without Java), stopped after it."""
+    from dashboard.spark import java_available
+
+    ok, why = java_available()
+    if not ok:
+        pytest.skip(f"Spark needs Java: {why}")
+    old = os.environ.get("LB_SPARK_MASTER")
+    os.environ["LB_SPARK_MASTER"] = "local[2]"
+    from dashboard.spark import get_spark, stop_spark
+
+    s = get_spark()
+    yield s
+    stop_spark()
+    if old is None:
+        os.environ.pop("LB_SPARK_MASTER", None)
+    else:
+        os.environ["LB_SPARK_MASTER"] = old

@@ -2,7 +2,6 @@
 strategy of the registry, pandas and Spark alike, streamed batch by batch, sweep keys from the spec."""
 from __future__ import annotations
 
-import os
 
 import pandas as pd
 import pytest
@@ -140,22 +139,6 @@ def test_backtest004_a_plugin_strategy_is_backtested_without_edits(gen_ds):
 
 
 # ------------------------------------------------------------------------------------------ Spark
-@pytest.fixture(scope="module")
-def spark():
-    from dashboard.spark import java_available
-
-    ok, why = java_available()
-    if not ok:
-        pytest.skip(f"Spark needs Java: {why}")
-    old = os.environ.get("LB_SPARK_MASTER")
-    os.environ["LB_SPARK_MASTER"] = "local[2]"
-    from dashboard.spark import get_spark
-
-    yield get_spark()
-    if old is None:
-        os.environ.pop("LB_SPARK_MASTER", None)
-    else:
-        os.environ["LB_SPARK_MASTER"] = old
 
 
 @pytest.mark.spark

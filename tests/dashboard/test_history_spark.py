@@ -22,26 +22,6 @@ pytestmark = pytest.mark.spark
 T0 = 1_767_571_200_000  # 2026-01-05T00:00Z
 
 
-@pytest.fixture(scope="session")
-def spark():
-    from dashboard.spark import java_available
-
-    ok, why = java_available()
-    if not ok:
-        pytest.skip(f"Spark needs Java: {why}")
-    old = os.environ.get("LB_SPARK_MASTER")
-    os.environ["LB_SPARK_MASTER"] = "local[2]"
-    from dashboard.spark import get_spark, stop_spark
-
-    s = get_spark()
-    yield s
-    stop_spark()
-    if old is None:
-        os.environ.pop("LB_SPARK_MASTER", None)
-    else:
-        os.environ["LB_SPARK_MASTER"] = old
-
-
 @pytest.fixture(scope="module")
 def gen_ds(tmp_path_factory):
     """6 brokers × 1 day with bundle metrics and both incidents (broker loss, hot bundle)."""

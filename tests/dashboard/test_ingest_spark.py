@@ -5,7 +5,6 @@ row), the same metadata and report (every count of dropped, de-duplicated and fi
 from __future__ import annotations
 
 import json
-import os
 
 import numpy as np
 import pandas as pd
@@ -20,26 +19,6 @@ pytestmark = pytest.mark.spark
 
 T0 = 1767571200  # 2026-01-05T00:00:00Z
 HOSTS = ["10.0.0.1", "10.0.0.2", "10.0.0.3"]
-
-
-@pytest.fixture(scope="module")
-def spark():
-    from dashboard.spark import java_available
-
-    ok, why = java_available()
-    if not ok:
-        pytest.skip(f"Spark needs Java: {why}")
-    old = os.environ.get("LB_SPARK_MASTER")
-    os.environ["LB_SPARK_MASTER"] = "local[2]"
-    from dashboard.spark import get_spark, stop_spark
-
-    s = get_spark()
-    yield s
-    stop_spark()
-    if old is None:
-        os.environ.pop("LB_SPARK_MASTER", None)
-    else:
-        os.environ["LB_SPARK_MASTER"] = old
 
 
 def _both(tmp_path, inputs, **kw):
