@@ -47,7 +47,7 @@ from .config import LoadBalancerConfig
 from .errors import UsageError
 from .view import LoadView
 
-__all__ = ["Backtest", "backtest_frames", "EVENT_COLUMNS", "BROKER_METRICS", "BUNDLE_COLUMNS", "MINUTE_MS",
+__all__ = ["Backtest", "BacktestSet", "backtest_frames", "backtest_set_frames", "EVENT_COLUMNS", "BROKER_METRICS", "BUNDLE_COLUMNS", "MINUTE_MS",
            "events_frame", "shedding_strategies", "backtest_spec", "sweep_keys", "DRIVER_KEYS", "typed_value",
            "synthetic_names", "broker_blocks", "BrokerBlock", "BundleBlock"]
 
@@ -350,15 +350,25 @@ class Backtest:
         return view
 
     # ------------------------------------------------------------------ the loop
-    def step(self, now_ms: int, brokers: list, metrics: np.ndarray, bundles=None) -> None:
-        """One observed minute (call only for due minutes, see :meth:`due`; others are skipped anyway)."""
+    def view_key(self, synthetic: bool) -> tuple:
+        """What this driver's view of a minute depends on besides the minute's rows: two drivers with
+        the same key build equal views from the same rows (:class:`BacktestSet` shares one)."""
+        return ("synthetic", self.k) if synthetic else ("reported",)
+
+    def step(self, now_ms: int, brokers: list, metrics: np.ndarray, bundles=None, *,
+             view: LoadView | None = None) -> None:
+        """One observed minute (call only for due minutes, see :meth:`due`; others are skipped anyway).
+
+        ``view``: this minute's LoadView when already built from the same rows by a driver with the same
+        :meth:`view_key` (a view is never changed once built: strategies only read it)."""
         self.minutes += 1
         if not self.due(now_ms):
             return
         warm = self.emit_from is not None and now_ms < self.emit_from
         if self.start_state is None and not warm:
             self.start_state = self.carried()
-        view = self.view(now_ms, brokers, metrics, bundles)
+        if view is None:
+            view = self.view(now_ms, brokers, metrics, bundles)
         self._runner.active(set(view.brokers))
         if view.nb <= 1:
             return
@@ -405,6 +415,70 @@ class Backtest:
         if self.start_state is None:
             self.start_state = self.carried()
         return events_frame(self.events)
+
+
+class BacktestSet:
+    """Several :class:`Backtest` drivers (e.g. the cells of a sweep) fed the same broker minutes in one pass.
+
+    Each minute is read once (its broker names, metrics and reported bundles), and its LoadView is built
+    once and shared by every member due that minute whose view has the same inputs
+    (:meth:`Backtest.view_key`: the number of synthetic bundles; the cadence and the grace period only
+    decide *whether* a member runs and what it skips, never the view). Everything that differs per member
+    stays per member: its config, strategy object and memory, recently unloaded bundles, cadence, warm-up
+    and events. A view is shared safely because nothing writes to it after it is built: the strategies read
+    it, and what the view memoises (weighted usage per weight tuple, namespace counts, value keys, name
+    facts) depends on the view's own arrays and the arguments it is asked with, never on who asks. So each
+    member's events equal those of the same :class:`Backtest` fed alone (tested).
+    """
+
+    def __init__(self, members: Iterable[Backtest]):
+        self.members = list(members)
+        self._builders: dict[tuple, Backtest] = {}  # one builder per view key: its name lists stay the same objects
+        self.views_built = 0
+
+    def _builder(self, bt: Backtest, key: tuple) -> Backtest:
+        got = self._builders.get(key)
+        if got is None:
+            got = self._builders[key] = bt
+        return got
+
+    def feed(self, block: "BrokerBlock", bundle_block: "BundleBlock | None" = None, progress=None) -> None:
+        """Every minute of one block for every member (see :meth:`Backtest.feed`; disabled members are
+        not fed, as :func:`backtest_frames` does not feed them)."""
+        live = [bt for bt in self.members if bt.enabled]
+        n = len(block.starts)
+        synthetic = bundle_block is None
+        keys = [bt.view_key(synthetic) for bt in live]
+        for i in range(n):
+            a, b = block.starts[i], block.ends[i]
+            now = int(block.ts[a])
+            if progress is not None and i % 500 == 0:
+                progress(i, n)
+            due = [j for j, bt in enumerate(live) if bt.due(now)]
+            if len(due) < len(live):
+                for j, bt in enumerate(live):
+                    if not bt.due(now):
+                        bt.minutes += 1
+            if not due:
+                continue
+            codes = block.codes[a:b]
+            names = block.names_of(codes)
+            bundles = bundle_block.minute(now, block, codes) if bundle_block is not None else None
+            metrics = block.metrics[a:b]
+            views: dict[tuple, LoadView] = {}
+            for j in due:
+                bt, key = live[j], keys[j]
+                view = views.get(key)
+                if view is None:
+                    view = views[key] = self._builder(bt, key).view(now, names, metrics, bundles)
+                    self.views_built += 1
+                bt.step(now, names, metrics, bundles, view=view)
+        if progress is not None:
+            progress(n, n)
+
+    def finish(self) -> list[pd.DataFrame]:
+        """Each member's events (:meth:`Backtest.finish`), in member order."""
+        return [bt.finish() for bt in self.members]
 
 
 # ---------------------------------------------------------------------------------------------- frames in
@@ -503,3 +577,19 @@ def backtest_frames(broker_wide: pd.DataFrame | Iterable[pd.DataFrame], bundle_w
         capture["start"] = bt.start_state
         capture["end"] = bt.carried()
     return out
+
+
+def backtest_set_frames(broker_wide: pd.DataFrame | Iterable[pd.DataFrame], bundle_wide: pd.DataFrame | None,
+                        strategy: str, configs: Iterable[LoadBalancerConfig], *, synthetic_bundles: int = 8,
+                        state_limit: int = 0, progress=None) -> list[pd.DataFrame]:
+    """:func:`backtest_frames` for several configs of one strategy in one pass over the history (a
+    :class:`BacktestSet`: each minute read and its view built once): the events of each config, in order,
+    equal to one :func:`backtest_frames` per config."""
+    bts = BacktestSet(Backtest(strategy, c, synthetic_bundles=synthetic_bundles, state_limit=state_limit)
+                      for c in configs)
+    frames = [broker_wide] if isinstance(broker_wide, pd.DataFrame) else broker_wide
+    kb = BundleBlock(bundle_wide) if bundle_wide is not None else None
+    if any(bt.enabled for bt in bts.members):
+        for block in broker_blocks(frames):
+            bts.feed(block, kb, progress)
+    return bts.finish()
