@@ -84,6 +84,8 @@ def normalise_params(job: str, params: dict | None) -> dict:
             for k in ("x_key", "y_key"):
                 if not p.get(k):
                     raise UsageError(f"a sweep needs {k} (a broker.conf key)")
+            if int(p.get("groups") or 0) > 0:  # Spark: cell groups, one task each (default: the executor cores)
+                out["groups"] = int(p["groups"])
             out["x_key"], out["y_key"] = p["x_key"], p["y_key"]
             out["x_values"] = [float(v) for v in p.get("x_values") or []]
             out["y_values"] = [float(v) for v in p.get("y_values") or []]
@@ -252,18 +254,21 @@ def _pandas(job, dataset, p, progress):
                     progress=(lambda i, n: progress(i, n, f"minute {i}/{n}")) if progress else None)
         ev.insert(0, "cell", 0)
         return {"events": ev, **reference.count_events_pd(ev)}
+    from engine.backtest import backtest_set_frames
+
     from .sweep import grid_cells
 
-    rows = []
+    # every cell in one pass over the history (each minute's view built once for the cells due then)
     cells = grid_cells(p["x_key"], p["x_values"], p["y_key"], p["y_values"])
-    for i, (c, x, y) in enumerate(cells):
-        c_cfg = cfg.with_values({p["x_key"]: typed_value(p["x_key"], x), p["y_key"]: typed_value(p["y_key"], y)})
-        ev = replay(bw, kw, p["strategy"], c_cfg, synthetic_bundles=p["synthetic_bundles"], state_limit=0)
-        rows.append({"cell": c, "x": x, "y": y, "events": len(ev), "bundles": int(ev["n_bundles"].sum()),
-                     "minutes": int(ev["timestamp"].nunique()),
-                     "days_with_events": int(ev["timestamp"].dt.strftime("%Y-%m-%d").nunique())})
-        if progress:
-            progress(i + 1, len(cells), f"cell {i + 1}/{len(cells)}")
+    cfgs = [cfg.with_values({p["x_key"]: typed_value(p["x_key"], x), p["y_key"]: typed_value(p["y_key"], y)})
+            for _c, x, y in cells]
+    evs = backtest_set_frames(bw, kw, p["strategy"], cfgs, synthetic_bundles=p["synthetic_bundles"], state_limit=0,
+                              progress=(lambda i, n: progress(i, n, f"{len(cells)} cells: minute {i}/{n}"))
+                              if progress else None)
+    rows = [{"cell": c, "x": x, "y": y, "events": len(ev), "bundles": int(ev["n_bundles"].sum()),
+             "minutes": int(ev["timestamp"].nunique()),
+             "days_with_events": int(ev["timestamp"].dt.strftime("%Y-%m-%d").nunique())}
+            for (c, x, y), ev in zip(cells, evs)]
     return {"cells": pd.DataFrame(rows)}
 
 
@@ -341,7 +346,7 @@ def _spark(job, dataset, p, progress, meta: dict | None = None):
                     r = {"cells": sweep(wide, p["strategy"], config_from_params(p), p["x_key"], p["x_values"],
                                         p["y_key"], p["y_values"], bundles=p["bundles"],
                                         synthetic_bundles=p["synthetic_bundles"], bundle_df=bdf,
-                                        chunks=p.get("chunks"))}
+                                        chunks=p.get("chunks"), groups=p.get("groups"))}
                     out = {"cells": to_pandas(r["cells"], ["cell"])}
     for v in list(r.values()):
         for x in (v if isinstance(v, list) else [v]):

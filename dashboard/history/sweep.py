@@ -4,12 +4,15 @@ DataFrame in (the long dataset) → DataFrame out, one row per grid cell: ``cell
 key values), ``events`` (brokers that would have unloaded, summed over minutes), ``bundles``
 (bundles selected), ``minutes`` (minutes with at least one unload), ``days_with_events``.
 
-How: the backtest input is cross-joined with the (broadcast) grid, so every cell carries the whole
-history, range-partitioned by cell and sorted by time, then ``mapInPandas`` streams each cell's
-history through the engine's driver (:func:`.backtest.stream`, :mod:`engine.backtest`) with that
-cell's config — one task per cell, the cells in parallel across the executors, memory bounded by an
-Arrow batch. Cost grows with ``cells × history``: sweep days or weeks here, not the whole quarter on
-a laptop.
+How: the cells are dealt into ``groups`` groups (default: the session's default parallelism — its
+executor cores — capped by the number of cells; cells balanced by their shedding minutes). The backtest
+input is cross-joined with the G groups only (not with the cells), range-partitioned by group and sorted
+by time, then ``mapInPandas`` streams each group's copy of the history once through the engine's
+multi-config driver (:class:`engine.backtest.BacktestSet`): each minute is read once and its LoadView
+built once for every cell of the group due that minute, and each cell keeps its own config, strategy
+memory and events — the same events as one backtest per cell. The groups run in parallel across the
+executors (one task each), memory bounded by an Arrow batch. ``groups`` = the number of cells gives the
+old one-task-per-cell plan. Cost grows with ``groups × history`` read plus ``cells × shedding minutes``.
 
 Example: low threshold × low hit count of AvgShedder::
 
@@ -21,9 +24,11 @@ from __future__ import annotations
 from engine.backtest import backtest_spec, typed_value
 from engine.config import LoadBalancerConfig
 
-from .backtest import DEFAULT_WARMUP_MINUTES, backtest_input, chunk_plan, run_chunks, stream
+from .backtest import DEFAULT_WARMUP_MINUTES, EVENT_SCHEMA, _uses_bundles, backtest_input, chunk_plan, run_chunks
 
-__all__ = ["sweep", "grid_cells"]
+__all__ = ["sweep", "grid_cells", "cell_groups", "stream_groups", "default_groups"]
+
+GROUP_SCHEMA = "grp long"
 
 
 def grid_cells(x_key: str, x_values, y_key: str, y_values) -> list[tuple[int, float, float]]:
@@ -37,14 +42,112 @@ def grid_cells(x_key: str, x_values, y_key: str, y_values) -> list[tuple[int, fl
     return [(i * len(xs) + j, x, y) for i, y in enumerate(ys) for j, x in enumerate(xs)]
 
 
+def default_groups(spark, n_cells: int) -> int:
+    """The session's default parallelism (its executor cores), capped by the number of cells."""
+    try:
+        cores = int(spark.sparkContext.defaultParallelism)
+    except Exception:  # noqa: BLE001 - Spark Connect: no sparkContext
+        cores = 2
+    return max(1, min(int(n_cells), cores))
+
+
+def cell_groups(cells: list, intervals: list[int], groups: int) -> list[list]:
+    """``cells`` dealt into ``groups`` groups of about equal work: a cell's work is its number of shedding
+    minutes (∝ 1 / its interval); the heaviest cells first, each to the lightest group so far (ties: the
+    lower group). Cells keep their order inside a group; empty groups are dropped."""
+    g = max(1, min(int(groups), len(cells)))
+    load = [0.0] * g
+    out: list[list] = [[] for _ in range(g)]
+    for i in sorted(range(len(cells)), key=lambda i: (intervals[i], i)):
+        k = min(range(g), key=lambda j: (load[j], j))
+        out[k].append(i)
+        load[k] += 1.0 / max(1, intervals[i])
+    return [[cells[i] for i in sorted(grp)] for grp in out if grp]
+
+
+def stream_groups(batches, strategy: str, config: LoadBalancerConfig, synthetic_bundles: int, bundles: str,
+                  use_bundles: bool, keys: tuple, members: dict):
+    """The ``mapInPandas`` body of the sweep: this partition's rows, sorted by ``(grp, timestamp)``, arrive
+    as Arrow batches; each group is one :class:`engine.backtest.BacktestSet` of its cells
+    (``members[grp]`` = ``[(cell, x, y)]``) fed minute by minute, and the events of each batch leave at once
+    (``cell`` + :data:`engine.backtest.EVENT_COLUMNS`). A minute cut by a batch boundary waits for the next
+    batch, so memory is bounded by a batch, never by the history."""
+    import numpy as np
+    import pandas as pd
+
+    from engine.backtest import EVENT_COLUMNS, Backtest, BacktestSet, BrokerBlock, BundleBlock, events_frame
+
+    from .backtest import _cell_config
+    from .dataset import BROKER_METRICS, BUNDLE_METRICS
+
+    state: dict = {"grp": None, "set": None, "cells": None}
+    bundle_cols = ["timestamp", "broker", "bundle"] + BUNDLE_METRICS
+
+    def run(pdf: pd.DataFrame) -> list:
+        out: list = []
+        grps = pdf["grp"].to_numpy()
+        cuts = np.flatnonzero(np.r_[True, grps[1:] != grps[:-1]])
+        for a, b in zip(cuts, np.r_[cuts[1:], len(pdf)]):
+            part = pdf.iloc[a:b]
+            g = int(grps[a])
+            if state["grp"] != g:
+                cells = members[g]
+                state.update(grp=g, cells=[c for c, _x, _y in cells], set=BacktestSet(
+                    Backtest(strategy, _cell_config(config, keys, x, y), synthetic_bundles=synthetic_bundles,
+                             state_limit=0) for _c, x, y in cells))
+            bts = state["set"]
+            if use_bundles:
+                is_b = part["bundle"].isna().to_numpy()
+                bw, kw = part.loc[is_b, ["timestamp", "broker"] + BROKER_METRICS], part.loc[~is_b, bundle_cols]
+                bts.feed(BrokerBlock(bw), BundleBlock(kw))
+            else:
+                bts.feed(BrokerBlock(part[["timestamp", "broker"] + BROKER_METRICS]))
+            for c, bt in zip(state["cells"], bts.members):  # the events leave now: memory stays bounded
+                out.extend(dict(e, cell=c) for e in bt.events)
+                bt.events.clear()
+        return out
+
+    def frame(evs: list) -> pd.DataFrame:
+        ev = events_frame(evs)
+        ev.insert(0, "cell", pd.Series([e["cell"] for e in evs], dtype="int64"))
+        return ev[["cell"] + EVENT_COLUMNS]
+
+    carry = None
+    for pdf in batches:
+        if carry is not None:
+            pdf = pd.concat([carry, pdf], ignore_index=True)
+        if pdf.empty:
+            continue
+        # the last (group, minute) of a batch may go on in the next one: it waits
+        g, t = pdf["grp"].to_numpy(), pdf["timestamp"].to_numpy()
+        tail = (g == g[-1]) & (t == t[-1])
+        carry = pdf[tail]
+        evs = run(pdf[~tail].reset_index(drop=True)) if (~tail).any() else []
+        if evs:
+            yield frame(evs)
+    if carry is not None and len(carry):
+        evs = run(carry.reset_index(drop=True))
+        if evs:
+            yield frame(evs)
+
+
+def _groups_udf(**params):
+    def fn(batches):
+        yield from stream_groups(batches, **params)
+
+    return fn
+
+
 def sweep(df, strategy: str, config: LoadBalancerConfig | None, x_key: str, x_values, y_key: str, y_values, *,
           bundles: str = "auto", synthetic_bundles: int = 8, bundle_df=None, chunks: int | None = None,
-          warmup_minutes: int = DEFAULT_WARMUP_MINUTES):
+          warmup_minutes: int = DEFAULT_WARMUP_MINUTES, groups: int | None = None):
     """Counts per grid cell (a Spark DataFrame, one row per cell, cells without events included).
 
-    By default one streaming task per cell (:func:`.backtest.stream`), the cells in parallel across
-    the executors; ``chunks`` > 1 also cuts each cell's history in time chunks
-    (:func:`.backtest.run_chunks`, checked exact) — for grids smaller than the cores."""
+    By default the cells are dealt into ``groups`` groups (:func:`default_groups`: the executor cores,
+    at most the number of cells), each group one streaming task reading the history once for all its
+    cells (:func:`stream_groups`), the groups in parallel across the executors; ``chunks`` > 1 instead
+    runs one task per cell × time chunk (:func:`.backtest.run_chunks`, checked exact) — for grids
+    smaller than the cores."""
     import math
 
     from pyspark.sql import functions as F
@@ -68,14 +171,37 @@ def sweep(df, strategy: str, config: LoadBalancerConfig | None, x_key: str, x_va
             ivals = [max(1, int(cfg.with_values({x_key: typed_value(x_key, x), y_key: typed_value(y_key, y)})
                                 .loadBalancerSheddingIntervalMinutes)) for _c, x, y in cells]
             starts = chunk_plan(t0, t1, int(chunks), math.lcm(*ivals))
-    data = base.crossJoin(F.broadcast(grid))
     if len(starts) > 1:
-        events, _info = run_chunks(data, params, starts, warmup_minutes, len(cells))
+        events, _info = run_chunks(base.crossJoin(F.broadcast(grid)), params, starts, warmup_minutes, len(cells))
     else:
-        events = stream(data, params, len(cells))
+        events = _grouped(spark, base, params, cfg, cells, groups)
     counts = events.groupBy("cell").agg(
         F.count("*").alias("events"), F.sum("n_bundles").alias("bundles"),
         F.countDistinct("timestamp").alias("minutes"),
         F.countDistinct(F.date_format("timestamp", "yyyy-MM-dd")).alias("days_with_events"))
     return (grid.join(counts, "cell", "left").na.fill(0, ["events", "bundles", "minutes", "days_with_events"])
             .orderBy("cell"))
+
+
+def _grouped(spark, base, params: dict, cfg: LoadBalancerConfig, cells: list, groups: int | None):
+    """The events of every cell, G groups of cells each streamed through one BacktestSet (one task per group)."""
+    from pyspark.sql import functions as F
+
+    x_key, y_key = params["keys"]
+    g = int(groups) if groups else default_groups(spark, len(cells))
+    if g < 1:
+        raise ValueError("groups must be at least 1")
+    ivals = [max(1, int(cfg.with_values({x_key: typed_value(x_key, x), y_key: typed_value(y_key, y)})
+                        .loadBalancerSheddingIntervalMinutes)) for _c, x, y in cells]
+    dealt = cell_groups(cells, ivals, g)
+    members = {k: grp for k, grp in enumerate(dealt)}
+    use_b = _uses_bundles(base, params)
+    if len(dealt) > 1:
+        ids = spark.createDataFrame([(k,) for k in range(len(dealt))], GROUP_SCHEMA)
+        part = base.crossJoin(F.broadcast(ids)).repartitionByRange(len(dealt), "grp")
+    else:
+        part = base.withColumn("grp", F.lit(0).cast("long")).repartition(1)
+    part = part.sortWithinPartitions("grp", "timestamp")
+    fn = _groups_udf(strategy=params["strategy"], config=params["config"], synthetic_bundles=params["synthetic_bundles"],
+                     bundles=params["bundles"], use_bundles=use_b, keys=params["keys"], members=members)
+    return part.mapInPandas(fn, schema=EVENT_SCHEMA)

@@ -90,3 +90,38 @@ def test_sweepset003_blocks_in_time_and_disabled_members(frames):
     for bt, cfg in zip(members, cfgs):
         pd.testing.assert_frame_equal(bt.finish(), backtest_frames(bw, kw, name, cfg))
     assert members[1].finish().empty
+
+
+def test_sweepset004_cell_groups_balance_shedding_minutes():
+    from dashboard.history.sweep import cell_groups
+
+    cells = list(range(6))
+    assert cell_groups(cells, [1] * 6, 2) == [[0, 2, 4], [1, 3, 5]]
+    assert cell_groups(cells, [1] * 6, 1) == [cells]
+    assert cell_groups(cells, [1] * 6, 10) == [[c] for c in cells]  # never more groups than cells
+    # interval 1 cells weigh 3x interval 3 cells: 2 heavy + 6 light split evenly
+    got = cell_groups(list(range(8)), [1, 1, 3, 3, 3, 3, 3, 3], 2)
+    assert sorted(c for g in got for c in g) == list(range(8))
+    assert [sum(1 / [1, 1, 3, 3, 3, 3, 3, 3][c] for c in g) for g in got] == pytest.approx([2.0, 2.0])
+
+
+@pytest.mark.parametrize("groups", [None, 1, 3, 4])
+def test_sweepset005_spark_groups_equal_one_backtest_per_cell(spark, tmp_path_factory, groups):
+    """The Spark sweep in G groups (one task each, one BacktestSet per group) gives every cell the counts of
+    its own Backtest — including a grid varying the shedding interval (cells due on different minutes)."""
+    from dashboard.history.sparkio import read_bundle_rows, read_broker_minutes, to_pandas
+    from dashboard.history.sweep import sweep
+
+    p = tmp_path_factory.mktemp("hist") / "gen"
+    generate(p, brokers=5, days=1, seed=7, start="2026-01-05", bundles_per_broker=3)
+    xk, yk = "loadBalancerAvgShedderLowThreshold", "loadBalancerSheddingIntervalMinutes"
+    cells = to_pandas(sweep(read_broker_minutes(spark, p), "AvgShedder", None, xk, [10, 20], yk, [1, 2],
+                            bundle_df=read_bundle_rows(spark, p), groups=groups), ["cell"])
+    assert cells[["x", "y"]].values.tolist() == [[10, 1], [20, 1], [10, 2], [20, 2]]
+    long = read_long(p)
+    bw, kw = wide_brokers(long), wide_bundles(long)
+    for c in cells.itertuples():
+        cfg = LoadBalancerConfig().with_values({xk: str(c.x), yk: str(int(c.y))})
+        ev = backtest_frames(bw, kw, "AvgShedder", cfg, state_limit=0)
+        assert (c.events, c.bundles, c.minutes) == (len(ev), ev["n_bundles"].sum(), ev["timestamp"].nunique())
+    assert cells["events"].sum() > 0
