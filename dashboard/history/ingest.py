@@ -142,7 +142,7 @@ from engine.limits import MAX_EPOCH_MS
 
 from .dataset import ALL_METRICS, BUNDLE_METRICS, MINUTE_MS, write_actions, write_long
 
-__all__ = ["ingest", "read_input", "normalise", "validate_rows", "value_numbers", "dedupe_minutes", "NORMALISE_REPORT_KEYS", "METRIC_ALIASES", "COUNTER_ALIASES", "parse_prometheus",
+__all__ = ["ingest", "read_input", "normalise", "validate_rows", "label_rule", "value_numbers", "dedupe_minutes", "NORMALISE_REPORT_KEYS", "METRIC_ALIASES", "COUNTER_ALIASES", "parse_prometheus",
            "read_long_file", "read_timeline", "read_vm_export", "read_promtool_dump", "read_exposition_dir",
            "resolve_brokers", "counter_increases", "load_broker_map"]
 
@@ -738,6 +738,37 @@ def value_numbers(raw_v: pd.Series) -> tuple[pd.Series, pd.Series]:
     return num, special
 
 
+def _bundle_text(x) -> str | None:
+    return None if x is None or str(x).strip() in ("", "nan", "None") else str(x).strip()
+
+
+def _broker_text(x) -> str | None:
+    return (None if x is None or (isinstance(x, float) and np.isnan(x)) or str(x).strip() in ("", "nan", "None")
+            else str(x).strip())
+
+
+def label_rule(metric, bundle, broker) -> tuple:
+    """:func:`validate_rows`' label rules for one row (Spark's ingest applies them once per distinct
+    combination): ``(drop, name, metric, bundle, broker)`` — the report key of the first rule refusing
+    the row (``None``: kept), the metric name as read, then metric, bundle and broker as kept."""
+    name = str(metric).strip()
+    mapped = METRIC_ALIASES.get(name, name)
+    present = not (bundle is None or bool(pd.isna(bundle)))
+    if present and str(bundle).strip() != "" and mapped in _PLAIN_TO_BUNDLE:
+        mapped = _PLAIN_TO_BUNDLE[mapped]
+    if mapped not in ALL_METRICS:
+        return "dropped_unknown_metric", name, mapped, None, None
+    b = _bundle_text(bundle if present else None)
+    if mapped not in BUNDLE_METRICS:
+        b = None
+    elif b is None:
+        return "dropped_bundle_metric_without_bundle", name, mapped, None, None
+    br = _broker_text(broker)
+    if br is None:
+        return "dropped_no_broker", name, mapped, b, None
+    return None, name, mapped, b, br
+
+
 def validate_rows(raw: pd.DataFrame, report: dict) -> pd.DataFrame:
     """The row-by-row rules of :func:`normalise` (metric names, bundle, broker, timestamp, value): the
     rows kept, ``timestamp`` still the sample's own epoch ms; other columns of ``raw`` pass through."""
@@ -764,14 +795,13 @@ def validate_rows(raw: pd.DataFrame, report: dict) -> pd.DataFrame:
     # bundle only on bundle metrics
     is_bm = df["metric"].isin(BUNDLE_METRICS)
     b = df["bundle"].where(df["bundle"].notna(), None)
-    b = _map_values(b, lambda x: None if x is None or str(x).strip() in ("", "nan", "None") else str(x).strip())
+    b = _map_values(b, _bundle_text)
     no_bundle = is_bm & b.isna()
     if no_bundle.any():
         add("dropped_bundle_metric_without_bundle", no_bundle.sum())
     df = df.assign(bundle=np.where(is_bm, b, None))[~no_bundle]
     # broker
-    br = _map_values(df["broker"], lambda x: None if x is None or (isinstance(x, float) and np.isnan(x))
-                     or str(x).strip() in ("", "nan", "None") else str(x).strip())
+    br = _map_values(df["broker"], _broker_text)
     add("dropped_no_broker", br.isna().sum())
     df = df.assign(broker=br)[br.notna()]
     # timestamp

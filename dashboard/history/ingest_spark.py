@@ -19,17 +19,17 @@ Every input format the pandas path reads is read here too, by the very same read
    combinations, each staged row carrying the index of its combination, its day range, or the error,
    raised in input order as the pandas path would: the same message naming the file and the field);
 2. **brokers** — the broker identity rules need every id of the input at once: the driver resolves
-   the distinct label combinations (a few per series) with :func:`.ingest.resolve_brokers` and the
-   mapping is broadcast-joined to the rows in the JVM. The load
+   the distinct label combinations (a few per series) with :func:`.ingest.resolve_brokers`. The load
    manager's counters (small: a few series) are collected and turned into the ``actions`` table
    on the driver;
 3. **clean and write** — one task per group of brokers (sorted blocks of the resolved ids) reads its
-   rows straight from the staged files (a lookup of each row's combination: no join, no shuffle, no
-   sort in the JVM, which cost most of the time at scale), day after day (an input is read once, when
-   its first day is next), applies the row rules, de-duplicates the minutes and fills the short gaps
-   by the rules of :func:`.ingest.dedupe_minutes` and the gap filling, on integer series codes with
-   numpy (carrying each series' last row from one day to the next, so gaps across midnight are filled
-   as in one pass) and writes, per day, its brokers' long rows and their wide rows (:mod:`.layout`);
+   rows straight from the staged files (no join, shuffle or sort in the JVM), day after day (an input
+   is read once, when its first day is next). Rows never become Python objects: the label rules
+   (:func:`.ingest.label_rule`) run once per distinct label combination and count its rows, each kept
+   row gets its series' integer code, the timestamp and value rules, the de-duplication of minutes
+   and the gap filling (:func:`.ingest.dedupe_minutes`, :func:`.ingest._fill_gaps`) run on numpy
+   arrays (each series' last row carried from one day to the next, so gaps across midnight are filled
+   as in one pass), and each day's long and wide files (:mod:`.layout`) are built from the codes;
 4. **finish** — the driver merges the counts into the report (same keys, same order, same values
    as the pandas path), writes the metadata, the ``actions`` table and records the wide layout.
 
@@ -54,9 +54,10 @@ import numpy as np
 import pandas as pd
 
 from engine.errors import InputError
+from engine.limits import MAX_EPOCH_MS
 
-from .ingest import (_COLUMNS, _RAW_COLUMNS, COUNTER_ALIASES, MAX_GAP_MINUTES, NORMALISE_REPORT_KEYS, _fill_gaps,
-                     counter_increases, dedupe_minutes, ingest, load_broker_map, read_input, resolve_brokers,
+from .ingest import (_COLUMNS, _RAW_COLUMNS, COUNTER_ALIASES, MAX_GAP_MINUTES, NORMALISE_REPORT_KEYS, counter_increases,
+                     dedupe_minutes, ingest, label_rule, load_broker_map, read_input, resolve_brokers,
                      validate_rows, value_numbers)
 
 __all__ = ["ingest_any", "ingest_spark", "choose_engine", "input_bytes", "stage_printer", "SPARK_THRESHOLD_MB",
@@ -313,8 +314,6 @@ def _with_cid(t):
 
 def _valid_ts(ts: np.ndarray) -> np.ndarray:
     """The timestamps :func:`.ingest.validate_rows` keeps (its bad_ts rule)."""
-    from .ingest import MAX_EPOCH_MS
-
     with np.errstate(invalid="ignore"):
         return np.isfinite(ts) & (ts >= 0) & (ts <= MAX_EPOCH_MS)
 
@@ -359,30 +358,6 @@ def _raw_from_stage(df: pd.DataFrame, object_values: bool, float_units) -> pd.Se
     return v
 
 
-def _validate_batches(batches, object_values: bool, float_units):
-    """Row rules on staged rows (mapInPandas): clean rows with their day, and one report row at the end."""
-    rep: dict = {}
-    for m in batches:
-        if m.empty:
-            continue
-        raw = pd.DataFrame({"timestamp": m["timestamp"].to_numpy(),
-                            "broker": m["new_broker"].where(m["new_broker"] != _NULL, None).to_numpy(),
-                            "metric": m["metric"].where(m["metric"] != _NULL, None).to_numpy(),
-                            "value": _raw_from_stage(m, object_values, float_units).to_numpy(),
-                            "bundle": m["bundle"].to_numpy(), "seq": m["seq"].to_numpy()})
-        clean = validate_rows(raw, rep)
-        if clean.empty:
-            continue
-        ts = clean["timestamp"].to_numpy(dtype=float)
-        yield pd.DataFrame({"seq": clean["seq"].to_numpy(dtype=np.int64), "timestamp": ts,
-                            "broker": clean["broker"].astype(object).to_numpy(),
-                            "metric": clean["metric"].astype(object).to_numpy(),
-                            "value": clean["value"].to_numpy(dtype=float),
-                            "bundle": clean["bundle"].astype(object).to_numpy(),
-                            "day": (ts.astype(np.int64) // DAY_MS), "info": None})
-    yield _info_row({"kind": "validate", "report": rep})
-
-
 def _group_plan(summaries: list, paths: list, mapping: pd.DataFrame, parts: int) -> list:
     """Per staged input: its file, day range and, per label combination (``cid``), the task (broker
     group) that cleans its rows (-1: a counter, or a combination resolve_brokers dropped), the resolved
@@ -405,20 +380,129 @@ def _group_plan(summaries: list, paths: list, mapping: pd.DataFrame, parts: int)
             grp.append(-1 if hit is None or hit[1] else group_of[hit[0]])
             brk.append(_NULL if hit is None else hit[0])
             met.append(key[_KEY.index("metric")])
-        plan.append({"path": path, "dmin": s.get("dmin"), "grp": np.asarray(grp, dtype=np.int64),
+        plan.append({"idx": s["idx"], "path": path, "dmin": s.get("dmin"), "grp": np.asarray(grp, dtype=np.int64),
                      "broker": np.asarray(brk, dtype=object), "metric": np.asarray(met, dtype=object)})
     return plan
 
 
-def _group_frames(g: int, plan: list):
-    """The staged rows of broker group ``g`` as :func:`_validate_batches` takes them (``seq``,
-    ``timestamp``, ``vnum``, ``new_broker``, ``metric``, ``bundle``), read straight from the staged
-    files, one frame per day in day order (rows whose timestamp the rules refuse come first: they are
-    only counted). An input is read once, when the first of its days is next; a day is handed on once
-    no input left to read starts on or before it."""
+class _Series:
+    """A task's series: the label rules (:func:`.ingest.label_rule`) once per distinct raw ``(broker,
+    metric, bundle)``, and one integer (``sid``) per series ``(broker, bundle, metric)`` they keep."""
+
+    def __init__(self):
+        self.ids: dict = {}
+        self.keys: list = []  # sid -> (broker, bundle, metric)
+        self.rules: dict = {}  # (broker, metric, bundle) as read -> (drop key or None, name, sid)
+
+    def rule(self, broker, metric, bundle) -> tuple:
+        key = (broker, metric, bundle)
+        hit = self.rules.get(key)
+        if hit is None:
+            drop, name, m, b, br = label_rule(metric, bundle, broker)
+            sid = -1
+            if drop is None:
+                sid = self.ids.get((br, b, m))
+                if sid is None:
+                    sid = self.ids[(br, b, m)] = len(self.keys)
+                    self.keys.append((br, b, m))
+            hit = self.rules[key] = (drop, name, sid)
+        return hit
+
+    def columns(self):
+        """Per sid: broker, bundle (-1: none) and metric codes into the sorted name lists, the sid's rank
+        in the order ``(broker, bundle with none first, metric)`` and its wide column (-1: not a broker
+        metric, or a bundle's)."""
+        from .store import BROKER_METRICS
+
+        bro = sorted({k[0] for k in self.keys})
+        bun = sorted({k[1] for k in self.keys if k[1] is not None})
+        met = sorted({k[2] for k in self.keys})
+        bi, ui, mi = ({v: i for i, v in enumerate(x)} for x in (bro, bun, met))
+        wi = {m: i for i, m in enumerate(BROKER_METRICS)}
+        s_b = np.array([bi[k[0]] for k in self.keys], dtype=np.int64)
+        s_u = np.array([-1 if k[1] is None else ui[k[1]] for k in self.keys], dtype=np.int64)
+        s_m = np.array([mi[k[2]] for k in self.keys], dtype=np.int64)
+        s_w = np.array([wi.get(k[2], -1) if k[1] is None else -1 for k in self.keys], dtype=np.int64)
+        rank = np.empty(len(self.keys), dtype=np.int64)
+        rank[np.lexsort((s_m, s_u, s_b))] = np.arange(len(self.keys))
+        return {"b": s_b, "u": s_u, "m": s_m, "w": s_w, "rank": rank,
+                "bro": np.asarray(bro, dtype=object), "bun": np.asarray(bun, dtype=object),
+                "met": np.asarray(met, dtype=object)}
+
+
+def _codes(col) -> tuple[np.ndarray, list]:
+    """A (chunked) string or dictionary column as integer codes (-1: missing) and their values."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    if not pa.types.is_dictionary(arr.type):
+        arr = pc.dictionary_encode(arr)
+    idx = arr.indices.to_numpy(zero_copy_only=False)
+    idx = np.where(arr.is_null().to_numpy(zero_copy_only=False), -1, idx).astype(np.int64)
+    return idx, arr.dictionary.cast(pa.string()).to_pylist()
+
+
+def _read_group_unit(u: dict, g: int, series: _Series, rep: dict, unknown: set, object_values: bool,
+                     float_units) -> dict | None:
+    """The rows of broker group ``g`` in one staged input through :func:`.ingest.validate_rows`' rules:
+    the label rules once per distinct label combination (its rows counted together), the timestamp and
+    value rules with numpy. The kept rows (``seq``, ``timestamp``, ``value``, ``sid``) or None."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    t = pq.read_table(u["path"], columns=["cid", "seq", "timestamp", "vnum", "bundle"])
+    cid = t.column("cid").to_numpy().astype(np.int64)
+    sel = u["grp"][cid] == g
+    if not sel.all():
+        t, cid = t.filter(pa.array(sel)), cid[sel]
+    n = len(cid)
+    rep["rows_read"] = rep.get("rows_read", 0) + n
+    if not n:
+        return None
+    bcode, bvals = _codes(t.column("bundle"))
+    width = len(bvals) + 1
+    combo, uniq = pd.factorize(cid * width + (bcode + 1))
+    drop_of = np.empty(len(uniq), dtype=object)
+    sid_of = np.empty(len(uniq), dtype=np.int64)
+    for k, key in enumerate(uniq.tolist()):
+        c, b = divmod(key, width)
+        br, mt = u["broker"][c], u["metric"][c]
+        drop, name, sid = series.rule(None if br == _NULL else br, None if mt == _NULL else mt,
+                                      None if b == 0 else bvals[b - 1])
+        drop_of[k], sid_of[k] = drop, sid
+        if drop == "dropped_unknown_metric":
+            unknown.add(name)
+    per = np.bincount(combo, minlength=len(uniq))
+    for key in ("dropped_unknown_metric", "dropped_bundle_metric_without_bundle"):
+        hit = int(per[drop_of == key].sum())
+        if hit:
+            rep[key] = rep.get(key, 0) + hit
+    rep["dropped_no_broker"] = rep.get("dropped_no_broker", 0) + int(per[drop_of == "dropped_no_broker"].sum())
+    sid = sid_of[combo]
+    alive = sid >= 0
+    ts = t.column("timestamp").to_numpy().astype(float)
+    ok_ts = _valid_ts(ts)
+    rep["dropped_bad_timestamp"] = rep.get("dropped_bad_timestamp", 0) + int((alive & ~ok_ts).sum())
+    alive &= ok_ts
+    v = t.column("vnum").to_numpy().astype(float)
+    if object_values and u["idx"] in float_units:  # as _raw_from_stage: a NaN of a numeric input is "nan" text
+        v = np.where(np.isnan(v), np.inf, v)
+    not_num = alive & np.isnan(v)
+    not_finite = alive & np.isinf(v)
+    neg = alive & (v < 0) & ~not_finite
+    for key, m in (("dropped_non_numeric", not_num), ("dropped_not_finite", not_finite), ("dropped_negative", neg)):
+        rep[key] = rep.get(key, 0) + int(m.sum())
+    keep = alive & ~(not_num | not_finite | neg)
+    if not keep.any():
+        return None
+    return {"seq": t.column("seq").to_numpy()[keep], "timestamp": ts[keep], "value": v[keep], "sid": sid[keep]}
+
+
+def _group_days(g: int, plan: list, series: _Series, rep: dict, unknown: set, object_values: bool, float_units):
+    """The kept rows of broker group ``g``, read straight from the staged files, one dict of arrays per
+    day in day order (``(day, rows)``). An input is read once, when the first of its days is next; a day
+    is handed on once no input left to read starts on or before it."""
     def first_day(u):
         return -1 if u["dmin"] is None else u["dmin"]
 
@@ -427,51 +511,20 @@ def _group_frames(g: int, plan: list):
     pos = 0
     while pos < len(units) or buffer:
         if pos < len(units) and (not buffer or first_day(units[pos]) <= min(buffer)):
-            u = units[pos]
+            rows = _read_group_unit(units[pos], g, series, rep, unknown, object_values, float_units)
             pos += 1
-            t = pq.read_table(u["path"], columns=["cid", "seq", "timestamp", "vnum", "bundle"])
-            cid = t.column("cid").to_numpy()
-            sel = u["grp"][cid] == g
-            t, cid = t.filter(pa.array(sel)), cid[sel]
-            ts = t.column("timestamp").to_numpy(zero_copy_only=False).astype(float)
-            frame = pd.DataFrame({"seq": t.column("seq").to_numpy(), "timestamp": ts,
-                                  "vnum": t.column("vnum").to_numpy(zero_copy_only=False),
-                                  "new_broker": u["broker"][cid], "metric": u["metric"][cid],
-                                  "bundle": t.column("bundle").cast(pa.string()).to_numpy(zero_copy_only=False)})
-            ok = _valid_ts(ts)
-            if not ok.all():
-                yield frame[~ok]
-                frame, ts = frame[ok], ts[ok]
-            day = ts.astype(np.int64) // DAY_MS
-            for d in np.unique(day):
-                buffer.setdefault(int(d), []).append(frame[day == d])
+            if rows is None:
+                continue
+            day = rows["timestamp"].astype(np.int64) // DAY_MS
+            if day[0] == day[-1] and (day == day[0]).all():
+                buffer.setdefault(int(day[0]), []).append(rows)
+            else:
+                for d in np.unique(day):
+                    buffer.setdefault(int(d), []).append(_take(rows, day == d))
             continue
         d = min(buffer)
-        frames = buffer.pop(d)
-        yield frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
-
-
-def _info_row(obj) -> pd.DataFrame:
-    return pd.DataFrame({"seq": [None], "timestamp": [None], "broker": [None], "metric": [None], "value": [None],
-                         "bundle": [None], "day": [None], "info": [json.dumps(obj)]}).astype(
-        {"seq": "Int64", "timestamp": float, "value": float, "day": "Int64"})
-
-
-_COLS = ("timestamp", "broker", "metric", "bundle", "value")
-
-
-def _series_codes(*arrays) -> np.ndarray:
-    """One integer per distinct combination of the (text) arrays' values."""
-    code = np.zeros(len(arrays[0]), dtype=np.int64)
-    span = 1
-    for a in arrays:
-        c, u = pd.factorize(a)
-        span *= max(1, len(u))
-        if span >= 2**62:  # never with real ids; exact anyway
-            return pd.DataFrame({i: x for i, x in enumerate(arrays)}).groupby(
-                list(range(len(arrays))), sort=False).ngroup().to_numpy(dtype=np.int64)
-        code = code * max(1, len(u)) + c
-    return code
+        parts = buffer.pop(d)
+        yield d, parts[0] if len(parts) == 1 else _cat(parts)
 
 
 def _take(cols: dict, idx) -> dict:
@@ -482,33 +535,35 @@ def _cat(parts: list) -> dict:
     return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
 
 
-def _dedupe_fill_day(cols: dict, seq: np.ndarray, carry: dict | None, max_gap: int, rep: dict):
-    """:func:`.ingest.dedupe_minutes` and the gap filling of :func:`.ingest._fill_gaps` for one day's rows
-    of some brokers, on integer codes (numpy sorts instead of pandas' object sorts), the series' last
-    rows of earlier days (``carry``) in front. Returns (rows of the day and the filled rows, new carry).
-    The same rules: the latest sample of a minute wins (ties: the last one read); every gap of 1 to
-    ``max_gap`` missing minutes between two rows of a series is filled with the earlier row's value;
-    longer gaps are counted."""
+def _dedupe_fill_day(cols: dict, carry: dict | None, max_gap: int, rep: dict):
+    """:func:`.ingest.dedupe_minutes` and :func:`.ingest._fill_gaps` on one day's rows (``seq``,
+    ``timestamp``, ``value``, ``sid``), the series' last rows of earlier days (``carry``) in front:
+    (rows of the day and the filled rows, new carry). The same rules and counts."""
     orig = cols["timestamp"]
     minute = (orig.astype(np.int64) // MINUTE_MS) * MINUTE_MS
-    sk = _series_codes(cols["broker"], cols["bundle"], cols["metric"])
-    order = np.lexsort((seq, orig, sk, minute))
-    m_s, k_s = minute[order], sk[order]
+    sid = cols["sid"]
+    span = int((minute.max() - minute.min()) // MINUTE_MS) + 1 if len(minute) else 1
+    key = sid * span + (minute - (minute.min() if len(minute) else 0)) // MINUTE_MS  # (series, minute)
+    order = np.argsort(key, kind="stable")  # rows arrive in runs sorted by it
+    k_s = key[order]
+    if len(k_s) > 1 and (k_s[1:] == k_s[:-1]).any():  # several samples in a minute: the latest, then the last read
+        order = np.lexsort((cols["seq"], orig, key))
+        k_s = key[order]
     last = np.ones(len(order), dtype=bool)
-    last[:-1] = (m_s[1:] != m_s[:-1]) | (k_s[1:] != k_s[:-1])
+    last[:-1] = k_s[1:] != k_s[:-1]
     keep = order[last]
     rep["duplicates_removed"] = int(rep.get("duplicates_removed", 0)) + int(len(order) - len(keep))
-    day = _take(cols, keep)
-    day["timestamp"] = minute[keep]
+    day = {"timestamp": minute[keep], "value": cols["value"][keep], "sid": sid[keep]}  # sorted by (sid, minute)
     rep.setdefault("gaps_filled", 0)
     rep.setdefault("gaps_left", 0)
     if max_gap <= 0 or not len(keep):
         return day, None
-    both = day if carry is None else _cat([carry, day])
-    ts = both["timestamp"]
-    sk = _series_codes(both["broker"], both["bundle"], both["metric"])
-    o = np.lexsort((ts, sk))
-    ts_s, k_s = ts[o], sk[o]
+    if carry is None:
+        both, o = day, np.arange(len(keep))
+    else:  # a carried row is earlier than the day's rows of its series: a stable sort by series is enough
+        both = _cat([carry, day])
+        o = np.argsort(both["sid"], kind="stable")
+    ts_s, k_s = both["timestamp"][o], both["sid"][o]
     same = np.zeros(len(o), dtype=bool)
     same[1:] = k_s[1:] == k_s[:-1]
     step = np.zeros(len(o), dtype=np.int64)
@@ -530,91 +585,111 @@ def _dedupe_fill_day(cols: dict, seq: np.ndarray, carry: dict | None, max_gap: i
     return _cat([day, extra]), new_carry
 
 
-def _write_batches(batches, out_dir: str, max_gap: int):
-    """Per task (its brokers, days in order): minutes de-duplicated, short gaps filled (each series'
-    last row carried to the next day), long and wide files written per day; one info row per day."""
+def _dict_column(codes: np.ndarray, names: np.ndarray):
+    """Codes into ``names`` (-1: missing) as the dictionary array :func:`.store.to_table` writes (its
+    dictionary in order of first appearance, as ``dictionary_encode``)."""
+    import pyarrow as pa
+
+    valid = codes >= 0
+    u, first = np.unique(codes[valid], return_index=True)
+    used = u[np.argsort(first, kind="stable")]
+    remap = np.zeros(max(len(names), 1), dtype=np.int32)
+    remap[used] = np.arange(len(used), dtype=np.int32)
+    idx = remap[np.where(valid, codes, 0)]
+    return pa.DictionaryArray.from_arrays(pa.array(idx, pa.int32(), mask=None if valid.all() else ~valid),
+                                          pa.array(names[used].tolist(), pa.string()))
+
+
+def _write_day(day: int, c: dict, cols: dict, out_dir: str, part: int) -> dict:
+    """One day's rows of a task (``timestamp`` minute, ``value``, ``sid``) written as its long file (rows
+    sorted as :func:`.store.write_long` sorts them) and its wide file (:func:`.layout.wide_table`'s
+    table, pivoted from the sorted rows); the day's summary for the driver."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
-    from pyspark import TaskContext
 
-    from .layout import ROW_GROUP, WIDE_DIR, wide_table
+    from .layout import ROW_GROUP, WIDE_DIR, WIDE_SCHEMA
+    from .store import BROKER_METRICS, SCHEMA
     from .store import _day_name as day_name
-    from .store import to_table
 
-    tc = TaskContext.get()
-    part = tc.partitionId() if tc is not None else 0
+    ts, sid = c["timestamp"], c["sid"]
+    t0 = int(ts.min())
+    nsid = max(1, len(cols["rank"]))
+    o = np.argsort((ts - t0) // MINUTE_MS * nsid + cols["rank"][sid], kind="stable")  # (timestamp, broker, bundle, metric)
+    ts, sid, value = ts[o], sid[o], c["value"][o]
+    b, u, m = cols["b"][sid], cols["u"][sid], cols["m"][sid]
+    stamp = pa.array(ts, pa.int64()).cast(pa.timestamp("ms", tz="UTC"))
+    table = pa.Table.from_arrays([stamp, _dict_column(b, cols["bro"]), _dict_column(m, cols["met"]),
+                                  pa.array(value, pa.float64()), _dict_column(u, cols["bun"])], schema=SCHEMA)
+    name = day_name(day)
+    d = Path(out_dir) / f"day={name}"
+    d.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, d / f"part-{part:05d}.parquet", compression="snappy", row_group_size=1 << 20)  # as DatasetWriter
+    # wide: the broker metrics' rows (no bundle), already in (timestamp, broker) order; one per metric
+    w = cols["w"][sid]
+    sel = w >= 0
+    wide_rows = 0
+    if sel.any():
+        wts, wb, wm, wv = ts[sel], b[sel], w[sel], value[sel]
+        present = np.unique(wb)  # codes in name order (the name lists are sorted)
+        rank = np.zeros(len(cols["bro"]), dtype=np.int64)
+        rank[present] = np.arange(len(present))
+        br = rank[wb]
+        new = np.ones(len(wts), dtype=bool)
+        new[1:] = (wts[1:] != wts[:-1]) | (br[1:] != br[:-1])
+        row = np.cumsum(new) - 1
+        vals = np.full((int(row[-1]) + 1, len(BROKER_METRICS)), -np.inf)
+        np.maximum.at(vals, (row, wm), wv)
+        vals[np.isneginf(vals)] = 0.0
+        first = np.flatnonzero(new)
+        wcols = [pa.array(wts[first], pa.int64()).cast(pa.timestamp("ms", tz="UTC")),
+                 pa.DictionaryArray.from_arrays(pa.array(br[first].astype(np.int32)),
+                                                pa.array(cols["bro"][present].tolist(), pa.string()))]
+        wcols += [pa.array(vals[:, i]) for i in range(len(BROKER_METRICS))]
+        wt = pa.Table.from_arrays(wcols, schema=WIDE_SCHEMA)
+        wide_rows = wt.num_rows
+        wd = Path(out_dir) / WIDE_DIR / f"day={name}"
+        wd.mkdir(parents=True, exist_ok=True)
+        pq.write_table(wt, wd / f"part-{part:05d}.parquet", compression="snappy", row_group_size=ROW_GROUP)
+    return {"kind": "day", "day": name, "rows": int(len(ts)), "wide_rows": int(wide_rows),
+            "brokers": cols["bro"][np.unique(b)].tolist(), "metrics": cols["met"][np.unique(m)].tolist(),
+            "has_bundles": bool((u >= 0).any()), "start": int(ts[0]), "end": int(ts[-1])}
+
+
+def _clean_group(g: int, plan: list, object_values: bool, float_units, out_dir: str, max_gap: int):
+    """Clean and write broker group ``g`` (days in order): the row rules, minutes de-duplicated, short
+    gaps filled (each series' last row carried to the next day), long and wide files written per day.
+    Yields the summaries for the driver: one per day, then the counts (``validate`` and ``write``)."""
+    series = _Series()
+    vrep: dict = {}
+    unknown: set = set()
     rep: dict = {}
-    state = {"carry": None, "day": None, "frames": []}
+    carry = None
     pending: dict[int, list] = {}
+    fu = set(int(x) for x in np.asarray(float_units).tolist())
 
-    def flush(day):
-        c = _cat(pending.pop(day))
-        bcode, brokers = pd.factorize(c["broker"], sort=True)
-        mcode, metrics = pd.factorize(c["metric"], sort=True)
-        nob = c["bundle"] == _NULL
-        ucode, _u = pd.factorize(c["bundle"], sort=True)
-        ucode = np.where(nob, -1, ucode)  # no bundle first, as sort_values(na_position="first")
-        o = np.lexsort((mcode, ucode, bcode, c["timestamp"]))
-        c = _take(c, o)
-        df = pd.DataFrame({"timestamp": c["timestamp"], "broker": c["broker"], "metric": c["metric"],
-                           "value": c["value"], "bundle": np.where(nob[o], None, c["bundle"])})
-        name = day_name(day)
-        d = Path(out_dir) / f"day={name}"
-        d.mkdir(parents=True, exist_ok=True)
-        pq.write_table(to_table(df), d / f"part-{part:05d}.parquet", compression="snappy",
-                       row_group_size=1 << 20)  # as DatasetWriter
-        long_day = df.assign(timestamp=pd.to_datetime(df["timestamp"].to_numpy(dtype=np.int64), unit="ms"))
-        w = wide_table(long_day)
-        if w.num_rows:
-            wd = Path(out_dir) / WIDE_DIR / f"day={name}"
-            wd.mkdir(parents=True, exist_ok=True)
-            pq.write_table(w, wd / f"part-{part:05d}.parquet", compression="snappy", row_group_size=ROW_GROUP)
-        return {"kind": "day", "day": name, "rows": int(len(df)), "wide_rows": int(w.num_rows),
-                "brokers": [str(x) for x in brokers], "metrics": [str(x) for x in metrics],
-                "has_bundles": bool((~nob).any()),
-                "start": int(c["timestamp"].min()), "end": int(c["timestamp"].max())}
+    def flush(d):
+        parts = pending.pop(d)
+        return _write_day(d, parts[0] if len(parts) == 1 else _cat(parts), series.columns(), out_dir, g)
 
-    def process():
-        day, frames = state["day"], state["frames"]
-        state["frames"] = []
-        cols = _cat([{k: f[k].to_numpy() for k in _COLS} for f in frames])
-        seq = np.concatenate([f["seq"].to_numpy(dtype=np.int64) for f in frames])
-        got, state["carry"] = _dedupe_fill_day(cols, seq, state["carry"], max_gap, rep)
+    for day, rows in _group_days(g, plan, series, vrep, unknown, object_values, fu):
+        got, carry = _dedupe_fill_day(rows, carry, max_gap, rep)
         got_day = got["timestamp"] // DAY_MS
-        for d in np.unique(got_day):
-            pending.setdefault(int(d), []).append(_take(got, got_day == d))
+        if len(got_day) and got_day[0] == got_day[-1] and (got_day == got_day[0]).all():
+            pending.setdefault(int(got_day[0]), []).append(got)
+        else:
+            for d in np.unique(got_day):
+                pending.setdefault(int(d), []).append(_take(got, got_day == d))
         # a later gap fills at most max_gap minutes back from the next day's start: older days are final
         horizon = (day + 1) * DAY_MS - (max(max_gap, 0) + 1) * MINUTE_MS
         for d in sorted(pending):
             if (d + 1) * DAY_MS <= horizon:
                 yield flush(d)
-
-    for b in batches:
-        info = b["info"]
-        for txt in info[info.notna()]:
-            yield _info_frame(txt)
-        b = b[info.isna()]
-        if b.empty:
-            continue
-        # a missing bundle as a marker (one more text value: the series group and order the same way)
-        b = b.assign(bundle=b["bundle"].where(b["bundle"].notna(), _NULL))
-        days = b["day"].to_numpy(dtype=np.int64)
-        for d in pd.unique(days):
-            chunk = b[days == d]
-            if state["day"] is not None and d != state["day"]:
-                for i in process():
-                    yield _info_frame(json.dumps(i))
-            state["day"] = int(d)
-            state["frames"].append(chunk)
-    if state["frames"]:
-        for i in process():
-            yield _info_frame(json.dumps(i))
     for d in sorted(pending):
-        yield _info_frame(json.dumps(flush(d)))
-    yield _info_frame(json.dumps({"kind": "write", "report": rep}))
-
-
-def _info_frame(txt: str) -> pd.DataFrame:
-    return pd.DataFrame({"info": [txt]})
+        yield flush(d)
+    if unknown:
+        vrep["unknown_metrics"] = sorted(unknown)[:50]
+    yield {"kind": "validate", "report": vrep}
+    yield {"kind": "write", "report": rep}
 
 
 # ------------------------------------------------------------------------------------ driver side
@@ -745,7 +820,7 @@ def ingest_spark(inputs, out, *, fmt: str = "auto", metric: str | None = None, m
             def clean_and_write(batches):
                 for b in batches:
                     for g in b["id"]:
-                        yield from _write_batches(_validate_batches(_group_frames(int(g), plan), ov, fu), ddir, mg)
+                        yield pd.DataFrame({"info": [json.dumps(i) for i in _clean_group(int(g), plan, ov, fu, ddir, mg)]})
 
             infos = spark.range(0, parts, 1, parts).mapInPandas(clean_and_write, "info string").collect()
         stage(4, "writing the metadata")

@@ -354,3 +354,37 @@ def test_ingest_spark011_broker_groups_and_inputs_out_of_day_order_equal_pandas(
     assert rep["dropped_bad_timestamp"] == 3 and rep["dropped_no_broker"] == 2
     parts = [len(list(d.glob("part-*.parquet"))) for d in sorted((out / "sp").glob("day=*"))]
     assert len(parts) == 3 and min(parts) > 1, parts
+
+
+def test_ingest_spark012_label_rule_per_combination_equals_validate_rows():
+    """Spark's clean-and-write tasks apply the label rules once per distinct (broker, metric, bundle) and
+    count its rows: on awkward spellings, the rows kept (metric, bundle, broker as rewritten), every
+    count and the unknown names equal validate_rows' row by row."""
+    from dashboard.history import ingest as I
+
+    brokers = ["b1", " b2 ", "", "nan", "None", None, float("nan"), "http://b3/", 7]
+    metrics = ["cpu", " pulsar_lb_cpu_usage", "msg_rate_in", "topics", "x", "bundle_topics", " pulsar_bundle_topics ",
+               "pulsar_broker_rate_in", None, "memory "]
+    bundles = ["t/n/0x0_0x1", " t/n/0x1_0x2 ", " ", "", None, "nan", "None", float("nan")]
+    rows = [(b, m, u) for b in brokers for m in metrics for u in bundles]
+    weight = [1 + i % 3 for i in range(len(rows))]
+    rep_rows = [r for r, w in zip(rows, weight) for _ in range(w)]
+    df = pd.DataFrame({"timestamp": 1.7e12, "broker": pd.Series([r[0] for r in rep_rows], dtype=object),
+                       "metric": pd.Series([r[1] for r in rep_rows], dtype=object), "value": 1.0,
+                       "bundle": pd.Series([r[2] for r in rep_rows], dtype=object)})
+    rep = {}
+    kept = I.validate_rows(df, rep)
+    counts, unknown, want = {}, set(), []
+    for (b, m, u), w in zip(rows, weight):
+        drop, name, metric, bundle, broker = I.label_rule(m, u, b)
+        if drop is None:
+            want += [(metric, bundle, broker)] * w
+        else:
+            counts[drop] = counts.get(drop, 0) + w
+            if drop == "dropped_unknown_metric":
+                unknown.add(name)
+    got = list(zip(kept["metric"], kept["bundle"], kept["broker"]))
+    assert got == want and len(want) > 0
+    for key in ("dropped_unknown_metric", "dropped_bundle_metric_without_bundle", "dropped_no_broker"):
+        assert rep.get(key, 0) == counts.get(key, 0) and counts[key] > 0, key
+    assert rep["unknown_metrics"] == sorted(unknown)[:50]
