@@ -343,10 +343,14 @@ def _spark(job, dataset, p, progress, meta: dict | None = None):
                 else:
                     from .sweep import sweep
 
+                    # with a progress bar to feed (the page), the grouped stream runs as one job per few days
+                    days = len(days_in_range(meta or read_meta(dataset), p["start"], p["end"]))
+                    seg = min(SEGMENTS_MAX, days) if progress is not None and days > 1 else None
                     r = {"cells": sweep(wide, p["strategy"], config_from_params(p), p["x_key"], p["x_values"],
                                         p["y_key"], p["y_values"], bundles=p["bundles"],
                                         synthetic_bundles=p["synthetic_bundles"], bundle_df=bdf,
-                                        chunks=p.get("chunks"), groups=p.get("groups"))}
+                                        chunks=p.get("chunks"), groups=p.get("groups"), segments=seg,
+                                        progress=report if seg else None)}
                     out = {"cells": to_pandas(r["cells"], ["cell"])}
     for v in list(r.values()):
         for x in (v if isinstance(v, list) else [v]):

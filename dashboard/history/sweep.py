@@ -66,12 +66,15 @@ def cell_groups(cells: list, intervals: list[int], groups: int) -> list[list]:
 
 
 def stream_groups(batches, strategy: str, config: LoadBalancerConfig, synthetic_bundles: int, bundles: str,
-                  use_bundles: bool, keys: tuple, members: dict):
+                  use_bundles: bool, keys: tuple, members: dict, initial: dict | None = None, on_end=None):
     """The ``mapInPandas`` body of the sweep: this partition's rows, sorted by ``(grp, timestamp)``, arrive
     as Arrow batches; each group is one :class:`engine.backtest.BacktestSet` of its cells
     (``members[grp]`` = ``[(cell, x, y)]``) fed minute by minute, and the events of each batch leave at once
     (``cell`` + :data:`engine.backtest.EVENT_COLUMNS`). A minute cut by a batch boundary waits for the next
-    batch, so memory is bounded by a batch, never by the history."""
+    batch, so memory is bounded by a batch, never by the history.
+
+    ``initial`` (``{cell: carried state}``): where each cell starts (a time segment of a longer history);
+    ``on_end(cell, carried)`` receives each cell's carried state after its group's last minute."""
     import numpy as np
     import pandas as pd
 
@@ -82,6 +85,12 @@ def stream_groups(batches, strategy: str, config: LoadBalancerConfig, synthetic_
 
     state: dict = {"grp": None, "set": None, "cells": None}
     bundle_cols = ["timestamp", "broker", "bundle"] + BUNDLE_METRICS
+    initial = initial or {}
+
+    def end():
+        if on_end is not None and state["set"] is not None:
+            for c, bt in zip(state["cells"], state["set"].members):
+                on_end(c, bt.carried())
 
     def run(pdf: pd.DataFrame) -> list:
         out: list = []
@@ -91,10 +100,11 @@ def stream_groups(batches, strategy: str, config: LoadBalancerConfig, synthetic_
             part = pdf.iloc[a:b]
             g = int(grps[a])
             if state["grp"] != g:
+                end()
                 cells = members[g]
                 state.update(grp=g, cells=[c for c, _x, _y in cells], set=BacktestSet(
                     Backtest(strategy, _cell_config(config, keys, x, y), synthetic_bundles=synthetic_bundles,
-                             state_limit=0) for _c, x, y in cells))
+                             state_limit=0, initial=initial.get(c)) for c, x, y in cells))
             bts = state["set"]
             if use_bundles:
                 is_b = part["bundle"].isna().to_numpy()
@@ -129,6 +139,27 @@ def stream_groups(batches, strategy: str, config: LoadBalancerConfig, synthetic_
         evs = run(carry.reset_index(drop=True))
         if evs:
             yield frame(evs)
+    end()
+
+
+def _segment_udf(initial: dict, **params):
+    """One time segment of the grouped sweep, for ``mapInPandas`` with ``CHUNK_SCHEMA``: its events
+    (``kind`` "event"), then one row per cell (``kind`` "end") carrying its state after the segment (JSON)."""
+    import json
+
+    from engine.backtest import EVENT_COLUMNS, events_frame
+
+    def fn(batches):
+        ends = []
+        for ev in stream_groups(batches, **params, initial=initial, on_end=lambda c, st: ends.append((c, st))):
+            yield ev.assign(chunk=0, kind="event")
+        if ends:
+            mark = events_frame([{"timestamp": 0, "strategy": params["strategy"], "broker": "", "n_bundles": 0,
+                                  "state": json.dumps(st)} for _c, st in ends])
+            mark.insert(0, "cell", [c for c, _st in ends])
+            yield mark[["cell"] + EVENT_COLUMNS].assign(chunk=0, kind="end")
+
+    return fn
 
 
 def _groups_udf(**params):
@@ -140,14 +171,17 @@ def _groups_udf(**params):
 
 def sweep(df, strategy: str, config: LoadBalancerConfig | None, x_key: str, x_values, y_key: str, y_values, *,
           bundles: str = "auto", synthetic_bundles: int = 8, bundle_df=None, chunks: int | None = None,
-          warmup_minutes: int = DEFAULT_WARMUP_MINUTES, groups: int | None = None):
+          warmup_minutes: int = DEFAULT_WARMUP_MINUTES, groups: int | None = None, segments: int | None = None,
+          progress=None):
     """Counts per grid cell (a Spark DataFrame, one row per cell, cells without events included).
 
     By default the cells are dealt into ``groups`` groups (:func:`default_groups`: the executor cores,
     at most the number of cells), each group one streaming task reading the history once for all its
     cells (:func:`stream_groups`), the groups in parallel across the executors; ``chunks`` > 1 instead
     runs one task per cell × time chunk (:func:`.backtest.run_chunks`, checked exact) — for grids
-    smaller than the cores."""
+    smaller than the cores. ``segments`` > 1 runs the grouped stream as that many consecutive Spark jobs
+    over time segments, each cell's state carried across (same counts), reporting ``progress(done,
+    total, text)`` between them (the page's progress bar)."""
     import math
 
     from pyspark.sql import functions as F
@@ -174,7 +208,7 @@ def sweep(df, strategy: str, config: LoadBalancerConfig | None, x_key: str, x_va
     if len(starts) > 1:
         events, _info = run_chunks(base.crossJoin(F.broadcast(grid)), params, starts, warmup_minutes, len(cells))
     else:
-        events = _grouped(spark, base, params, cfg, cells, groups)
+        events = _grouped(spark, base, params, cfg, cells, groups, segments, progress)
     counts = events.groupBy("cell").agg(
         F.count("*").alias("events"), F.sum("n_bundles").alias("bundles"),
         F.countDistinct("timestamp").alias("minutes"),
@@ -183,9 +217,19 @@ def sweep(df, strategy: str, config: LoadBalancerConfig | None, x_key: str, x_va
             .orderBy("cell"))
 
 
-def _grouped(spark, base, params: dict, cfg: LoadBalancerConfig, cells: list, groups: int | None):
-    """The events of every cell, G groups of cells each streamed through one BacktestSet (one task per group)."""
+def _grouped(spark, base, params: dict, cfg: LoadBalancerConfig, cells: list, groups: int | None,
+             segments: int | None = None, progress=None):
+    """The events of every cell, G groups of cells each streamed through one BacktestSet (one task per group).
+
+    ``segments`` > 1: the same as that many consecutive Spark jobs over consecutive time segments, each
+    cell's state carried from one to the next (same events), with ``progress(done, total, text)`` between
+    them — what the page shows while a long sweep runs (its Cancel stops the job group in between too)."""
+    import json
+
+    import pandas as pd
     from pyspark.sql import functions as F
+
+    from .backtest import CHUNK_SCHEMA
 
     x_key, y_key = params["keys"]
     g = int(groups) if groups else default_groups(spark, len(cells))
@@ -196,12 +240,48 @@ def _grouped(spark, base, params: dict, cfg: LoadBalancerConfig, cells: list, gr
     dealt = cell_groups(cells, ivals, g)
     members = {k: grp for k, grp in enumerate(dealt)}
     use_b = _uses_bundles(base, params)
-    if len(dealt) > 1:
-        ids = spark.createDataFrame([(k,) for k in range(len(dealt))], GROUP_SCHEMA)
-        part = base.crossJoin(F.broadcast(ids)).repartitionByRange(len(dealt), "grp")
-    else:
-        part = base.withColumn("grp", F.lit(0).cast("long")).repartition(1)
-    part = part.sortWithinPartitions("grp", "timestamp")
-    fn = _groups_udf(strategy=params["strategy"], config=params["config"], synthetic_bundles=params["synthetic_bundles"],
-                     bundles=params["bundles"], use_bundles=use_b, keys=params["keys"], members=members)
-    return part.mapInPandas(fn, schema=EVENT_SCHEMA)
+    fn_params = dict(strategy=params["strategy"], config=params["config"],
+                     synthetic_bundles=params["synthetic_bundles"], bundles=params["bundles"], use_bundles=use_b,
+                     keys=params["keys"], members=members)
+
+    def grouped(frame):
+        if len(dealt) > 1:
+            ids = spark.createDataFrame([(k,) for k in range(len(dealt))], GROUP_SCHEMA)
+            part = frame.crossJoin(F.broadcast(ids)).repartitionByRange(len(dealt), "grp")
+        else:
+            part = frame.withColumn("grp", F.lit(0).cast("long")).repartition(1)
+        return part.sortWithinPartitions("grp", "timestamp")
+
+    starts = []
+    if segments is not None and int(segments) > 1:
+        import math
+
+        lo, hi = base.agg(F.min("timestamp").alias("a"), F.max("timestamp").alias("b")).first()
+        if lo is not None:
+            starts = chunk_plan(int(lo.timestamp() * 1000), int(hi.timestamp() * 1000), int(segments),
+                                math.lcm(*ivals))
+    if len(starts) <= 1:
+        return grouped(base).mapInPandas(_groups_udf(**fn_params), schema=EVENT_SCHEMA)
+    ms = F.col("timestamp").cast("long") * 1000
+    carried: dict = {}
+    parts = []
+    bounds = list(zip(starts, starts[1:] + [None]))
+    for k, (a, b) in enumerate(bounds):
+        if progress is not None:
+            day = pd.Timestamp(a, unit="ms").strftime("%Y-%m-%d %H:%M")
+            progress(k, len(bounds), f"sweep: segment {k + 1} of {len(bounds)} (from {day} UTC), "
+                                     f"{len(cells)} cells in {len(dealt)} task(s)")
+        cond = ms >= F.lit(a) if k else F.lit(True)
+        if b is not None:
+            cond = cond & (ms < F.lit(b))
+        out = (grouped(base.where(cond)).mapInPandas(_segment_udf(dict(carried), **fn_params), schema=CHUNK_SCHEMA)
+               .cache())
+        parts.append(out)
+        for r in out.where(F.col("kind") == "end").select("cell", "state").collect():
+            carried[int(r["cell"])] = json.loads(r["state"])
+    if progress is not None:
+        progress(len(bounds), len(bounds), "sweep: done")
+    events = parts[0]
+    for x in parts[1:]:
+        events = events.unionByName(x)
+    return events.where(F.col("kind") == "event").drop("chunk", "kind")

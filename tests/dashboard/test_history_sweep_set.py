@@ -125,3 +125,29 @@ def test_sweepset005_spark_groups_equal_one_backtest_per_cell(spark, tmp_path_fa
         ev = backtest_frames(bw, kw, "AvgShedder", cfg, state_limit=0)
         assert (c.events, c.bundles, c.minutes) == (len(ev), ev["n_bundles"].sum(), ev["timestamp"].nunique())
     assert cells["events"].sum() > 0
+
+
+def test_sweepset006_spark_segments_carry_each_cells_state(spark, tmp_path_factory):
+    """The grouped sweep as consecutive time segments (the page's progress): each cell's state carried from
+    one segment to the next — the same counts as one stream, with progress between the segments."""
+    from dashboard.history.sparkio import read_bundle_rows, read_broker_minutes, to_pandas
+    from dashboard.history.sweep import sweep
+
+    p = tmp_path_factory.mktemp("hist") / "gen2"
+    generate(p, brokers=4, days=2, seed=3, start="2026-01-05", bundles_per_broker=3)
+    xk, yk = "loadBalancerAvgShedderLowThreshold", "loadBalancerAvgShedderHitCountLowThreshold"
+    args = (read_broker_minutes(spark, p), "AvgShedder", None, xk, [10, 20], yk, [2, 8])
+    seen = []
+    one = to_pandas(sweep(*args, bundle_df=read_bundle_rows(spark, p), groups=2), ["cell"])
+    seg = to_pandas(sweep(*args, bundle_df=read_bundle_rows(spark, p), groups=2, segments=3,
+                          progress=lambda d, t, txt: seen.append((d, t, txt))), ["cell"])
+    pd.testing.assert_frame_equal(one, seg)
+    assert [(d, t) for d, t, _x in seen] == [(0, 3), (1, 3), (2, 3), (3, 3)] and "segment 2 of 3" in seen[1][2]
+    long = read_long(p)
+    bw, kw = wide_brokers(long), wide_bundles(long)
+    for c in seg.itertuples():
+        cfg = LoadBalancerConfig().with_values({xk: str(c.x), yk: str(int(c.y))})
+        ev = backtest_frames(bw, kw, "AvgShedder", cfg, state_limit=0)
+        assert (c.events, c.bundles, c.minutes, c.days_with_events) == (
+            len(ev), ev["n_bundles"].sum(), ev["timestamp"].nunique(), ev["timestamp"].dt.date.nunique())
+    assert seg["events"].sum() > 0
