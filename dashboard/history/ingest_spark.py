@@ -14,7 +14,7 @@ Every input format the pandas path reads is read here too, by the very same read
    ``/metrics``): the executor reads and parses it (big Prometheus JSON never goes through the
    driver; a plain ``query_range`` file is decoded by msgspec into its typed shape, anything else by
    the reader itself), turns the values into numbers by the value rule
-   (:func:`.ingest.value_numbers`) and writes its raw rows as a Parquet file in a staging directory
+   (:func:`.ingest.value_numbers`) and writes its raw rows as an Arrow file in a staging directory
    beside the output; the driver gets one small summary per input (format, rows, its distinct label
    combinations, each staged row carrying the index of its combination, its day range, or the error,
    raised in input order as the pandas path would: the same message naming the file and the field);
@@ -56,9 +56,11 @@ import pandas as pd
 from engine.errors import InputError
 from engine.limits import MAX_EPOCH_MS
 
-from .ingest import (_COLUMNS, _RAW_COLUMNS, COUNTER_ALIASES, MAX_GAP_MINUTES, NORMALISE_REPORT_KEYS, counter_increases,
-                     dedupe_minutes, ingest, label_rule, load_broker_map, read_input, resolve_brokers,
-                     validate_rows, value_numbers)
+from .ingest import (_COLUMNS, _RAW_COLUMNS, COUNTER_ALIASES, MAX_GAP_MINUTES, METRIC_ALIASES, NORMALISE_REPORT_KEYS,
+                     _Acc, _clean_col, _sniff, counter_increases, dedupe_minutes, ingest, label_rule, load_broker_map,
+                     read_input, resolve_brokers, validate_rows, value_numbers)
+from .store import ALL_METRICS, BROKER_METRICS, META_FILE, SCHEMA, DatasetWriter, write_actions
+from .store import _day_name as day_name
 
 __all__ = ["ingest_any", "ingest_spark", "choose_engine", "input_bytes", "stage_printer", "SPARK_THRESHOLD_MB",
            "ENGINE_ENV", "THRESHOLD_ENV"]
@@ -68,7 +70,7 @@ ENGINE_ENV = "SHEDLAB_INGEST_ENGINE"
 THRESHOLD_ENV = "SHEDLAB_INGEST_SPARK_MB"
 DAY_MS = 86_400_000
 MINUTE_MS = 60_000
-_SEQ_SHIFT = 40  # reading order: input index << 40 | row within the input
+_SEQ_SHIFT = 40  # reading order (seq): input index << 40 | row within its staged file
 
 #: the label columns that decide a row's cluster and broker id (the distinct combinations are resolved)
 _KEY = ["broker", "metric", "l_broker", "l_pod", "l_kubernetes_pod_name", "l_instance", "l_custom", "cluster"]
@@ -79,15 +81,20 @@ _STAGE_STR = [c for c in _RAW_COLUMNS if c not in ("timestamp", "value")]
 def _stage_schema():
     import pyarrow as pa
 
-    return pa.schema([("seq", pa.int64()), ("timestamp", pa.float64()), ("vnum", pa.float64())] + [(c, pa.string()) for c in _STAGE_STR])
+    return pa.schema([("timestamp", pa.float64()), ("vnum", pa.float64())] + [(c, pa.string()) for c in _STAGE_STR])
 
 
-def _spark_schema(fields) -> str:
-    return ", ".join(f"{n} {t}" for n, t in fields)
+def _write_stage(t, stage_dir: str, idx: int) -> None:
+    """A staged input as an Arrow IPC file (written once, read by memory map: no encoding)."""
+    import pyarrow.feather as pf
+
+    pf.write_feather(t, os.path.join(stage_dir, f"unit-{idx:06d}.arrow"), compression="uncompressed")
 
 
-_STAGE_DDL = _spark_schema([("seq", "bigint"), ("timestamp", "double"), ("vnum", "double")]
-                           + [(c, "string") for c in _STAGE_STR])
+def _read_stage(path: str, columns=None):
+    import pyarrow.feather as pf
+
+    return pf.read_table(path, columns=columns, memory_map=True)
 
 
 # ------------------------------------------------------------------------------------ engine choice
@@ -199,9 +206,6 @@ def _fast_prometheus(path: Path, fmt: str, metric, broker_label):
 
     from engine.bounded import check_size, limit, read_bytes_bounded
 
-    from .store import ALL_METRICS
-    from .ingest import METRIC_ALIASES, _Acc, _sniff
-
     if fmt not in ("auto", "prometheus") or not path.is_file() or limit("SHEDLAB_MAX_NESTING") < 8:
         return None
     try:
@@ -240,21 +244,24 @@ def _fast_prometheus(path: Path, fmt: str, metric, broker_label):
         idx = codes[which]
         cols[c] = pa.DictionaryArray.from_arrays(pa.array(idx.astype(np.int32), mask=idx < 0),
                                                  _str_array(pd.Series(uniq, dtype=object)))
-    return cols, n, n > 0
+    # the label combinations (as _with_cid: in order of first appearance among the rows) per series
+    keys = list(zip(*(acc.cols[c] for c in _KEY))) if len(counts) else []
+    ids: dict = {}
+    cid = np.array([ids.setdefault(k, len(ids)) if m else -1 for k, m in zip(keys, counts)], dtype=np.int64)
+    rows = np.bincount(cid[counts > 0], weights=counts[counts > 0], minlength=len(ids)).astype(np.int64)
+    cols["cid"] = pa.array(cid[which].astype(np.int32), pa.int32())
+    return cols, n, n > 0, [[*k, int(r)] for k, r in zip(ids, rows.tolist())]
 
 
 def _read_unit(idx: int, path: str, fmt: str, metric, broker_label, stage_dir: str) -> dict:
     """Read one input in an executor; stage its raw rows; a summary (or the error) for the driver."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     fast = _fast_prometheus(Path(path), fmt, metric, broker_label)
     if fast is not None:
-        cols, n, is_obj = fast
-        cols["seq"] = pa.array((np.int64(idx) << _SEQ_SHIFT) + np.arange(n, dtype=np.int64))
-        t = pa.table({c: cols[c] for c in ["seq", "timestamp", "vnum"] + _STAGE_STR})
-        t, combos = _with_cid(t)
-        pq.write_table(t, os.path.join(stage_dir, f"unit-{idx:06d}.parquet"), compression="none")  # staging: written once, read once
+        cols, n, is_obj, combos = fast
+        t = pa.table({c: cols[c] for c in ["timestamp", "vnum"] + _STAGE_STR + ["cid"]})
+        _write_stage(t, stage_dir, idx)
         return {"idx": idx, "format": "prometheus", "rows": n, "object_values": bool(is_obj), "float_origin": False,
                 "combos": combos, **_day_range(t)}
     try:
@@ -268,8 +275,7 @@ def _read_unit(idx: int, path: str, fmt: str, metric, broker_label, stage_dir: s
     v = raw["value"]
     # pandas' concat ignores the dtype of an all-missing column: such an input does not make the values text
     is_obj = bool(v.dtype == object and n and v.notna().any())
-    cols = {"seq": pa.array((np.int64(idx) << _SEQ_SHIFT) + np.arange(n, dtype=np.int64)),
-            "timestamp": pa.array(pd.to_numeric(raw["timestamp"], errors="coerce").astype(float).to_numpy()),
+    cols = {"timestamp": pa.array(pd.to_numeric(raw["timestamp"], errors="coerce").astype(float).to_numpy()),
             "vnum": pa.array(_stage_values(v) if n else np.array([], dtype=float), pa.float64())}
     for c in _STAGE_STR:
         if c == "metric":  # the rules only ever read the name as text (astype(str)): None is "None"
@@ -278,7 +284,7 @@ def _read_unit(idx: int, path: str, fmt: str, metric, broker_label, stage_dir: s
             cols[c] = _str_array(raw[c]) if c in raw.columns else pa.nulls(n, pa.string())
     t = pa.table(cols, schema=_stage_schema())
     t, combos = _with_cid(t)
-    pq.write_table(t, os.path.join(stage_dir, f"unit-{idx:06d}.parquet"), compression="none")
+    _write_stage(t, stage_dir, idx)
     return {"idx": idx, "format": used, "rows": int(n), "object_values": is_obj, "float_origin": v.dtype != object,
             "combos": combos, **_day_range(t)}
 
@@ -325,26 +331,6 @@ def _day_range(t) -> dict:
     if not len(ts):
         return {"dmin": None, "dmax": None}
     return {"dmin": int(ts.min()) // DAY_MS, "dmax": int(ts.max()) // DAY_MS}
-
-
-def _keyed(staged):
-    """Staged rows with the label key's missing values as :data:`_NULL` (a plain equi-join key)."""
-    from pyspark.sql import functions as F
-
-    return staged.select(*[F.coalesce(F.col(c), F.lit(_NULL)).alias(c) if c in _KEY else F.col(c)
-                           for c in staged.columns])
-
-
-def _join_mapping(spark, staged, mapping: pd.DataFrame):
-    """The staged rows with their resolved broker id (a broadcast join in the JVM; rows of other
-    clusters drop out)."""
-    from pyspark.sql import functions as F
-
-    m = spark.createDataFrame(mapping[_KEY + ["new_broker", "new_cluster", "is_counter"]],
-                              _spark_schema([(c, "string") for c in _KEY]
-                                            + [("new_broker", "string"), ("new_cluster", "string"),
-                                               ("is_counter", "boolean")]))
-    return _keyed(staged).join(F.broadcast(m), on=_KEY, how="inner")
 
 
 def _raw_from_stage(df: pd.DataFrame, object_values: bool, float_units) -> pd.Series:
@@ -409,11 +395,8 @@ class _Series:
         return hit
 
     def columns(self):
-        """Per sid: broker, bundle (-1: none) and metric codes into the sorted name lists, the sid's rank
-        in the order ``(broker, bundle with none first, metric)`` and its wide column (-1: not a broker
-        metric, or a bundle's)."""
-        from .store import BROKER_METRICS
-
+        """Per sid: broker, bundle (-1: none), metric codes into sorted name lists, rank in the order
+        ``(broker, bundle with none first, metric)``, wide column (-1: not a broker metric of no bundle)."""
         bro = sorted({k[0] for k in self.keys})
         bun = sorted({k[1] for k in self.keys if k[1] is not None})
         met = sorted({k[2] for k in self.keys})
@@ -449,13 +432,13 @@ def _read_group_unit(u: dict, g: int, series: _Series, rep: dict, unknown: set, 
     the label rules once per distinct label combination (its rows counted together), the timestamp and
     value rules with numpy. The kept rows (``seq``, ``timestamp``, ``value``, ``sid``) or None."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
-    t = pq.read_table(u["path"], columns=["cid", "seq", "timestamp", "vnum", "bundle"])
+    t = _read_stage(u["path"], ["cid", "timestamp", "vnum", "bundle"])
     cid = t.column("cid").to_numpy().astype(np.int64)
     sel = u["grp"][cid] == g
+    pos = np.arange(len(cid), dtype=np.int64)
     if not sel.all():
-        t, cid = t.filter(pa.array(sel)), cid[sel]
+        t, cid, pos = t.filter(pa.array(sel)), cid[sel], pos[sel]
     n = len(cid)
     rep["rows_read"] = rep.get("rows_read", 0) + n
     if not n:
@@ -496,7 +479,7 @@ def _read_group_unit(u: dict, g: int, series: _Series, rep: dict, unknown: set, 
     keep = alive & ~(not_num | not_finite | neg)
     if not keep.any():
         return None
-    return {"seq": t.column("seq").to_numpy()[keep], "timestamp": ts[keep], "value": v[keep], "sid": sid[keep]}
+    return {"seq": (np.int64(u["idx"]) << _SEQ_SHIFT) + pos[keep], "timestamp": ts[keep], "value": v[keep], "sid": sid[keep]}
 
 
 def _group_days(g: int, plan: list, series: _Series, rep: dict, unknown: set, object_values: bool, float_units):
@@ -586,8 +569,7 @@ def _dedupe_fill_day(cols: dict, carry: dict | None, max_gap: int, rep: dict):
 
 
 def _dict_column(codes: np.ndarray, names: np.ndarray):
-    """Codes into ``names`` (-1: missing) as the dictionary array :func:`.store.to_table` writes (its
-    dictionary in order of first appearance, as ``dictionary_encode``)."""
+    """Codes into ``names`` (-1: missing) as :func:`.store.to_table`'s dictionary (first appearance order)."""
     import pyarrow as pa
 
     valid = codes >= 0
@@ -601,15 +583,12 @@ def _dict_column(codes: np.ndarray, names: np.ndarray):
 
 
 def _write_day(day: int, c: dict, cols: dict, out_dir: str, part: int) -> dict:
-    """One day's rows of a task (``timestamp`` minute, ``value``, ``sid``) written as its long file (rows
-    sorted as :func:`.store.write_long` sorts them) and its wide file (:func:`.layout.wide_table`'s
-    table, pivoted from the sorted rows); the day's summary for the driver."""
+    """One day's rows of a task (``timestamp`` minute, ``value``, ``sid``) as its long file (sorted as
+    :func:`.store.write_long`) and wide file (:func:`.layout.wide_table`'s table); the day's summary."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from .layout import ROW_GROUP, WIDE_DIR, WIDE_SCHEMA
-    from .store import BROKER_METRICS, SCHEMA
-    from .store import _day_name as day_name
 
     ts, sid = c["timestamp"], c["sid"]
     t0 = int(ts.min())
@@ -695,8 +674,6 @@ def _clean_group(g: int, plan: list, object_values: bool, float_units, out_dir: 
 # ------------------------------------------------------------------------------------ driver side
 def _check_out(out: Path, overwrite: bool) -> None:
     """:class:`.dataset.DatasetWriter`'s refusals, checked before the work (it repeats them at the end)."""
-    from .store import META_FILE
-
     if out.exists():
         if not overwrite and any(out.iterdir()):
             raise InputError("the output directory exists and is not empty (use --force to replace it)",
@@ -744,7 +721,6 @@ def ingest_spark(inputs, out, *, fmt: str = "auto", metric: str | None = None, m
     """:func:`.ingest.ingest` on Spark: same arguments, same dataset, same report (module docstring)."""
     from dashboard.spark import StageProgress, job_group, timed_start
 
-    from .store import DatasetWriter, write_actions
     from .layout import WIDE_DIR, _long_fingerprint
 
     inputs = [Path(p) for p in inputs]
@@ -800,8 +776,7 @@ def ingest_spark(inputs, out, *, fmt: str = "auto", metric: str | None = None, m
             mapping = _resolve(combos, cluster, broker_label, bmap, report)
             counters = None
             if mapping["is_counter"].any():  # a few series: through the JVM and collected
-                staged = spark.read.schema(_STAGE_DDL).parquet(str(stage_dir))
-                counters = _collect_counters(spark, staged, mapping, object_values, float_units)
+                counters = _collect_counters(summaries, stage_dir, mapping, object_values, float_units)
             actions = counter_increases(counters if counters is not None else pd.DataFrame(columns=_RAW_COLUMNS),
                                         report)
 
@@ -814,7 +789,7 @@ def ingest_spark(inputs, out, *, fmt: str = "auto", metric: str | None = None, m
                 cores = os.cpu_count() or 2
             parts = max(1, min(max(brokers, 1), 2 * cores))
             ov, fu, ddir, mg = object_values, float_units, str(data_dir), max_gap
-            plan = _group_plan(summaries, [str(stage_dir / f"unit-{s['idx']:06d}.parquet") for s in summaries],
+            plan = _group_plan(summaries, [str(stage_dir / f"unit-{s['idx']:06d}.arrow") for s in summaries],
                                mapping, parts)
 
             def clean_and_write(batches):
@@ -849,8 +824,6 @@ def ingest_spark(inputs, out, *, fmt: str = "auto", metric: str | None = None, m
         write_actions(actions, out)
         info = {"dir": WIDE_DIR, "rows": int(sum(d["wide_rows"] for d in days)), "fingerprint": _long_fingerprint(out)}
         meta.setdefault("layouts", {})["wide"] = info
-        from .store import META_FILE
-
         (out / META_FILE).write_text(json.dumps(meta, indent=1))
         report_cb(n_stages, n_stages, f"stage {n_stages}/{n_stages}: done, {rows_written:,} rows")
         return meta
@@ -870,8 +843,6 @@ def _resolve(combos: pd.DataFrame, cluster, broker_label, bmap, report: dict) ->
         df[c] = df[c].astype(object).where(df[c].notna(), None)
     res = resolve_brokers(df, broker_label=broker_label, broker_map=bmap, cluster=cluster, report=report)
     if cluster is not None:  # rows, not combinations
-        from .ingest import _clean_col
-
         cl = _clean_col(df["cluster"])
         report["rows_without_cluster"] = int(df["_n"][cl.isna()].sum())
         report["rows_other_clusters"] = int(df["_n"][~(cl.isna() | (cl == cluster))].sum())
@@ -888,11 +859,31 @@ def _resolve(combos: pd.DataFrame, cluster, broker_label, bmap, report: dict) ->
     return m.reset_index(drop=True)
 
 
-def _collect_counters(spark, staged, mapping: pd.DataFrame, object_values: bool, float_units) -> pd.DataFrame:
-    """The load manager's counter rows (a few series), resolved, in reading order, on the driver."""
-    from pyspark.sql import functions as F
+def _collect_counters(summaries: list, stage_dir: Path, mapping: pd.DataFrame, object_values: bool,
+                      float_units) -> pd.DataFrame:
+    """The load manager's counter rows (a few series), resolved, in reading order, read on the driver."""
+    import pyarrow as pa
 
-    m = _join_mapping(spark, staged, mapping).where(F.col("is_counter")).toPandas().sort_values("seq", kind="stable")
+    lut = {tuple(r[:len(_KEY)]): (r[-2], r[-1]) for r in mapping.loc[mapping["is_counter"], _KEY + [
+        "new_broker", "new_cluster"]].itertuples(index=False)}
+    cols = ["timestamp", "vnum", "metric", "result", "reason", "event"]
+    frames = []
+    for s in summaries:
+        hit = [lut.get(tuple(_NULL if v is None else v for v in c[:len(_KEY)])) for c in s["combos"]]
+        if not any(h is not None for h in hit):
+            continue
+        t = _read_stage(str(stage_dir / f"unit-{s['idx']:06d}.arrow"), ["cid"] + cols)
+        cid = t.column("cid").to_numpy().astype(np.int64)
+        sel = np.array([h is not None for h in hit])[cid]
+        t = t.filter(sel)
+        m = pd.DataFrame({c: t.column(c).cast(pa.string() if c not in cols[:2] else pa.float64()).to_numpy(
+            zero_copy_only=False) for c in cols})
+        got = [hit[c] for c in cid[sel]]
+        m["seq"] = (np.int64(s["idx"]) << _SEQ_SHIFT) + np.flatnonzero(sel)
+        m["new_broker"] = [g[0] for g in got]
+        m["new_cluster"] = [g[1] for g in got]
+        frames.append(m)
+    m = pd.concat(frames, ignore_index=True)
     return pd.DataFrame({"timestamp": m["timestamp"].to_numpy(), "value": _raw_from_stage(m, object_values, float_units).to_numpy(),
                          "metric": m["metric"].to_numpy(), "cluster": m["new_cluster"].to_numpy(),
                          "broker": m["new_broker"].where(m["new_broker"] != _NULL, None).to_numpy(),
