@@ -573,13 +573,17 @@ def _dict_column(codes: np.ndarray, names: np.ndarray):
     import pyarrow as pa
 
     valid = codes >= 0
-    u, first = np.unique(codes[valid], return_index=True)
-    used = u[np.argsort(first, kind="stable")]
+    used = pd.unique(codes[valid])  # in order of appearance
     remap = np.zeros(max(len(names), 1), dtype=np.int32)
     remap[used] = np.arange(len(used), dtype=np.int32)
     idx = remap[np.where(valid, codes, 0)]
     return pa.DictionaryArray.from_arrays(pa.array(idx, pa.int32(), mask=None if valid.all() else ~valid),
                                           pa.array(names[used].tolist(), pa.string()))
+
+
+def _present(codes: np.ndarray, size: int) -> np.ndarray:
+    """The distinct codes (0 <= code < size), ascending (the name lists are sorted: in name order)."""
+    return np.flatnonzero(np.bincount(codes, minlength=size))
 
 
 def _write_day(day: int, c: dict, cols: dict, out_dir: str, part: int) -> dict:
@@ -609,7 +613,7 @@ def _write_day(day: int, c: dict, cols: dict, out_dir: str, part: int) -> dict:
     wide_rows = 0
     if sel.any():
         wts, wb, wm, wv = ts[sel], b[sel], w[sel], value[sel]
-        present = np.unique(wb)  # codes in name order (the name lists are sorted)
+        present = _present(wb, len(cols["bro"]))
         rank = np.zeros(len(cols["bro"]), dtype=np.int64)
         rank[present] = np.arange(len(present))
         br = rank[wb]
@@ -630,7 +634,8 @@ def _write_day(day: int, c: dict, cols: dict, out_dir: str, part: int) -> dict:
         wd.mkdir(parents=True, exist_ok=True)
         pq.write_table(wt, wd / f"part-{part:05d}.parquet", compression="snappy", row_group_size=ROW_GROUP)
     return {"kind": "day", "day": name, "rows": int(len(ts)), "wide_rows": int(wide_rows),
-            "brokers": cols["bro"][np.unique(b)].tolist(), "metrics": cols["met"][np.unique(m)].tolist(),
+            "brokers": cols["bro"][_present(b, len(cols["bro"]))].tolist(),
+            "metrics": cols["met"][_present(m, len(cols["met"]))].tolist(),
             "has_bundles": bool((u >= 0).any()), "start": int(ts[0]), "end": int(ts[-1])}
 
 
