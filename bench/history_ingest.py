@@ -164,7 +164,7 @@ def ingest_measure(dataset: Path, bench_dir: Path) -> dict:
             for c in a.columns[2:]:
                 x, y = a[c].to_numpy(), b[c].to_numpy()
                 err = max(err, float(np.max(np.abs(x - y) / np.maximum(np.abs(x), 1e-300), initial=0.0)))
-    return {"seconds": secs, "cpu_s": cpu_s, "values": values, "rows": meta["rows"], "files": len(files), "bytes": size,
+    return {"seconds": secs, "cpu_s": cpu_s, "values": values, "values_per_s": round(values / secs), "rows": meta["rows"], "files": len(files), "bytes": size,
             "export_s": export_s, "stages": stages, "stage_cpu": stage_cpu, "same_as_generated": same and err <= 1e-15, "max_rel_err": err,
             "report": {
                 k: v for k, v in meta["report"].items() if k not in ("inputs", "unknown_metrics")}}
@@ -178,9 +178,18 @@ def main() -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dataset", help="the generated dataset (default: the bench's, BROKERS x DAYS)")
+    ap.add_argument("--brokers", type=int, help="instead of --dataset: the bench's generated dataset of this many "
+                    "brokers (made once, as bench_history.py makes it), e.g. --brokers 250 --days 2 for a quick profile")
+    ap.add_argument("--days", type=int, help="with --brokers: its number of days (default: the bench's)")
     a = ap.parse_args()
     os.environ.setdefault("LB_SPARK_MASTER", "local[*]")
-    ds = Path(a.dataset) if a.dataset else BENCH_DIR / f"history-{BROKERS}x{DAYS}"
+    if a.brokers:
+        import bench_history
+
+        bench_history.BROKERS, bench_history.DAYS = a.brokers, a.days or DAYS
+        ds = bench_history.dataset()[0]
+    else:
+        ds = Path(a.dataset) if a.dataset else BENCH_DIR / f"history-{BROKERS}x{DAYS}"
     with PeakRSS() as m:
         got = ingest_measure(ds, ds.parent)
     got["peak"] = m.peak
