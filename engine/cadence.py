@@ -50,4 +50,6 @@ def forget_expired(recently: Mapping[str, int], now_ms: int, grace_min) -> dict:
     """``recently`` (bundle → unload time, ms) without the bundles whose grace period is over: kept
     when unloaded at or after ``now_ms − grace``; a new dict, in the original order."""
     timeout = grace_timeout(now_ms, grace_min)
+    if not recently or min(recently.values()) >= timeout:  # nothing expired (most minutes): a plain copy
+        return dict(recently)
     return {b: t for b, t in recently.items() if t >= timeout}

@@ -42,6 +42,7 @@ __all__ = [
     "Cycle",
     "fmt_rate",
     "fmt_bytes",
+    "LazyText",
 ]
 
 
@@ -105,6 +106,50 @@ def fmt_bytes(v: float) -> str:
     return f"{v / 1048576:,.3f} MB/s"
 
 
+class LazyText:
+    """A reason's text formatted when first read: ``LazyText(fn, *args)`` stands for ``fn(*args)``.
+
+    Given as the value of a ``reason`` field of :class:`Selection` or :class:`AvgPair`, the field reads
+    as that text (a ``str``) — formatted once, on the first read; copies and pickles carry the text.
+    A backtest reads no reason, so a strategy formats none of them there.
+    """
+
+    __slots__ = ("fn", "args", "text")
+
+    def __init__(self, fn, *args):
+        self.fn, self.args, self.text = fn, args, None
+
+    def __str__(self) -> str:
+        t = self.text
+        if t is None:
+            t = self.text = self.fn(*self.args)
+            self.fn = self.args = None
+        return t
+
+    def __reduce__(self):
+        return str, (str(self),)
+
+
+class _TextField:
+    """A dataclass ``str`` field that may hold a :class:`LazyText` (formatted on first read)."""
+
+    __slots__ = ("key", "default")
+
+    def __init__(self, key: str, default: str = ""):
+        self.key, self.default = key, default
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self.default
+        v = obj.__dict__.get(self.key, self.default)
+        if type(v) is LazyText:
+            v = obj.__dict__[self.key] = str(v)
+        return v
+
+    def __set__(self, obj, value) -> None:
+        obj.__dict__[self.key] = value
+
+
 @dataclass
 class BrokerVerdict:
     """How one broker was judged: its score, the line it was compared with, and the outcome."""
@@ -133,6 +178,9 @@ class Selection:
     reason: str = ""
 
 
+Selection.reason = _TextField("_reason")  # may be given as a LazyText
+
+
 @dataclass
 class AvgPair:
     """An AvgShedder pair: the cool and the hot broker, their gap and hit counters."""
@@ -149,6 +197,9 @@ class AvgPair:
     amount: float | None = None
     amount_unit: str = ""
     reason: str = ""
+
+
+AvgPair.reason = _TextField("_reason")  # may be given as a LazyText
 
 
 @dataclass
@@ -176,6 +227,32 @@ class SheddingResult:
 
     def to_json(self) -> dict:
         return _clean(self)
+
+    # -- fields computed on first read
+    def defer(self, **compute) -> None:
+        """Compute fields on first read: ``name=fn`` makes ``fn()`` the value of field ``name`` when it
+        is first read (an explanation a backtest never reads costs nothing). Any read — attribute,
+        ``to_json``, ``==``, ``repr``, a copy or a pickle — sees the computed value; setting the field
+        replaces it."""
+        d = self.__dict__
+        lazy = d.setdefault("_deferred", {})
+        for name, fn in compute.items():
+            d.pop(name, None)
+            lazy[name] = fn
+
+    def __getattr__(self, name):
+        lazy = self.__dict__.get("_deferred")
+        if lazy and name in lazy:
+            got = self.__dict__[name] = lazy.pop(name)()
+            return got
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __getstate__(self):
+        for name in list(self.__dict__.get("_deferred") or ()):
+            getattr(self, name)
+        state = dict(self.__dict__)
+        state.pop("_deferred", None)
+        return state
 
 
 class _Names:

@@ -57,6 +57,31 @@ class BrokerInfo:
     non_persistent_topics_enabled: bool = True
 
 
+#: the facts of a broker that reported none of them (frozen: one shared value)
+_NO_INFO = BrokerInfo()
+
+# owned-bundle lists of the last owner arrays: a backtest or a simulator minute often has the same
+# owners as the one before (compared by value; the index arrays are never written)
+_OWNED_CACHE: list = []
+
+
+def _owned_lists(owner: np.ndarray, valid: np.ndarray, nb: int) -> list:
+    """``owned[j]``: indices of the bundles owned by broker ``j`` (bundle index order), ``owner[k]``
+    = -1 for none. A new list each call; the arrays are shared with earlier calls on equal owners."""
+    for got_owner, got_nb, got in _OWNED_CACHE:
+        if got_nb == nb and np.array_equal(got_owner, owner):
+            return list(got)
+    nk = len(owner)
+    srt = np.argsort(owner, kind="stable")
+    counts = np.bincount(owner[valid], minlength=nb)
+    starts = np.concatenate(([0], np.cumsum(counts))) + (nk - int(valid.sum()))
+    s = starts.tolist()
+    owned = [srt[s[j]:s[j + 1]] for j in range(nb)]
+    _OWNED_CACHE.insert(0, (owner.copy(), nb, owned))
+    del _OWNED_CACHE[4:]
+    return list(owned)
+
+
 def broker_columns(brokers: Mapping, order: Sequence[str], bundle_index: Mapping[str, int],
                    names: list | None = None) -> dict:
     """The per-broker fields of a :class:`LoadView` from the snapshot's ``BrokerData``, in ``order``.
@@ -223,23 +248,21 @@ class LoadView:
         if num_topics is None:
             num_topics = np.bincount(owner[valid], weights=topics[valid], minlength=nb).astype(np.int64)
         order = np.argsort(java_map_rank(brokers, concurrent=True)) if java_order else np.arange(nb)
-        inv = np.empty(nb, dtype=np.int64)
-        inv[order] = np.arange(nb)
-        new_owner = np.where(valid, inv[np.where(valid, owner, 0)], -1)
-        # CSR of owned bundles per broker (bundle index order)
-        srt = np.argsort(new_owner, kind="stable")
-        counts = np.bincount(new_owner[valid], minlength=nb)
-        starts = np.concatenate(([0], np.cumsum(counts)))
-        first_valid = nk - int(valid.sum())
-        owned = [srt[first_valid + starts[j]:first_valid + starts[j + 1]] for j in range(nb)]
+        if java_order:
+            inv = np.empty(nb, dtype=np.int64)
+            inv[order] = np.arange(nb)
+            new_owner = np.where(valid, inv[np.where(valid, owner, 0)], -1)
+        else:
+            new_owner = np.where(valid, owner, -1)
+        owned = _owned_lists(new_owner, valid, nb)
+        order_l = order.tolist()
 
         def o(a, default=z):
             a = default if a is None else np.asarray(a, dtype=_F)
             return a[order]
 
-        info = broker_info or [BrokerInfo() for _ in range(nb)]
         return cls(
-            now_ms=int(now_ms), brokers=[brokers[i] for i in order],
+            now_ms=int(now_ms), brokers=[brokers[i] for i in order_l] if java_order else brokers,
             cpu=o(cpu), memory=o(memory), direct_memory=o(direct_memory), bandwidth_in=o(bandwidth_in),
             bandwidth_out=o(bandwidth_out), msg_rate_in=o(msg_rate_in), msg_rate_out=o(msg_rate_out),
             msg_throughput_in=o(msg_throughput_in), msg_throughput_out=o(msg_throughput_out),
@@ -251,7 +274,7 @@ class LoadView:
             st_samples=(np.full(nk, 10, dtype=np.int64) if st_samples is None else np.asarray(st_samples)),
             lt_samples=(np.full(nk, 1000, dtype=np.int64) if lt_samples is None else np.asarray(lt_samples)),
             topics=topics, in_bundle_data=np.ones(nk, dtype=bool), owned=owned,
-            broker_info=[info[i] for i in order],
+            broker_info=[broker_info[i] for i in order_l] if broker_info else [_NO_INFO] * nb,
         )
 
     # ------------------------------------------------------------------ lookups
@@ -368,6 +391,12 @@ class LoadView:
         nk = self.nk
         if nk == 0:
             return np.zeros(0, dtype=np.int64)
+        # a function of the names and in_bundle_data alone: kept with the name facts for the last mask
+        f = _name_facts(self.bundles)
+        mask = self.in_bundle_data.tobytes()
+        got = f.get("shed_rank")
+        if got is not None and got[0] == mask:
+            return got[1]
         spread = self._spread()
         n_bd = int(self.in_bundle_data.sum())
         n_sh = int(self.sheddable.sum())
@@ -378,6 +407,8 @@ class LoadView:
         order = np.lexsort((np.arange(nk), chm_b, key_new))
         rank = np.empty(nk, dtype=np.int64)
         rank[order] = np.arange(nk)
+        rank.flags.writeable = False  # shared by the views over the same names
+        f["shed_rank"] = (mask, rank)
         return rank
 
     @cached_property
@@ -469,14 +500,27 @@ class LoadView:
             memo[i] = got
         return got
 
+    def bundle_value_keys(self, ks: list) -> list:
+        """:meth:`bundle_value_key` of each bundle index in ``ks`` (the rows read at once)."""
+        memo = self.__dict__.get("_value_keys")
+        if memo is None:
+            memo = self.__dict__.setdefault("_value_keys", {})
+        todo = [k for k in ks if k not in memo]
+        if todo:
+            st, lt = self.st[todo].tolist(), self.lt[todo].tolist()
+            sn, ln, tp = self.st_samples[todo].tolist(), self.lt_samples[todo].tolist(), self.topics[todo].tolist()
+            for j, k in enumerate(todo):
+                memo[k] = (self.st_max, int(sn[j]), *map(float, st[j]), self.lt_max, int(ln[j]), *map(float, lt[j]),
+                           int(tp[j]))
+        return [memo[k] for k in ks]
+
     def recent_mask(self, recently_unloaded: Mapping[str, int]) -> np.ndarray:
         """Boolean array: bundle is in ``recentlyUnloadedBundles``."""
         m = np.zeros(self.nk, dtype=bool)
-        idx = self.bundle_index
-        for b in recently_unloaded:
-            i = idx.get(b)
-            if i is not None:
-                m[i] = True
+        if recently_unloaded:
+            hit = [i for i in map(self.bundle_index.get, recently_unloaded) if i is not None]
+            if hit:
+                m[hit] = True
         return m
 
     def broker_usage_table(self, weights: tuple) -> dict:

@@ -54,14 +54,14 @@ Success Overloaded 1 bundle(s) from 1 broker(s) [('b1:8080', 't/ns/80-6', 'b3:80
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..javacompat import INT_MIN, guava_crc32_as_int, java_abs_int, java_map_rank
 from ..placement.base import PlacementStrategy, new_decision
-from ..results import (BALANCED, HIT_COUNT, NO_BUNDLES, AvgPair, BrokerVerdict, Details, Selection, SheddingResult,
-                       fmt_bytes, fmt_rate)
+from ..results import (BALANCED, HIT_COUNT, NO_BUNDLES, AvgPair, BrokerVerdict, Details, LazyText, Selection,
+                       SheddingResult, fmt_bytes, fmt_rate)
 from ..strategies.spec import MODULAR, StrategySpec
 from ..strategies.state import StateValue, pairs, pairs_from_json, pairs_json
 from .base import SheddingStrategy, candidate_bundles, finish_result, sort_desc
@@ -107,17 +107,107 @@ class AvgShedderState(StateValue):
 @dataclass(frozen=True)
 class AvgShedderDetails(Details):
     """The pairs of this round (:class:`~engine.results.AvgPair`: cool and hot broker, scores, gap,
-    hit counters, whether and why it triggered, the amount)."""
+    hit counters, whether and why it triggered, the amount).
+
+    A round's details are built from its pair table (:meth:`of_table`): ``pairs`` is made on first
+    read; :meth:`event_fields` reads only the triggered pairs."""
 
     kind = "pairs"
-    pairs: tuple = ()
+    pairs: tuple = field(default_factory=tuple)
+
+    @classmethod
+    def of_table(cls, table: "_PairTable") -> "AvgShedderDetails":
+        d = object.__new__(cls)
+        object.__setattr__(d, "_table", table)
+        return d
+
+    def __getattr__(self, name):
+        table = self.__dict__.get("_table") if name == "pairs" else None
+        if table is None:
+            raise AttributeError(name)
+        got = table.pairs()
+        object.__setattr__(self, "pairs", got)
+        return got
 
     def event_fields(self, broker, selections=()):
-        for p in self.pairs:
+        table = self.__dict__.get("_table")
+        pairs = table.fired.values() if table is not None and "pairs" not in self.__dict__ else self.pairs
+        for p in pairs:
             if p.triggered and p.high == broker:
                 return {"partner": p.low, "trigger": p.trigger, "score": p.high_score, "partner_score": p.low_score,
                         "gap": p.gap, "amount": p.amount}
         return {}
+
+
+class _PairTable:
+    """One round's pairs as plain lists (pair ``q``: ``lo[q]``/``hi[q]`` broker index, scores, gap);
+    which pairs reset (``reset``), which counted (``counted``: ``(q, low hits of lo, of hi, high hits of
+    lo, of hi)`` after the round's update) and the triggered ones as :class:`AvgPair` (``fired``).
+    :meth:`pairs` builds every :class:`AvgPair` with its reason, in the order of the result."""
+
+    __slots__ = ("brokers", "lo", "hi", "s_lo", "s_hi", "gaps", "th", "reset", "counted", "fired", "status",
+                 "_built")
+
+    def __init__(self, brokers, lo, hi, s_lo, s_hi, gaps, th):
+        self.brokers, self.lo, self.hi, self.s_lo, self.s_hi, self.gaps, self.th = brokers, lo, hi, s_lo, s_hi, gaps, th
+        self.reset: list = []
+        self.counted: list = []
+        self.fired: dict = {}  # q -> AvgPair (triggered), in pair order
+        self.status: dict = {}  # q -> "over" | "skipped" (triggered); "pending" otherwise
+        self._built = None
+
+    def __getstate__(self):
+        return {k: getattr(self, k) for k in self.__slots__}
+
+    def __setstate__(self, state):
+        for k, v in state.items():
+            setattr(self, k, v)
+
+    def text(self, q, x, y, u, v) -> str:
+        """The start of a counted pair's reason: the gap, the threshold it reached, the hit counts."""
+        low, high, n_low, n_high = self.th
+        d = self.gaps[q]
+        th_txt = f">= high threshold {high:g}" if d >= high else f">= low threshold {low:g}"
+        return (f"{self.brokers[self.hi[q]]} score {self.s_hi[q]:.2f} - {self.brokers[self.lo[q]]} score "
+                f"{self.s_lo[q]:.2f} = {d:.2f} {th_txt}: high hits {max(u, v)} of {n_high}, low hits {max(x, y)} "
+                f"of {n_low}")
+
+    def pairs(self) -> tuple:
+        got = self._built
+        if got is None:
+            B, lo, hi, s_lo, s_hi, g = self.brokers, self.lo, self.hi, self.s_lo, self.s_hi, self.gaps
+            low = self.th[0]
+            out = [AvgPair(B[lo[q]], B[hi[q]], s_lo[q], s_hi[q], g[q],
+                           reason=f"gap {g[q]:.2f} < low threshold {low:g}: counters reset") for q in self.reset]
+            for q, x, y, u, v in self.counted:
+                pair = self.fired.get(q)
+                if pair is None:
+                    lo_b, hi_b = B[lo[q]], B[hi[q]]
+                    pair = AvgPair(lo_b, hi_b, s_lo[q], s_hi[q], g[q], hit_low={lo_b: x, hi_b: y},
+                                   hit_high={lo_b: u, hi_b: v}, reason=f"{self.text(q, x, y, u, v)}, not yet")
+                out.append(pair)
+            got = self._built = tuple(out)
+        return got
+
+
+def _fired_text(table, q, counts, mode, r_hi, r_lo, t_hi, t_lo, p, need_rate, need_thr, min_msg, min_thr) -> str:
+    """The reason of a triggered pair (see :class:`~engine.results.LazyText`)."""
+    head = table.text(q, *counts)
+    if mode == "small":
+        return (f"{head} -> triggered, but the amount to move is too small "
+                f"({fmt_rate(need_rate)} <= {min_msg:,} and {fmt_bytes(need_thr)} <= "
+                f"{fmt_bytes(min_thr)}); counters reset")
+    if mode == "rate":
+        amt = f"move ({fmt_rate(r_hi)} - {fmt_rate(r_lo)}) x {p:g} = {fmt_rate(need_rate)}"
+    else:
+        amt = (f"msg rate difference x {p:g} = {fmt_rate(need_rate)} <= minUnloadMessage "
+               f"{min_msg:,}; move throughput ({fmt_bytes(t_hi)} - {fmt_bytes(t_lo)}) x {p:g} = {fmt_bytes(need_thr)}")
+    lo_b, hi_b = table.brokers[table.lo[q]], table.brokers[table.hi[q]]
+    return f"{head} -> unload from {hi_b} to {lo_b}; {amt}"
+
+
+def _joined(a, b) -> str:
+    return f"{a}{b}"
 
 
 class AvgShedder(SheddingStrategy, PlacementStrategy):
@@ -170,124 +260,140 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
         n_low, n_high = conf.loadBalancerAvgShedderHitCountLowThreshold, conf.loadBalancerAvgShedderHitCountHighThreshold
         p = conf.maxUnloadPercentage
         scores = view.usage_with_weight(conf.weights) * 100
+        brokers = view.brokers
         res = SheddingResult(self.name, "Skip", "", score_unit="%",
                              lines={"low threshold (gap)": low, "high threshold (gap)": high})
-        res.scores = {b: float(scores[j]) for j, b in enumerate(view.brokers)}
         n = view.nb
         if n:
             res.lines["average"] = float(np.mean(scores))
         # brokerScoreMap is a HashMap filled in brokerData order: ties keep its iteration order
-        tie = java_map_rank(view.brokers)
-        srt = np.lexsort((tie, scores)).tolist()
-        pairs = []
-        i, j = 0, n - 1
-        while i <= j:
-            lo, hi = srt[i], srt[j]
-            lo_b, hi_b = view.brokers[lo], view.brokers[hi]
-            d = float(scores[hi] - scores[lo])
-            if d < low:
-                for b in (lo_b, hi_b):
-                    self.hit_high.pop(b, None)
-                    self.hit_low.pop(b, None)
-                if lo != hi:
-                    res.pairs.append(AvgPair(lo_b, hi_b, float(scores[lo]), float(scores[hi]), d,
-                                             reason=f"gap {d:.2f} < low threshold {low:g}: counters reset"))
+        tie = java_map_rank(brokers)
+        srt = np.lexsort((tie, scores))
+        # pair k: the k-th lowest score with the k-th highest (the middle broker with itself when n is odd)
+        m = (n + 1) // 2
+        lo_idx, hi_idx = srt[:m], srt[::-1][:m]
+        gaps = scores[hi_idx] - scores[lo_idx]
+        table = _PairTable(brokers, lo_idx.tolist(), hi_idx.tolist(), scores[lo_idx].tolist(),
+                           scores[hi_idx].tolist(), gaps.tolist(), (low, high, n_low, n_high))
+        below, under_high = (gaps < low).tolist(), (gaps < high).tolist()
+        hl, hh = self.hit_low, self.hit_high
+        lo_l, hi_l = table.lo, table.hi
+        reset, counted, fired = table.reset, table.counted, []
+        for q in range(m):
+            lo_b, hi_b = brokers[lo_l[q]], brokers[hi_l[q]]
+            if below[q]:
+                hh.pop(lo_b, None)
+                hl.pop(lo_b, None)
+                hh.pop(hi_b, None)
+                hl.pop(hi_b, None)
+                if lo_l[q] != hi_l[q]:
+                    reset.append(q)
+                continue
+            x = hl[lo_b] = hl.get(lo_b, 0) + 1
+            y = hl[hi_b] = hl.get(hi_b, 0) + 1
+            if under_high[q]:
+                hh.pop(lo_b, None)
+                hh.pop(hi_b, None)
+                u = v = 0
             else:
-                pairs.append((lo, hi, d))
-                for b in (lo_b, hi_b):
-                    self.hit_low[b] = self.hit_low.get(b, 0) + 1
-                if d < high:
-                    for b in (lo_b, hi_b):
-                        self.hit_high.pop(b, None)
-                else:
-                    for b in (lo_b, hi_b):
-                        self.hit_high[b] = self.hit_high.get(b, 0) + 1
-            i += 1
-            j -= 1
-        if not pairs:
-            self.hit_high.clear()
-            self.hit_low.clear()
+                u = hh[lo_b] = hh.get(lo_b, 0) + 1
+                v = hh[hi_b] = hh.get(hi_b, 0) + 1
+            if lo_b == hi_b:  # the middle broker paired with itself: counted twice, one counter
+                x, u = y, v
+            counted.append((q, x, y, u, v))
+            if u >= n_high or v >= n_high or x >= n_low or y >= n_low:
+                fired.append((q, x, y, u, v))
+        if not counted:
+            hh.clear()
+            hl.clear()
             res.reason = f"no pair with a score gap >= low threshold {low:g}: all hit counters cleared"
             res.reason_code = BALANCED
-            for k, b in enumerate(view.brokers):
-                res.verdicts.append(BrokerVerdict(b, float(scores[k]), None, "", "ok"))
-            res.details = AvgShedderDetails(tuple(res.pairs))
-            res.state = self.state()
+            self._finish_lazy(res, table, scores, ())
             return res
-        recent = view.recent_mask(recently_unloaded)
-        rates, thrs = view.msg_rate, view.msg_throughput
-        status = {}
-        held = small = no_fit = 0
-        for lo, hi, d in pairs:
-            lo_b, hi_b = view.brokers[lo], view.brokers[hi]
-            hl = {lo_b: self.hit_low.get(lo_b, 0), hi_b: self.hit_low.get(hi_b, 0)}
-            hh = {lo_b: self.hit_high.get(lo_b, 0), hi_b: self.hit_high.get(hi_b, 0)}
-            pair = AvgPair(lo_b, hi_b, float(scores[lo]), float(scores[hi]), d, hit_low=hl, hit_high=hh)
-            res.pairs.append(pair)
-            hit_h = max(hh.values()) >= n_high
-            hit_l = max(hl.values()) >= n_low
-            gap_txt = (f"{hi_b} score {scores[hi]:.2f} - {lo_b} score {scores[lo]:.2f} = {d:.2f}")
-            kind = "high" if d >= high else "low"
-            th_txt = f"{'>=' } {'high' if kind == 'high' else 'low'} threshold {high if kind == 'high' else low:g}"
-            counts = (f"high hits {max(hh.values())} of {n_high}, low hits {max(hl.values())} of {n_low}")
-            if not (hit_h or hit_l):
-                pair.reason = f"{gap_txt} {th_txt}: {counts}, not yet"
-                status[hi_b] = status[lo_b] = "pending"
-                held += 1
-                continue
-            pair.triggered = True
-            pair.trigger = "high" if hit_h else "low"
+        rates, thrs = view.msg_rate.tolist(), view.msg_throughput.tolist()
+        min_msg, min_thr = conf.minUnloadMessage, conf.minUnloadMessageThroughput
+        recent = None
+        small = no_fit = 0
+        for q, x, y, u, v in fired:
+            lo, hi = lo_l[q], hi_l[q]
+            lo_b, hi_b = brokers[lo], brokers[hi]
+            pair = AvgPair(lo_b, hi_b, table.s_lo[q], table.s_hi[q], table.gaps[q], hit_low={lo_b: x, hi_b: y},
+                           hit_high={lo_b: u, hi_b: v}, triggered=True, trigger="high" if max(u, v) >= n_high else "low")
+            table.fired[q] = pair
             for b in (lo_b, hi_b):
-                self.hit_high.pop(b, None)
-                self.hit_low.pop(b, None)
-            need_rate = (float(rates[hi]) - float(rates[lo])) * p
-            need_thr = (float(thrs[hi]) - float(thrs[lo])) * p
-            if need_rate > conf.minUnloadMessage:
+                hh.pop(b, None)
+                hl.pop(b, None)
+            need_rate = (rates[hi] - rates[lo]) * p
+            need_thr = (thrs[hi] - thrs[lo]) * p
+            if need_rate > min_msg:
                 mode, budget, vals, unit = "rate", need_rate, view.short_rate, "msg/s"
-                amt_txt = f"move ({fmt_rate(rates[hi])} - {fmt_rate(rates[lo])}) x {p:g} = {fmt_rate(need_rate)}"
-            elif need_thr > conf.minUnloadMessageThroughput:
+            elif need_thr > min_thr:
                 mode, budget, vals, unit = "throughput", need_thr, view.short_throughput, "B/s"
-                amt_txt = (f"msg rate difference x {p:g} = {fmt_rate(need_rate)} <= minUnloadMessage "
-                           f"{conf.minUnloadMessage:,}; move throughput ({fmt_bytes(thrs[hi])} - {fmt_bytes(thrs[lo])})"
-                           f" x {p:g} = {fmt_bytes(need_thr)}")
             else:
-                pair.reason = (f"{gap_txt} {th_txt}: {counts} -> triggered, but the amount to move is too small "
-                               f"({fmt_rate(need_rate)} <= {conf.minUnloadMessage:,} and {fmt_bytes(need_thr)} <= "
-                               f"{fmt_bytes(conf.minUnloadMessageThroughput)}); counters reset")
-                status[hi_b] = status[lo_b] = "skipped"
+                mode = "small"
+            why = LazyText(_fired_text, table, q, (x, y, u, v), mode, rates[hi], rates[lo], thrs[hi], thrs[lo], p,
+                           need_rate, need_thr, min_msg, min_thr)
+            pair.reason = why
+            if mode == "small":
+                table.status[q] = "skipped"
                 small += 1
                 continue
             pair.amount, pair.amount_unit = budget, unit
-            pair.reason = f"{gap_txt} {th_txt}: {counts} -> unload from {hi_b} to {lo_b}; {amt_txt}"
-            status[hi_b], status[lo_b] = "over", "under"
-            if view.num_bundles[hi] <= 1:
-                res.notes.append(f"{hi_b} has {int(view.num_bundles[hi])} bundle(s); AvgShedder unloads anyway")
+            table.status[q] = "over"
+            if len(view.owned[hi]) <= 1:
+                res.notes.append(f"{hi_b} has {len(view.owned[hi])} bundle(s); AvgShedder unloads anyway")
+            if recent is None:
+                recent = view.recent_mask(recently_unloaded)
             idx = sort_desc(view, candidate_bundles(view, hi, recent), vals)
-            picked = 0
+            picked = []
             for k, t in zip(idx.tolist(), vals[idx].tolist()):
                 if budget <= 0:
                     break  # no value fits any more (the same picks as looking at every bundle)
                 if 0 < t <= budget:
-                    self.plans[view.bundle_value_key(k)] = (lo_b, view.bundles[k], "shedding")
                     budget -= t
-                    picked += 1
-                    res.selected.append(Selection(hi_b, view.bundles[k], t, unit, float(view.short_rate[k]),
-                                                  float(view.short_throughput[k]), planned_destination=lo_b,
-                                                  reason=pair.reason))
+                    picked.append((k, t))
             if not picked:
-                pair.reason += "; no bundle fits the amount"
+                pair.reason = LazyText(_joined, why, "; no bundle fits the amount")
                 no_fit += 1
-        for k, b in enumerate(view.brokers):
-            res.verdicts.append(BrokerVerdict(b, float(scores[k]), None, "", status.get(b, "ok")))
+                continue
+            ks = [k for k, _t in picked]
+            names = view.bundles
+            for key, (k, t), sr, sth in zip(view.bundle_value_keys(ks), picked, view.short_rate[ks].tolist(),
+                                            view.short_throughput[ks].tolist()):
+                self.plans[key] = (lo_b, names[k], "shedding")
+                res.selected.append(Selection(hi_b, names[k], t, unit, sr, sth, planned_destination=lo_b, reason=why))
+        held = len(counted) - len(fired)
         if not res.selected:
-            fired = [p.reason for p in res.pairs if p.triggered]
-            if fired:
-                res.reason = "; ".join(fired)
-        res.details = AvgShedderDetails(tuple(res.pairs))
+            res.reason = "; ".join(pair.reason for pair in table.fired.values()) or "no pair reached its hit count"
+        self._finish_lazy(res, table, scores, counted)
         finish_result(res, "no pair reached its hit count",
                       skip_code=NO_BUNDLES if no_fit else BALANCED if small or not held else HIT_COUNT)
-        res.state = self.state()
         return res
+
+    def _finish_lazy(self, res, table, scores, counted):
+        """The explanation of a round — scores, verdicts, every pair with its reason, the state after
+        it — built when first read (a backtest or a sweep reads only the triggered pairs): the same
+        values as building them here."""
+        brokers = table.brokers
+        snap = (dict(self.hit_low), dict(self.hit_high), self.plans.copy())
+        status = table.status
+
+        def verdicts():
+            st = {}
+            for q, *_ in counted:
+                s = status.get(q, "pending")
+                lo_b, hi_b = brokers[table.lo[q]], brokers[table.hi[q]]
+                if s == "over":
+                    st[hi_b], st[lo_b] = "over", "under"
+                else:
+                    st[hi_b] = st[lo_b] = s
+            return [BrokerVerdict(b, s, None, "", st.get(b, "ok")) for b, s in zip(brokers, scores.tolist())]
+
+        res.defer(scores=lambda: dict(zip(brokers, scores.tolist())), verdicts=verdicts,
+                  pairs=lambda: list(table.pairs()),
+                  state=lambda: {"hit_low": snap[0], "hit_high": snap[1],
+                                 "plans": {bundle: dest for dest, bundle, *_ in snap[2].values()}})
+        res.details = AvgShedderDetails.of_table(table)
 
     # ------------------------------------------------------------------ placement
     def select_broker(self, cand, bundle, data, view, conf, ctx):
