@@ -84,10 +84,10 @@ def _stage_schema():
 
 
 def _write_stage(t, stage_dir: str, idx: int) -> None:
-    """A staged input as an Arrow IPC file (written once, read by memory map: no encoding)."""
+    """A staged input as an Arrow IPC file (no Parquet encoding; LZ4: the label columns are long runs)."""
     import pyarrow.feather as pf
 
-    pf.write_feather(t, os.path.join(stage_dir, f"unit-{idx:06d}.arrow"), compression="uncompressed")
+    pf.write_feather(t, os.path.join(stage_dir, f"unit-{idx:06d}.arrow"), compression="lz4")
 
 
 def _read_stage(path: str, columns=None):
