@@ -78,7 +78,7 @@ def stream_groups(batches, strategy: str, config: LoadBalancerConfig, synthetic_
     import numpy as np
     import pandas as pd
 
-    from engine.backtest import EVENT_COLUMNS, Backtest, BacktestSet, BrokerBlock, BundleBlock, events_frame
+    from engine.backtest import Backtest, BacktestSet, BrokerBlock, BundleBlock
 
     from .backtest import _cell_config
     from .dataset import BROKER_METRICS, BUNDLE_METRICS
@@ -117,11 +117,7 @@ def stream_groups(batches, strategy: str, config: LoadBalancerConfig, synthetic_
                 bt.events.clear()
         return out
 
-    def frame(evs: list) -> pd.DataFrame:
-        ev = events_frame(evs)
-        ev.insert(0, "cell", pd.Series([e["cell"] for e in evs], dtype="int64"))
-        return ev[["cell"] + EVENT_COLUMNS]
-
+    frame = _events_out
     carry = None
     for pdf in batches:
         if carry is not None:
@@ -142,22 +138,117 @@ def stream_groups(batches, strategy: str, config: LoadBalancerConfig, synthetic_
     end()
 
 
-def _segment_udf(initial: dict, **params):
-    """One time segment of the grouped sweep, for ``mapInPandas`` with ``CHUNK_SCHEMA``: its events
-    (``kind`` "event"), then one row per cell (``kind`` "end") carrying its state after the segment (JSON)."""
+def _day_frames(source: dict, lo_ms: int | None, hi_ms: int | None):
+    """The broker rows of a local wide layout's day files (``source``: what
+    :func:`.sparkio.read_broker_minutes` records on its DataFrame), one pandas frame per day in time order,
+    read here with pyarrow: the rows of ``[t0, t1]`` (the job's range, as Spark filters them) and of
+    ``[lo_ms, hi_ms)`` (a time segment; ``None`` = open)."""
+    from pathlib import Path
+
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from .dataset import BROKER_METRICS
+
+    def us(x):
+        return None if x is None else int(pd.Timestamp(x).value // 1000)
+
+    t0, t1 = us(source.get("t0")), us(source.get("t1"))
+    lo = None if lo_ms is None else int(lo_ms) * 1000
+    hi = None if hi_ms is None else int(hi_ms) * 1000
+    by_day: dict[str, list] = {}
+    for f in source["files"]:
+        by_day.setdefault(Path(f).parent.name.split("=", 1)[-1], []).append(f)
+    for day in sorted(by_day):
+        d0 = int(pd.Timestamp(day, tz="UTC").value // 1000)
+        if (lo is not None and d0 + 86_400_000_000 <= lo) or (hi is not None and d0 >= hi):
+            continue  # the day lies outside the segment
+        t = pa.concat_tables([pq.read_table(f, columns=["timestamp", "broker"] + list(BROKER_METRICS))
+                              for f in by_day[day]])
+        ts = t.column("timestamp").cast(pa.timestamp("us", tz="UTC")).cast(pa.int64())
+        keep = None
+        for bound, op in ((t0, pc.greater_equal), (t1, pc.less_equal), (lo, pc.greater_equal), (hi, pc.less)):
+            if bound is not None:
+                k = op(ts, bound)
+                keep = k if keep is None else pc.and_(keep, k)
+        if keep is not None:
+            t, ts = t.filter(keep), ts.filter(keep)
+        if not t.num_rows:
+            continue
+        frame = {"timestamp": ts.to_numpy() // 1000, "broker": t.column("broker").cast(pa.string()).to_pandas()}
+        for m in BROKER_METRICS:
+            frame[m] = t.column(m).to_numpy(zero_copy_only=False)
+        yield pd.DataFrame(frame)
+
+
+def _events_out(evs: list):
+    import pandas as pd
+
+    from engine.backtest import EVENT_COLUMNS, events_frame
+
+    ev = events_frame(evs)
+    ev.insert(0, "cell", pd.Series([e["cell"] for e in evs], dtype="int64"))
+    return ev[["cell"] + EVENT_COLUMNS]
+
+
+def _end_marks(strategy: str, ends: list):
+    """One row per cell (``kind`` "end") carrying its state after a segment (JSON in ``state``)."""
     import json
 
     from engine.backtest import EVENT_COLUMNS, events_frame
+
+    mark = events_frame([{"timestamp": 0, "strategy": strategy, "broker": "", "n_bundles": 0,
+                          "state": json.dumps(st)} for _c, st in ends])
+    mark.insert(0, "cell", [int(c) for c, _st in ends])
+    return mark[["cell"] + EVENT_COLUMNS].assign(chunk=0, kind="end")
+
+
+def _files_udf(source: dict, lo_ms, hi_ms, initial: dict | None, marks: bool, strategy: str,
+               config: LoadBalancerConfig, synthetic_bundles: int, keys: tuple, members: dict, **_ignored):
+    """``mapInPandas`` over one row per group (``id``): each task reads the day files itself
+    (:func:`_day_frames`) and feeds its group's :class:`engine.backtest.BacktestSet` day by day — the rows
+    never pass through the JVM (no cross-join, shuffle, sort or Arrow hand-over). Events as
+    :func:`stream_groups` gives them; with ``marks`` (a time segment) ``kind`` columns and end states."""
+    from engine.backtest import Backtest, BacktestSet, BrokerBlock
+
+    from .backtest import _cell_config
+
+    initial = initial or {}
+
+    def fn(batches):
+        for b in batches:
+            for g in b["id"].tolist():
+                cells = members[int(g)]
+                bts = BacktestSet(Backtest(strategy, _cell_config(config, keys, x, y),
+                                           synthetic_bundles=synthetic_bundles, state_limit=0,
+                                           initial=initial.get(c)) for c, x, y in cells)
+                for frame in _day_frames(source, lo_ms, hi_ms):
+                    bts.feed(BrokerBlock(frame))
+                    evs = []
+                    for (c, _x, _y), bt in zip(cells, bts.members):
+                        evs.extend(dict(e, cell=c) for e in bt.events)
+                        bt.events.clear()
+                    if evs:
+                        out = _events_out(evs)
+                        yield out.assign(chunk=0, kind="event") if marks else out
+                if marks:
+                    yield _end_marks(strategy, [(c, bt.carried()) for (c, _x, _y), bt in zip(cells, bts.members)])
+
+    return fn
+
+
+def _segment_udf(initial: dict, **params):
+    """One time segment of the grouped sweep, for ``mapInPandas`` with ``CHUNK_SCHEMA``: its events
+    (``kind`` "event"), then one row per cell (``kind`` "end") carrying its state after the segment (JSON)."""
 
     def fn(batches):
         ends = []
         for ev in stream_groups(batches, **params, initial=initial, on_end=lambda c, st: ends.append((c, st))):
             yield ev.assign(chunk=0, kind="event")
         if ends:
-            mark = events_frame([{"timestamp": 0, "strategy": params["strategy"], "broker": "", "n_bundles": 0,
-                                  "state": json.dumps(st)} for _c, st in ends])
-            mark.insert(0, "cell", [c for c, _st in ends])
-            yield mark[["cell"] + EVENT_COLUMNS].assign(chunk=0, kind="end")
+            yield _end_marks(params["strategy"], ends)
 
     return fn
 
@@ -208,7 +299,8 @@ def sweep(df, strategy: str, config: LoadBalancerConfig | None, x_key: str, x_va
     if len(starts) > 1:
         events, _info = run_chunks(base.crossJoin(F.broadcast(grid)), params, starts, warmup_minutes, len(cells))
     else:
-        events = _grouped(spark, base, params, cfg, cells, groups, segments, progress)
+        events = _grouped(spark, base, params, cfg, cells, groups, segments, progress,
+                          _file_source(df, bundles, bundle_df))
     counts = events.groupBy("cell").agg(
         F.count("*").alias("events"), F.sum("n_bundles").alias("bundles"),
         F.countDistinct("timestamp").alias("minutes"),
@@ -217,13 +309,33 @@ def sweep(df, strategy: str, config: LoadBalancerConfig | None, x_key: str, x_va
             .orderBy("cell"))
 
 
+def _file_source(df, bundles: str, bundle_df) -> dict | None:
+    """The local wide layout's day files ``df`` reads (recorded by :func:`.sparkio.read_broker_minutes`),
+    when the sweep needs broker rows only (synthetic bundles); else ``None`` (Spark hands the rows over)."""
+    from .sparkio import WIDE_SOURCE_ATTR
+
+    if "metric" in df.columns or (bundles != "synthetic" and bundle_df is not None):
+        return None
+    got = getattr(df, "__dict__", {}).get(WIDE_SOURCE_ATTR)
+    if not got or not got.get("files"):
+        return None
+    from .dataset import BROKER_METRICS
+
+    if not set(BROKER_METRICS) <= set(got.get("columns") or ()):
+        return None
+    return got
+
+
 def _grouped(spark, base, params: dict, cfg: LoadBalancerConfig, cells: list, groups: int | None,
-             segments: int | None = None, progress=None):
+             segments: int | None = None, progress=None, source: dict | None = None):
     """The events of every cell, G groups of cells each streamed through one BacktestSet (one task per group).
 
     ``segments`` > 1: the same as that many consecutive Spark jobs over consecutive time segments, each
     cell's state carried from one to the next (same events), with ``progress(done, total, text)`` between
-    them — what the page shows while a long sweep runs (its Cancel stops the job group in between too)."""
+    them — what the page shows while a long sweep runs (its Cancel stops the job group in between too).
+
+    ``source``: the day files of a local wide layout (broker rows only): then each group's task reads
+    them itself (:func:`_files_udf`) instead of receiving its copy of the history from the JVM."""
     import json
 
     import pandas as pd
@@ -239,10 +351,15 @@ def _grouped(spark, base, params: dict, cfg: LoadBalancerConfig, cells: list, gr
                         .loadBalancerSheddingIntervalMinutes)) for _c, x, y in cells]
     dealt = cell_groups(cells, ivals, g)
     members = {k: grp for k, grp in enumerate(dealt)}
-    use_b = _uses_bundles(base, params)
+    use_b = False if source is not None else _uses_bundles(base, params)
     fn_params = dict(strategy=params["strategy"], config=params["config"],
                      synthetic_bundles=params["synthetic_bundles"], bundles=params["bundles"], use_bundles=use_b,
                      keys=params["keys"], members=members)
+
+    def files_job(lo, hi, initial, marks):
+        ids = spark.range(0, len(dealt), 1, len(dealt))  # one row per task: the group it streams
+        fn = _files_udf(source, lo, hi, initial, marks, **fn_params)
+        return ids.mapInPandas(fn, schema=CHUNK_SCHEMA if marks else EVENT_SCHEMA)
 
     def grouped(frame):
         if len(dealt) > 1:
@@ -256,11 +373,24 @@ def _grouped(spark, base, params: dict, cfg: LoadBalancerConfig, cells: list, gr
     if segments is not None and int(segments) > 1:
         import math
 
-        lo, hi = base.agg(F.min("timestamp").alias("a"), F.max("timestamp").alias("b")).first()
+        if source is not None:  # the range's first and last minute, from the day files and the range
+            days = sorted({f.rsplit("/", 2)[-2].split("=", 1)[-1] for f in source["files"]})
+            lo = pd.Timestamp(days[0], tz="UTC")
+            hi = pd.Timestamp(days[-1], tz="UTC") + pd.Timedelta(days=1, minutes=-1)
+            if source.get("t0") is not None:
+                lo = max(lo, pd.Timestamp(source["t0"]).tz_convert("UTC") if pd.Timestamp(source["t0"]).tzinfo
+                         else pd.Timestamp(source["t0"], tz="UTC"))
+            if source.get("t1") is not None:
+                hi = min(hi, pd.Timestamp(source["t1"]).tz_convert("UTC") if pd.Timestamp(source["t1"]).tzinfo
+                         else pd.Timestamp(source["t1"], tz="UTC"))
+        else:
+            lo, hi = base.agg(F.min("timestamp").alias("a"), F.max("timestamp").alias("b")).first()
         if lo is not None:
             starts = chunk_plan(int(lo.timestamp() * 1000), int(hi.timestamp() * 1000), int(segments),
                                 math.lcm(*ivals))
     if len(starts) <= 1:
+        if source is not None:
+            return files_job(None, None, None, False)
         return grouped(base).mapInPandas(_groups_udf(**fn_params), schema=EVENT_SCHEMA)
     ms = F.col("timestamp").cast("long") * 1000
     carried: dict = {}
@@ -274,8 +404,11 @@ def _grouped(spark, base, params: dict, cfg: LoadBalancerConfig, cells: list, gr
         cond = ms >= F.lit(a) if k else F.lit(True)
         if b is not None:
             cond = cond & (ms < F.lit(b))
-        out = (grouped(base.where(cond)).mapInPandas(_segment_udf(dict(carried), **fn_params), schema=CHUNK_SCHEMA)
-               .cache())
+        if source is not None:
+            out = files_job(a if k else None, b, dict(carried), True).cache()
+        else:
+            out = (grouped(base.where(cond)).mapInPandas(_segment_udf(dict(carried), **fn_params),
+                                                         schema=CHUNK_SCHEMA).cache())
         parts.append(out)
         for r in out.where(F.col("kind") == "end").select("cell", "state").collect():
             carried[int(r["cell"])] = json.loads(r["state"])

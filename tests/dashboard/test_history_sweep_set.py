@@ -151,3 +151,31 @@ def test_sweepset006_spark_segments_carry_each_cells_state(spark, tmp_path_facto
         assert (c.events, c.bundles, c.minutes, c.days_with_events) == (
             len(ev), ev["n_bundles"].sum(), ev["timestamp"].nunique(), ev["timestamp"].dt.date.nunique())
     assert seg["events"].sum() > 0
+
+
+@pytest.mark.parametrize("segments", [None, 3])
+def test_sweepset007_tasks_read_the_wide_day_files_themselves(spark, tmp_path_factory, segments):
+    """Synthetic bundles on a local wide layout: each group's task reads the day files itself (no rows
+    through the JVM) — over a range starting and ending mid-day, in one job or time segments — and every
+    cell still equals its own pandas backtest over that range."""
+    from dashboard.history.sparkio import read_broker_minutes, to_pandas
+    from dashboard.history.sweep import _file_source, sweep
+
+    p = tmp_path_factory.mktemp("hist") / "gen3"
+    generate(p, brokers=4, days=3, seed=5, start="2026-01-05", bundles_per_broker=2)
+    start, end = "2026-01-05T20:00:00Z", "2026-01-07T03:59:00Z"
+    df = read_broker_minutes(spark, p, start, end)
+    assert _file_source(df, "synthetic", None) is not None
+    xk, yk = "loadBalancerAvgShedderLowThreshold", "loadBalancerSheddingIntervalMinutes"
+    seen = []
+    cells = to_pandas(sweep(df, "AvgShedder", None, xk, [10, 20, 30], yk, [1, 2], bundles="synthetic", groups=2,
+                            segments=segments, progress=lambda d, t, txt: seen.append(d)), ["cell"])
+    assert len(seen) == (4 if segments else 0)
+    bw = wide_brokers(read_long(p))
+    bw = bw[(bw["timestamp"] >= pd.Timestamp("2026-01-05 20:00")) & (bw["timestamp"] <= pd.Timestamp("2026-01-07 03:59"))]
+    for c in cells.itertuples():
+        cfg = LoadBalancerConfig().with_values({xk: str(c.x), yk: str(int(c.y))})
+        ev = backtest_frames(bw, None, "AvgShedder", cfg, state_limit=0)
+        assert (c.events, c.bundles, c.minutes, c.days_with_events) == (
+            len(ev), ev["n_bundles"].sum(), ev["timestamp"].nunique(), ev["timestamp"].dt.date.nunique()), c
+    assert cells["events"].sum() > 0
