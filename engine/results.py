@@ -164,6 +164,9 @@ class BrokerVerdict:
     reason: str = ""
 
 
+BrokerVerdict.reason = _TextField("_reason")  # may be given as a LazyText
+
+
 @dataclass
 class Selection:
     """One bundle a shedding strategy selected, in Pulsar's selection order."""

@@ -66,20 +66,22 @@ _OWNED_CACHE: list = []
 
 
 def _owned_lists(owner: np.ndarray, valid: np.ndarray, nb: int) -> list:
-    """``owned[j]``: indices of the bundles owned by broker ``j`` (bundle index order), ``owner[k]``
-    = -1 for none. A new list each call; the arrays are shared with earlier calls on equal owners."""
-    for got_owner, got_nb, got in _OWNED_CACHE:
+    """``(owned, counts)``: ``owned[j]`` the indices of the bundles owned by broker ``j`` (bundle index
+    order; ``owner[k]`` = -1 for none), ``counts[j]`` their number. A new list each call; the index
+    arrays are shared with earlier calls on equal owners."""
+    for got_owner, got_nb, got, got_counts in _OWNED_CACHE:
         if got_nb == nb and np.array_equal(got_owner, owner):
-            return list(got)
+            return list(got), got_counts.copy()
     nk = len(owner)
     srt = np.argsort(owner, kind="stable")
     counts = np.bincount(owner[valid], minlength=nb)
     starts = np.concatenate(([0], np.cumsum(counts))) + (nk - int(valid.sum()))
     s = starts.tolist()
     owned = [srt[s[j]:s[j + 1]] for j in range(nb)]
-    _OWNED_CACHE.insert(0, (owner.copy(), nb, owned))
+    counts = counts[:nb].astype(np.int64)
+    _OWNED_CACHE.insert(0, (owner.copy(), nb, owned, counts.copy()))
     del _OWNED_CACHE[4:]
-    return list(owned)
+    return list(owned), counts
 
 
 def broker_columns(brokers: Mapping, order: Sequence[str], bundle_index: Mapping[str, int],
@@ -254,14 +256,14 @@ class LoadView:
             new_owner = np.where(valid, inv[np.where(valid, owner, 0)], -1)
         else:
             new_owner = np.where(valid, owner, -1)
-        owned = _owned_lists(new_owner, valid, nb)
+        owned, counts = _owned_lists(new_owner, valid, nb)
         order_l = order.tolist()
 
         def o(a, default=z):
             a = default if a is None else np.asarray(a, dtype=_F)
             return a[order]
 
-        return cls(
+        view = cls(
             now_ms=int(now_ms), brokers=[brokers[i] for i in order_l] if java_order else brokers,
             cpu=o(cpu), memory=o(memory), direct_memory=o(direct_memory), bandwidth_in=o(bandwidth_in),
             bandwidth_out=o(bandwidth_out), msg_rate_in=o(msg_rate_in), msg_rate_out=o(msg_rate_out),
@@ -276,6 +278,8 @@ class LoadView:
             topics=topics, in_bundle_data=np.ones(nk, dtype=bool), owned=owned,
             broker_info=[broker_info[i] for i in order_l] if broker_info else [_NO_INFO] * nb,
         )
+        view.__dict__["num_bundles"] = counts  # the cached property, known here
+        return view
 
     # ------------------------------------------------------------------ lookups
     @cached_property

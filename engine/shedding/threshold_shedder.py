@@ -43,11 +43,12 @@ Success Overloaded 2 bundle(s) from 1 broker(s) [('b1:8080', 't/ns/92-2'), ('b1:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import repeat
 
 import numpy as np
 
 from ..results import (BALANCED, NO_BUNDLES, NO_LOAD_DATA, OVERLOADED, UNDERLOADED, BrokerVerdict, Details,
-                       Selection, SheddingResult, fmt_bytes)
+                       LazyText, Selection, SheddingResult, fmt_bytes)
 from ..strategies.spec import MODULAR, StrategySpec
 from ..strategies.state import StateValue, pairs, pairs_from_json, pairs_json
 from .base import SheddingStrategy, finish_result, select_largest_first, seq_sum
@@ -100,6 +101,21 @@ class ThresholdShedderDetails(Details):
         return {}
 
 
+def _over_text(u, avg, th, need, frac, t) -> str:
+    """The reason of a broker at or above ``average + threshold``."""
+    return (f"{u * 100:.2f} % >= {avg * 100:.2f} % + {th * 100:g} %: offload at least "
+            f"{fmt_bytes(need)} ({frac:.2%} of {fmt_bytes(t)}), left throughput {fmt_bytes(t - need)}")
+
+
+def _below_min_text(why, min_thr) -> str:
+    return f"{why}; below loadBalancerBundleUnloadMinThroughputThreshold {fmt_bytes(min_thr)}"
+
+
+def _below_text(u, avg, th) -> str:
+    """The reason of a broker below ``average + threshold`` (see :class:`~engine.results.LazyText`)."""
+    return f"{u * 100:.2f} % < {avg * 100:.2f} % + {th * 100:g} %"
+
+
 class ThresholdShedder(SheddingStrategy):
     """Shed by history-smoothed usage against the cluster average.
 
@@ -137,7 +153,7 @@ class ThresholdShedder(SheddingStrategy):
     def _avg_usage(self, view, conf) -> tuple[float, np.ndarray]:
         h = conf.loadBalancerHistoryResourcePercentage
         cur = view.usage_with_weight(conf.weights)
-        old = np.array([self.history.get(b, np.nan) for b in view.brokers], dtype=float)
+        old = np.array(list(map(self.history.get, view.brokers, repeat(np.nan))), dtype=float)
         new = np.where(np.isnan(old), cur, old * h + (1 - h) * cur)
         self.history.update(zip(view.brokers, new.tolist()))
         self._last_usage = new
@@ -155,32 +171,31 @@ class ThresholdShedder(SheddingStrategy):
         res = SheddingResult(self.name, "Skip", "", score_unit="%",
                              lines={"average": avg * 100, "average + threshold": (avg + th) * 100,
                                     "average - threshold": (avg - th) * 100})
-        res.scores = {b: float(hist[j]) * 100 for j, b in enumerate(view.brokers)}
+        scores = hist
+        res.defer(scores=lambda: dict(zip(view.brokers, (scores * 100).tolist())))
         res.notes.append("scores are history-smoothed usage; real usage now: " + ", ".join(
             f"{b} {float(real[j]) * 100:.1f} %" for j, b in enumerate(view.brokers[:20]))
             + (" ..." if view.nb > 20 else ""))
         if avg == 0:
             res.reason, res.reason_code = "average max resource usage is 0", NO_LOAD_DATA
             res.details = ThresholdShedderDetails(0.0, th * 100, tuple(zip(view.brokers, (hist * 100).tolist())))
-            res.state = self.state()
+            res.defer(state=self.state_value().to_json)
             return res
         needs, few = [], 0
-        for j, b in enumerate(view.brokers):
-            u = float(hist[j])
+        line = (avg + th) * 100
+        for j, (b, u) in enumerate(zip(view.brokers, hist.tolist())):
             if u < avg + th:
-                res.verdicts.append(BrokerVerdict(
-                    b, u * 100, (avg + th) * 100, "average + threshold", "ok",
-                    reason=f"{u * 100:.2f} % < {avg * 100:.2f} % + {th * 100:g} %"))
+                res.verdicts.append(BrokerVerdict(b, u * 100, line, "average + threshold", "ok",
+                                                  reason=LazyText(_below_text, u, avg, th)))
                 continue
             frac = u - avg - th + MARGIN
-            need = float(thr[j]) * frac
-            v = BrokerVerdict(b, u * 100, (avg + th) * 100, "average + threshold", "over", need, "B/s",
-                              f"{u * 100:.2f} % >= {avg * 100:.2f} % + {th * 100:g} %: offload at least "
-                              f"{fmt_bytes(need)} ({frac:.2%} of {fmt_bytes(float(thr[j]))}), "
-                              f"left throughput {fmt_bytes(float(thr[j]) - need)}")
+            t_j = float(thr[j])
+            need = t_j * frac
+            why = LazyText(_over_text, u, avg, th, need, frac, t_j)
+            v = BrokerVerdict(b, u * 100, (avg + th) * 100, "average + threshold", "over", need, "B/s", why)
             if need < min_thr:
                 v.status = "skipped"
-                v.reason += f"; below loadBalancerBundleUnloadMinThroughputThreshold {fmt_bytes(min_thr)}"
+                v.reason = LazyText(_below_min_text, why, min_thr)
                 res.verdicts.append(v)
                 continue
             nb = int(view.num_bundles[j])
@@ -190,7 +205,7 @@ class ThresholdShedder(SheddingStrategy):
                 few += not picked
                 for k, t in picked:
                     res.selected.append(Selection(b, view.bundles[k], t, "B/s", float(view.short_rate[k]), t,
-                                                  reason=v.reason))
+                                                  reason=why))
             else:
                 few += 1
                 v.status = "skipped"
@@ -204,7 +219,7 @@ class ThresholdShedder(SheddingStrategy):
                                               tuple(needs), lower)
         finish_result(res, f"no broker at or above average + {th * 100:g} %",
                       success_code=UNDERLOADED if lower else OVERLOADED, skip_code=NO_BUNDLES if few else BALANCED)
-        res.state = self.state()
+        res.defer(state=self.state_value().to_json)  # the value run() returns; its JSON when read
         return res
 
     def _lower_boundary(self, view, conf, recent, res):
