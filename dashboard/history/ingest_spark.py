@@ -240,8 +240,11 @@ def _fast_prometheus(path: Path, fmt: str, metric, broker_label):
     for c in _STAGE_STR:
         per = pd.Series(acc.cols[c], dtype=object)
         codes, uniq = pd.factorize(per, use_na_sentinel=True)
-        idx = codes[which]
-        cols[c] = pa.DictionaryArray.from_arrays(pa.array(idx.astype(np.int32), mask=idx < 0),
+        if not len(uniq):  # a label no series carries
+            cols[c] = pa.nulls(n, pa.dictionary(pa.int32(), pa.string()))
+            continue
+        idx = codes.astype(np.int32)[which]
+        cols[c] = pa.DictionaryArray.from_arrays(pa.array(idx, mask=idx < 0 if (codes < 0).any() else None),
                                                  _str_array(pd.Series(uniq, dtype=object)))
     # the label combinations (as _with_cid: in order of first appearance among the rows) per series
     keys = list(zip(*(acc.cols[c] for c in _KEY))) if len(counts) else []
