@@ -30,6 +30,8 @@ triggered pair or the broker's verdict), never from the strategy's name.
 
 Streaming: :class:`Backtest` takes minutes in time order (:meth:`Backtest.feed` one block of rows at
 a time, e.g. one day) and hands events to a sink as they happen, so memory stays bounded by a block.
+:class:`BacktestSet` feeds several drivers (a sweep's cells) the same blocks in one pass: each minute
+is read once and its view built once for the drivers due that minute.
 """
 from __future__ import annotations
 

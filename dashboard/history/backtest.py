@@ -11,7 +11,7 @@ DataFrame in (the broker-minute table of the wide layout, or the long dataset) â
 
 The replay is sequential (strategy state carries from minute to minute) and is the engine's one
 driver, :class:`engine.backtest.Backtest` â€” the same loop the pandas path runs, by construction
-(there is no second shedding loop here). By default each backtest (each sweep cell) is one task that
+(there is no second shedding loop here). By default each backtest is one task that
 streams its history: the rows, sorted by time in the cell's own partition, reach the Python worker as
 Arrow batches and go through the driver minute by minute (``mapInPandas``, :func:`stream`); the events
 leave with each batch, so memory is bounded by a batch however long the history. On request
@@ -19,7 +19,8 @@ leave with each batch, so memory is bounded by a batch however long the history.
 (``groupBy("cell", "chunk").applyInPandas``), each after a warm-up, and every chunk is checked to start
 from exactly the memory a sequential replay would carry in; a chunk that does not is replayed again
 from the true state (:func:`run_chunks`), so the result is always the sequential one. The sweep
-(:mod:`.sweep`) runs its cells in parallel.
+(:mod:`.sweep`) runs its cells in groups, each group one task streaming the history once through the
+multi-config driver (:class:`engine.backtest.BacktestSet`), the groups in parallel.
 """
 from __future__ import annotations
 
