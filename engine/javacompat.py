@@ -178,12 +178,12 @@ def java_map_rank(keys: Sequence[str], concurrent: bool = False, initial: int = 
     rank[order] = np.arange(n)
     if memo_key is not None:
         if len(_rank_memo) >= 64:
-            _rank_memo.pop(next(iter(_rank_memo)))
+            _rank_memo.clear()  # (no iteration: safe beside another thread's lookups)
         _rank_memo[memo_key] = rank.copy()
     return rank
 
 
-#: java_map_rank of recent key lists (oldest first), for lists of at most _RANK_MEMO_KEYS keys
+#: java_map_rank of recent key lists, for lists of at most _RANK_MEMO_KEYS keys
 _rank_memo: dict = {}
 _RANK_MEMO_KEYS = 5000
 

@@ -112,18 +112,35 @@ class LazyText:
     Given as the value of a ``reason`` field of :class:`Selection` or :class:`AvgPair`, the field reads
     as that text (a ``str``) — formatted once, on the first read; copies and pickles carry the text.
     A backtest reads no reason, so a strategy formats none of them there.
+
+    >>> calls = []
+    >>> def gap_text(d):
+    ...     calls.append(d)
+    ...     return f"gap {d:.2f}"
+    >>> why = LazyText(gap_text, 12.345)
+    >>> sel = Selection("b1:8080", "t/ns/0x0_0x1", 1.0, "B/s", reason=why)
+    >>> calls
+    []
+    >>> sel.reason, Selection("b2:8080", "t/ns/0x1_0x2", 2.0, "B/s", reason=why).reason, calls
+    ('gap 12.35', 'gap 12.35', [12.345])
+    >>> import copy
+    >>> copy.deepcopy(Selection("b1:8080", "t/ns/0x0_0x1", 1.0, "B/s", reason=LazyText(gap_text, 1))).reason
+    'gap 1.00'
     """
 
-    __slots__ = ("fn", "args", "text")
+    __slots__ = ("call", "text")
 
     def __init__(self, fn, *args):
-        self.fn, self.args, self.text = fn, args, None
+        self.call, self.text = (fn, args), None
 
     def __str__(self) -> str:
         t = self.text
         if t is None:
-            t = self.text = self.fn(*self.args)
-            self.fn = self.args = None
+            call = self.call
+            if call is None:  # formatted by another thread meanwhile
+                return self.text
+            t = self.text = call[0](*call[1])
+            self.call = None
         return t
 
     def __reduce__(self):
@@ -236,7 +253,17 @@ class SheddingResult:
         """Compute fields on first read: ``name=fn`` makes ``fn()`` the value of field ``name`` when it
         is first read (an explanation a backtest never reads costs nothing). Any read — attribute,
         ``to_json``, ``==``, ``repr``, a copy or a pickle — sees the computed value; setting the field
-        replaces it."""
+        replaces it.
+
+        >>> res = SheddingResult("X", "Skip", "")
+        >>> res.defer(scores=lambda: {"b1:8080": 42.0})
+        >>> "scores" in vars(res), res.to_json()["scores"], res.scores is res.scores
+        (False, {'b1:8080': 42.0}, True)
+        >>> res.defer(notes=lambda: ["never read"])
+        >>> res.notes = ["set"]
+        >>> res.notes
+        ['set']
+        """
         d = self.__dict__
         lazy = d.setdefault("_deferred", {})
         for name, fn in compute.items():
@@ -245,9 +272,13 @@ class SheddingResult:
 
     def __getattr__(self, name):
         lazy = self.__dict__.get("_deferred")
-        if lazy and name in lazy:
-            got = self.__dict__[name] = lazy.pop(name)()
+        fn = lazy.get(name) if lazy else None
+        if fn is not None:
+            got = self.__dict__.setdefault(name, fn())  # another thread's value if it came first
+            lazy.pop(name, None)
             return got
+        if name in self.__dict__:  # computed by another thread meanwhile
+            return self.__dict__[name]
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __getstate__(self):
