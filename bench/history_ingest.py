@@ -14,7 +14,9 @@ throughputs (``pulsar_broker_*``) carry ``cluster`` only; both get ``job`` and `
 generated ``host:port`` ones and the ingested rows equal the generated dataset's (checked here).
 
 Run alone: ``python bench/history_ingest.py [--dataset DIR]`` (default: the bench dataset made by
-``bench/bench_history.py``), or through ``bench/bench_history.py`` (its ``ingest`` row).
+``bench/bench_history.py``; ``--brokers 250 --days 2`` makes and takes a smaller one, for profiling), or
+through ``bench/bench_history.py`` (its ``ingest`` row). Prints one JSON line: wall and CPU seconds, and
+per stage the wall seconds and CPU seconds by process kind (driver, Spark JVM, Python workers).
 """
 from __future__ import annotations
 
