@@ -179,3 +179,26 @@ def test_sweepset007_tasks_read_the_wide_day_files_themselves(spark, tmp_path_fa
         assert (c.events, c.bundles, c.minutes, c.days_with_events) == (
             len(ev), ev["n_bundles"].sum(), ev["timestamp"].nunique(), ev["timestamp"].dt.date.nunique()), c
     assert cells["events"].sum() > 0
+
+
+def test_sweepset008_run_job_pandas_and_spark_agree(spark, tmp_path_factory):
+    """The job runner's two sweeps — pandas (one pass, every cell) and Spark (groups; with a progress bar,
+    time segments over the day files) — give the same table, and it equals one backtest per cell."""
+    from dashboard.history.jobs import run_job
+
+    p = tmp_path_factory.mktemp("hist") / "gen4"
+    generate(p, brokers=4, days=2, seed=11, start="2026-01-05", bundles_per_broker=2)
+    params = {"x_key": "loadBalancerAvgShedderLowThreshold", "x_values": [10, 25],
+              "y_key": "loadBalancerSheddingIntervalMinutes", "y_values": [1, 3, 5], "bundles": "synthetic"}
+    seen = []
+    a = run_job("sweep", p, params, engine="pandas", use_cache=False)["cells"]
+    b = run_job("sweep", p, {**params, "groups": 2}, engine="spark", use_cache=False,
+                progress=lambda d, t, txt: seen.append(txt))["cells"]
+    cols = ["cell", "x", "y", "events", "bundles", "minutes", "days_with_events"]
+    pd.testing.assert_frame_equal(a[cols].reset_index(drop=True), b[cols].reset_index(drop=True), check_dtype=False)
+    assert any("segment 2 of 2" in t for t in seen)
+    bw = wide_brokers(read_long(p))
+    for c in a.itertuples():
+        cfg = LoadBalancerConfig().with_values({params["x_key"]: str(c.x), params["y_key"]: str(int(c.y))})
+        assert c.events == len(backtest_frames(bw, None, "AvgShedder", cfg, state_limit=0))
+    assert a["events"].sum() > 0
