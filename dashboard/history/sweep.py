@@ -183,14 +183,33 @@ def _day_frames(source: dict, lo_ms: int | None, hi_ms: int | None):
         yield pd.DataFrame(frame)
 
 
+#: the event columns a sweep's counts read; the others leave the tasks empty (a month of a 5 × 6 grid is
+#: millions of events: their bundle lists and explanations would only cross the Arrow hand-over for nothing)
+SWEEP_EVENT_COLUMNS = ("timestamp", "n_bundles")
+
+
 def _events_out(evs: list):
+    """A sweep's events (each with its ``cell``) as rows of the events schema, only
+    :data:`SWEEP_EVENT_COLUMNS` filled (plus ``strategy`` and ``broker``)."""
+    import numpy as np
     import pandas as pd
 
-    from engine.backtest import EVENT_COLUMNS, events_frame
+    from engine.backtest import EVENT_COLUMNS
 
-    ev = events_frame(evs)
-    ev.insert(0, "cell", pd.Series([e["cell"] for e in evs], dtype="int64"))
-    return ev[["cell"] + EVENT_COLUMNS]
+    n = len(evs)
+    out = {"cell": np.fromiter((e["cell"] for e in evs), dtype=np.int64, count=n)}
+    for c in EVENT_COLUMNS:
+        if c == "timestamp":
+            out[c] = pd.to_datetime(np.fromiter((e["timestamp"] for e in evs), dtype=np.int64, count=n), unit="ms")
+        elif c == "n_bundles":
+            out[c] = np.fromiter((e["n_bundles"] for e in evs), dtype=np.int64, count=n)
+        elif c in ("strategy", "broker"):
+            out[c] = pd.Series([e[c] for e in evs], dtype=object)
+        elif c in ("score", "partner_score", "gap", "amount", "moved"):
+            out[c] = np.full(n, np.nan)
+        else:
+            out[c] = pd.Series([None] * n, dtype=object)
+    return pd.DataFrame(out)
 
 
 def _end_marks(strategy: str, ends: list):
