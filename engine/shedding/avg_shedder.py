@@ -190,6 +190,32 @@ class _PairTable:
         return got
 
 
+def _pairing(view, weights) -> tuple:
+    """What a round's pairs depend on, from the view and the weights alone: the scores (%), their mean,
+    and pair ``q``'s cool and hot broker index, scores and gap (lists; the gaps also as an array).
+
+    Brokers sorted by score ascending, ties in the order of ``brokerScoreMap`` (a ``HashMap`` filled in
+    ``brokerData`` order); pair ``q`` is the ``q``-th lowest with the ``q``-th highest (the middle broker
+    with itself when the count is odd). Kept on the view, keyed by the weights' values: one view may serve
+    several strategies or settings (a sweep's cells), which read it and never change it.
+    """
+    w = tuple(float(x) for x in weights)
+    cache = view.__dict__.setdefault("_avg_pairing", {})
+    got = cache.get(w)
+    if got is None:
+        scores = view.usage_with_weight(w) * 100
+        n = len(scores)
+        mean = float(np.mean(scores)) if n else None
+        srt = np.lexsort((java_map_rank(view.brokers), scores))
+        m = (n + 1) // 2
+        lo_idx, hi_idx = srt[:m], srt[::-1][:m]
+        s_lo, s_hi = scores[lo_idx], scores[hi_idx]
+        gaps = s_hi - s_lo
+        got = cache[w] = (scores, mean, lo_idx.tolist(), hi_idx.tolist(), s_lo.tolist(), s_hi.tolist(),
+                          gaps.tolist(), gaps)
+    return got
+
+
 def _fired_text(table, q, counts, mode, r_hi, r_lo, t_hi, t_lo, p, need_rate, need_thr, min_msg, min_thr) -> str:
     """The reason of a triggered pair (see :class:`~engine.results.LazyText`)."""
     head = table.text(q, *counts)
@@ -259,22 +285,15 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
         low, high = conf.loadBalancerAvgShedderLowThreshold, conf.loadBalancerAvgShedderHighThreshold
         n_low, n_high = conf.loadBalancerAvgShedderHitCountLowThreshold, conf.loadBalancerAvgShedderHitCountHighThreshold
         p = conf.maxUnloadPercentage
-        scores = view.usage_with_weight(conf.weights) * 100
+        scores, mean, lo_l, hi_l, s_lo, s_hi, gaps_l, gaps = _pairing(view, conf.weights)
         brokers = view.brokers
         res = SheddingResult(self.name, "Skip", "", score_unit="%",
                              lines={"low threshold (gap)": low, "high threshold (gap)": high})
         n = view.nb
         if n:
-            res.lines["average"] = float(np.mean(scores))
-        # brokerScoreMap is a HashMap filled in brokerData order: ties keep its iteration order
-        tie = java_map_rank(brokers)
-        srt = np.lexsort((tie, scores))
-        # pair k: the k-th lowest score with the k-th highest (the middle broker with itself when n is odd)
-        m = (n + 1) // 2
-        lo_idx, hi_idx = srt[:m], srt[::-1][:m]
-        gaps = scores[hi_idx] - scores[lo_idx]
-        table = _PairTable(brokers, lo_idx.tolist(), hi_idx.tolist(), scores[lo_idx].tolist(),
-                           scores[hi_idx].tolist(), gaps.tolist(), (low, high, n_low, n_high))
+            res.lines["average"] = mean
+        m = len(lo_l)
+        table = _PairTable(brokers, lo_l, hi_l, s_lo, s_hi, gaps_l, (low, high, n_low, n_high))
         below, under_high = (gaps < low).tolist(), (gaps < high).tolist()
         hl, hh = self.hit_low, self.hit_high
         lo_l, hi_l = table.lo, table.hi
