@@ -43,6 +43,7 @@ __all__ = [
     "fmt_rate",
     "fmt_bytes",
     "LazyText",
+    "lazy_reason",
 ]
 
 
@@ -109,23 +110,29 @@ def fmt_bytes(v: float) -> str:
 class LazyText:
     """A reason's text formatted when first read: ``LazyText(fn, *args)`` stands for ``fn(*args)``.
 
-    Given as the value of a ``reason`` field of :class:`Selection` or :class:`AvgPair`, the field reads
-    as that text (a ``str``) — formatted once, on the first read; copies and pickles carry the text.
-    A backtest reads no reason, so a strategy formats none of them there.
+    Given to :func:`lazy_reason` as an :class:`AvgPair`'s reason, ``pair.reason`` reads as that text (a
+    ``str``) — formatted once, on the first read; copies and pickles carry the text. A backtest reads no
+    pair's reason, so AvgShedder formats none of them there.
 
     >>> calls = []
     >>> def gap_text(d):
     ...     calls.append(d)
     ...     return f"gap {d:.2f}"
     >>> why = LazyText(gap_text, 12.345)
-    >>> sel = Selection("b1:8080", "t/ns/0x0_0x1", 1.0, "B/s", reason=why)
+    >>> pair = AvgPair("b1:8080", "b2:8080", 10.0, 22.345, 12.345)
+    >>> lazy_reason(pair, why)
     >>> calls
     []
-    >>> sel.reason, Selection("b2:8080", "t/ns/0x1_0x2", 2.0, "B/s", reason=why).reason, calls
+    >>> pair.reason, str(why), calls
     ('gap 12.35', 'gap 12.35', [12.345])
     >>> import copy
-    >>> copy.deepcopy(Selection("b1:8080", "t/ns/0x0_0x1", 1.0, "B/s", reason=LazyText(gap_text, 1))).reason
-    'gap 1.00'
+    >>> other = AvgPair("b1:8080", "b2:8080", 10.0, 11.0, 1.0)
+    >>> lazy_reason(other, LazyText(gap_text, 1))
+    >>> copy.deepcopy(other).reason, other.reason
+    ('gap 1.00', 'gap 1.00')
+    >>> other.reason += "; more"
+    >>> other.reason
+    'gap 1.00; more'
     """
 
     __slots__ = ("call", "text")
@@ -147,24 +154,27 @@ class LazyText:
         return str, (str(self),)
 
 
-class _TextField:
-    """A dataclass ``str`` field that may hold a :class:`LazyText` (formatted on first read)."""
+class _LazyReason:
+    """The class attribute ``reason`` of :class:`AvgPair`: reached only while an instance has no
+    ``reason`` of its own, i.e. one given by :func:`lazy_reason` and not read yet — it formats it then
+    (once). An instance's own ``reason`` is a plain attribute, read at full speed."""
 
-    __slots__ = ("key", "default")
-
-    def __init__(self, key: str, default: str = ""):
-        self.key, self.default = key, default
+    __slots__ = ()
 
     def __get__(self, obj, owner=None):
         if obj is None:
-            return self.default
-        v = obj.__dict__.get(self.key, self.default)
-        if type(v) is LazyText:
-            v = obj.__dict__[self.key] = str(v)
-        return v
+            return ""
+        d = obj.__dict__
+        lazy = d.get("_lazy_reason")
+        return "" if lazy is None else d.setdefault("reason", str(lazy))
 
-    def __set__(self, obj, value) -> None:
-        obj.__dict__[self.key] = value
+
+def lazy_reason(obj, text: LazyText) -> None:
+    """Give ``obj`` (an :class:`AvgPair`) the reason ``text``, formatted when first read; setting
+    ``obj.reason`` afterwards replaces it."""
+    d = obj.__dict__
+    d["_lazy_reason"] = text
+    d.pop("reason", None)
 
 
 @dataclass
@@ -181,8 +191,6 @@ class BrokerVerdict:
     reason: str = ""
 
 
-BrokerVerdict.reason = _TextField("_reason")  # may be given as a LazyText
-
 
 @dataclass
 class Selection:
@@ -197,8 +205,6 @@ class Selection:
     planned_destination: str | None = None  # AvgShedder / TransferShedder
     reason: str = ""
 
-
-Selection.reason = _TextField("_reason")  # may be given as a LazyText
 
 
 @dataclass
@@ -219,7 +225,7 @@ class AvgPair:
     reason: str = ""
 
 
-AvgPair.reason = _TextField("_reason")  # may be given as a LazyText
+AvgPair.reason = _LazyReason()  # see lazy_reason
 
 
 @dataclass

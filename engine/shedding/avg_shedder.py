@@ -61,7 +61,7 @@ import numpy as np
 from ..javacompat import INT_MIN, guava_crc32_as_int, java_abs_int, java_map_rank
 from ..placement.base import PlacementStrategy, new_decision
 from ..results import (BALANCED, HIT_COUNT, NO_BUNDLES, AvgPair, BrokerVerdict, Details, LazyText, Selection,
-                       SheddingResult, fmt_bytes, fmt_rate)
+                       SheddingResult, fmt_bytes, fmt_rate, lazy_reason)
 from ..strategies.spec import MODULAR, StrategySpec
 from ..strategies.state import StateValue, pairs, pairs_from_json, pairs_json
 from .base import SheddingStrategy, candidate_bundles, finish_result, sort_desc
@@ -337,7 +337,8 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
             lo, hi = lo_l[q], hi_l[q]
             lo_b, hi_b = brokers[lo], brokers[hi]
             pair = AvgPair(lo_b, hi_b, table.s_lo[q], table.s_hi[q], table.gaps[q], hit_low={lo_b: x, hi_b: y},
-                           hit_high={lo_b: u, hi_b: v}, triggered=True, trigger="high" if max(u, v) >= n_high else "low")
+                           hit_high={lo_b: u, hi_b: v}, triggered=True,
+                           trigger="high" if max(u, v) >= n_high else "low")
             table.fired[q] = pair
             for b in (lo_b, hi_b):
                 hh.pop(b, None)
@@ -352,7 +353,7 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
                 mode = "small"
             why = LazyText(_fired_text, table, q, (x, y, u, v), mode, rates[hi], rates[lo], thrs[hi], thrs[lo], p,
                            need_rate, need_thr, min_msg, min_thr)
-            pair.reason = why
+            lazy_reason(pair, why)
             if mode == "small":
                 table.status[q] = "skipped"
                 small += 1
@@ -372,11 +373,12 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
                     budget -= t
                     picked.append((k, t))
             if not picked:
-                pair.reason = LazyText(_joined, why, "; no bundle fits the amount")
+                lazy_reason(pair, LazyText(_joined, why, "; no bundle fits the amount"))
                 no_fit += 1
                 continue
             ks = [k for k, _t in picked]
             names = view.bundles
+            why = str(why)  # the selections carry the pair's reason as text
             for key, (k, t), sr, sth in zip(view.bundle_value_keys(ks), picked, view.short_rate[ks].tolist(),
                                             view.short_throughput[ks].tolist()):
                 self.plans[key] = (lo_b, names[k], "shedding")

@@ -48,7 +48,7 @@ from itertools import repeat
 import numpy as np
 
 from ..results import (BALANCED, NO_BUNDLES, NO_LOAD_DATA, OVERLOADED, UNDERLOADED, BrokerVerdict, Details,
-                       LazyText, Selection, SheddingResult, fmt_bytes)
+                       Selection, SheddingResult, fmt_bytes)
 from ..strategies.spec import MODULAR, StrategySpec
 from ..strategies.state import StateValue, pairs, pairs_from_json, pairs_json
 from .base import SheddingStrategy, finish_result, select_largest_first, seq_sum
@@ -105,15 +105,6 @@ def _over_text(u, avg, th, need, frac, t) -> str:
     """The reason of a broker at or above ``average + threshold``."""
     return (f"{u * 100:.2f} % >= {avg * 100:.2f} % + {th * 100:g} %: offload at least "
             f"{fmt_bytes(need)} ({frac:.2%} of {fmt_bytes(t)}), left throughput {fmt_bytes(t - need)}")
-
-
-def _below_min_text(why, min_thr) -> str:
-    return f"{why}; below loadBalancerBundleUnloadMinThroughputThreshold {fmt_bytes(min_thr)}"
-
-
-def _below_text(u, avg, th) -> str:
-    """The reason of a broker below ``average + threshold`` (see :class:`~engine.results.LazyText`)."""
-    return f"{u * 100:.2f} % < {avg * 100:.2f} % + {th * 100:g} %"
 
 
 class ThresholdShedder(SheddingStrategy):
@@ -183,20 +174,20 @@ class ThresholdShedder(SheddingStrategy):
             return res
         needs, few = [], 0
         line = (avg + th) * 100
-        for j, (b, u) in enumerate(zip(view.brokers, hist.tolist())):
+        usage = hist.tolist()
+        judged = {}  # broker index -> its verdict, for the brokers at or above the line
+        for j, u in enumerate(usage):
             if u < avg + th:
-                res.verdicts.append(BrokerVerdict(b, u * 100, line, "average + threshold", "ok",
-                                                  reason=LazyText(_below_text, u, avg, th)))
                 continue
+            b = view.brokers[j]
             frac = u - avg - th + MARGIN
             t_j = float(thr[j])
             need = t_j * frac
-            why = LazyText(_over_text, u, avg, th, need, frac, t_j)
-            v = BrokerVerdict(b, u * 100, (avg + th) * 100, "average + threshold", "over", need, "B/s", why)
+            v = judged[j] = BrokerVerdict(b, u * 100, line, "average + threshold", "over", need, "B/s",
+                                          _over_text(u, avg, th, need, frac, t_j))
             if need < min_thr:
                 v.status = "skipped"
-                v.reason = LazyText(_below_min_text, why, min_thr)
-                res.verdicts.append(v)
+                v.reason += f"; below loadBalancerBundleUnloadMinThroughputThreshold {fmt_bytes(min_thr)}"
                 continue
             nb = int(view.num_bundles[j])
             needs.append((b, u * 100, need))
@@ -205,12 +196,19 @@ class ThresholdShedder(SheddingStrategy):
                 few += not picked
                 for k, t in picked:
                     res.selected.append(Selection(b, view.bundles[k], t, "B/s", float(view.short_rate[k]), t,
-                                                  reason=why))
+                                                  reason=v.reason))
             else:
                 few += 1
                 v.status = "skipped"
                 v.reason += "; sole bundle, not unloaded" if nb == 1 else "; no bundles"
-            res.verdicts.append(v)
+
+        def verdicts():  # the brokers below the line too, in broker order, when first read
+            return [v if (v := judged.get(j)) is not None else
+                    BrokerVerdict(b, u * 100, line, "average + threshold", "ok",
+                                  reason=f"{u * 100:.2f} % < {avg * 100:.2f} % + {th * 100:g} %")
+                    for j, (b, u) in enumerate(zip(view.brokers, usage))]
+
+        res.defer(verdicts=verdicts)
         lower = None
         if not res.selected and conf.lowerBoundarySheddingEnabled:
             lower = self._lower_boundary(view, conf, recent, res)
