@@ -399,6 +399,7 @@ def build_corpus(d: Path) -> list[Case]:
                                                 str(d / "ds-map2"), "--broker-map", w("map-laughs.yaml", laughs)])
     hist("aggregate --top 0", ["aggregate", "sample", "--top", "0", "--engine", "pandas"])
     hist("sweep --x with nan", ["sweep", "sample", "--x", "a=1,nan", "--y", "b=1", "--engine", "pandas"])
+    hist("sweep --groups -1", ["sweep", "sample", "--x", "a=1", "--y", "b=1", "--groups", "-1"])
     hist("unknown option", ["ingest", "--bogus"])
 
     # ---------------------------------------------------------------- collector options (no network:

@@ -136,6 +136,9 @@ def _parser() -> argparse.ArgumentParser:
         if name == "sweep":
             j.add_argument("--x", type=_grid, required=True, metavar="KEY=V1,V2,...")
             j.add_argument("--y", type=_grid, required=True, metavar="KEY=V1,V2,...")
+            j.add_argument("--groups", type=int, default=0,
+                           help="Spark: cells are dealt into N groups, each one task streaming the history once "
+                                "(default 0: the executor cores, capped by the cells)")
     a = sub.add_parser("agreement", help="predicted vs actual: the load manager's counters (and bundle moves) "
                                          "against the engine run with the cluster's broker.conf")
     a.add_argument("dataset")
@@ -180,6 +183,8 @@ def _job_params(a) -> dict:
                  chunks=a.chunks)
         if a.cmd == "sweep":
             p.update(x_key=a.x[0], x_values=a.x[1], y_key=a.y[0], y_values=a.y[1])
+            if a.groups:
+                p["groups"] = a.groups
     return p
 
 
@@ -237,6 +242,7 @@ def _check_args(a) -> None:
         rng("synthetic-bundles", a.synthetic_bundles, 1, 100_000)
         rng("chunks", a.chunks, 1, 10_000)
         if a.cmd == "sweep":
+            rng("groups", a.groups, 0, 10_000)
             for opt in ("x", "y"):
                 vals = getattr(a, opt)[1]
                 if len(vals) > 100 or not all(v == v and abs(v) != float("inf") for v in vals):

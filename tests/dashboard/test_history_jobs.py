@@ -195,3 +195,14 @@ def test_hist039_no_spark_at_import():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                          cwd=str(__import__("pathlib").Path(__file__).resolve().parents[2]))
     assert out.returncode == 0 and "ok" in out.stdout, out.stderr[-2000:]
+
+
+def test_hist036_sweep_groups_from_the_command_line():
+    """``history sweep --groups N`` reaches the job's parameters (one Spark task per group); 0 leaves the default."""
+    from dashboard.history.cli import _job_params, _parser
+
+    base = ["sweep", "sample", "--x", "loadBalancerAvgShedderLowThreshold=10,20",
+            "--y", "loadBalancerAvgShedderHitCountLowThreshold=2,4"]
+    got = normalise_params("sweep", _job_params(_parser().parse_args(base + ["--groups", "3"])))
+    assert got["groups"] == 3
+    assert "groups" not in normalise_params("sweep", _job_params(_parser().parse_args(base)))
