@@ -30,7 +30,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from engine.backtest import EVENT_COLUMNS, backtest_spec, events_frame, typed_value
+from engine.backtest import EVENT_COLUMNS, BrokerBlock, BundleBlock, backtest_spec, events_frame, typed_value
 from engine.backtest import backtest_frames as replay
 from engine.config import LoadBalancerConfig
 
@@ -39,7 +39,7 @@ from .sparkio import broker_minutes, bundle_minutes
 
 __all__ = ["backtest", "backtest_input", "EVENT_SCHEMA", "count_events", "run_group", "group_udf", "chunk_plan",
            "run_chunks", "DEFAULT_WARMUP_MINUTES", "stream", "stream_cells", "stream_udf", "stream_batches", "run_segments",
-           "STREAM_BATCH_ROWS"]
+           "STREAM_BATCH_ROWS", "whole_minutes", "key_runs", "feed_rows"]
 
 EVENT_SCHEMA = ("cell long, timestamp timestamp, strategy string, broker string, partner string, trigger string, "
                 "score double, partner_score double, gap double, amount double, moved double, unit string, "
@@ -141,22 +141,17 @@ def stream_cells(batches, strategy: str, config: LoadBalancerConfig, synthetic_b
     ones reported (none when a minute has none); else every broker gets synthetic bundles.
     ``initial``: the carried state each cell starts from (a time segment of a longer history);
     ``on_end(cell, carried)`` receives each cell's carried state after its last minute."""
-    from engine.backtest import Backtest, BrokerBlock, BundleBlock
+    from engine.backtest import Backtest
 
     state = {"cell": None, "bt": None}
 
     def end():
         if on_end is not None and state["bt"] is not None:
             on_end(state["cell"], state["bt"].carried())
-    bundle_cols = ["timestamp", "broker", "bundle"] + BUNDLE_METRICS
 
     def run(pdf: pd.DataFrame) -> list:
         out: list = []
-        cells = pdf["cell"].to_numpy()
-        cuts = np.flatnonzero(np.r_[True, cells[1:] != cells[:-1]])
-        for a, b in zip(cuts, np.r_[cuts[1:], len(pdf)]):
-            part = pdf.iloc[a:b]
-            c = int(cells[a])
+        for c, part in key_runs(pdf, "cell"):
             if state["cell"] != c:
                 end()
                 cfg = _cell_config(config, keys, part["x"].iloc[0] if keys else None,
@@ -167,12 +162,7 @@ def stream_cells(batches, strategy: str, config: LoadBalancerConfig, synthetic_b
             bt = state["bt"]
             if not bt.enabled:
                 continue
-            if use_bundles:
-                is_b = part["bundle"].isna().to_numpy()
-                bw, kw = part.loc[is_b, ["timestamp", "broker"] + BROKER_METRICS], part.loc[~is_b, bundle_cols]
-                bt.feed(BrokerBlock(bw), BundleBlock(kw))
-            else:
-                bt.feed(BrokerBlock(part[["timestamp", "broker"] + BROKER_METRICS]))
+            feed_rows(bt, part, use_bundles)
             out.extend(dict(e, cell=c) for e in bt.events)  # the events leave now: memory stays bounded
             bt.events.clear()
         return out
@@ -182,24 +172,49 @@ def stream_cells(batches, strategy: str, config: LoadBalancerConfig, synthetic_b
         ev.insert(0, "cell", pd.Series([e["cell"] for e in evs], dtype="int64"))
         return ev[["cell"] + EVENT_COLUMNS]
 
+    for part in whole_minutes(batches, "cell"):
+        evs = run(part)
+        if evs:
+            yield frame(evs)
+    end()
+
+
+def key_runs(pdf: pd.DataFrame, key: str):
+    """``(value, rows)`` for each run of equal ``key`` values (an integer column) in ``pdf``."""
+    vals = pdf[key].to_numpy()
+    cuts = np.flatnonzero(np.r_[True, vals[1:] != vals[:-1]])
+    for a, b in zip(cuts, np.r_[cuts[1:], len(pdf)]):
+        yield int(vals[a]), pdf.iloc[a:b]
+
+
+def feed_rows(driver, part: pd.DataFrame, use_bundles: bool) -> None:
+    """Feed one run of rows to a :class:`engine.backtest.Backtest` or ``BacktestSet``: its broker rows
+    and, with ``use_bundles``, its bundle rows (``bundle`` not null)."""
+    broker_cols = ["timestamp", "broker"] + BROKER_METRICS
+    if use_bundles:
+        is_b = part["bundle"].isna().to_numpy()
+        driver.feed(BrokerBlock(part.loc[is_b, broker_cols]),
+                    BundleBlock(part.loc[~is_b, ["timestamp", "broker", "bundle"] + BUNDLE_METRICS]))
+    else:
+        driver.feed(BrokerBlock(part[broker_cols]))
+
+
+def whole_minutes(batches, key: str):
+    """Arrow batches (pandas frames sorted by ``key`` then time) regrouped so that no ``(key, minute)``
+    is split between two: the last ``(key, minute)`` of a batch may go on in the next one, so it waits."""
     carry = None
     for pdf in batches:
         if carry is not None:
             pdf = pd.concat([carry, pdf], ignore_index=True)
         if pdf.empty:
             continue
-        # the last (cell, minute) of a batch may go on in the next one: it waits
-        c, t = pdf["cell"].to_numpy(), pdf["timestamp"].to_numpy()
-        tail = (c == c[-1]) & (t == t[-1])
+        k, t = pdf[key].to_numpy(), pdf["timestamp"].to_numpy()
+        tail = (k == k[-1]) & (t == t[-1])
         carry = pdf[tail]
-        evs = run(pdf[~tail].reset_index(drop=True)) if (~tail).any() else []
-        if evs:
-            yield frame(evs)
+        if (~tail).any():
+            yield pdf[~tail].reset_index(drop=True)
     if carry is not None and len(carry):
-        evs = run(carry.reset_index(drop=True))
-        if evs:
-            yield frame(evs)
-    end()
+        yield carry.reset_index(drop=True)
 
 
 def stream_udf(**params):

@@ -24,7 +24,8 @@ from __future__ import annotations
 from engine.backtest import backtest_spec, typed_value
 from engine.config import LoadBalancerConfig
 
-from .backtest import DEFAULT_WARMUP_MINUTES, EVENT_SCHEMA, _uses_bundles, backtest_input, chunk_plan, run_chunks
+from .backtest import (DEFAULT_WARMUP_MINUTES, EVENT_SCHEMA, _uses_bundles, backtest_input, chunk_plan, feed_rows,
+                       key_runs, run_chunks, whole_minutes)
 
 __all__ = ["sweep", "grid_cells", "cell_groups", "stream_groups", "default_groups"]
 
@@ -75,16 +76,13 @@ def stream_groups(batches, strategy: str, config: LoadBalancerConfig, synthetic_
 
     ``initial`` (``{cell: carried state}``): where each cell starts (a time segment of a longer history);
     ``on_end(cell, carried)`` receives each cell's carried state after its group's last minute."""
-    import numpy as np
     import pandas as pd
 
-    from engine.backtest import Backtest, BacktestSet, BrokerBlock, BundleBlock
+    from engine.backtest import Backtest, BacktestSet
 
     from .backtest import _cell_config
-    from .dataset import BROKER_METRICS, BUNDLE_METRICS
 
     state: dict = {"grp": None, "set": None, "cells": None}
-    bundle_cols = ["timestamp", "broker", "bundle"] + BUNDLE_METRICS
     initial = initial or {}
 
     def end():
@@ -94,11 +92,7 @@ def stream_groups(batches, strategy: str, config: LoadBalancerConfig, synthetic_
 
     def run(pdf: pd.DataFrame) -> list:
         out: list = []
-        grps = pdf["grp"].to_numpy()
-        cuts = np.flatnonzero(np.r_[True, grps[1:] != grps[:-1]])
-        for a, b in zip(cuts, np.r_[cuts[1:], len(pdf)]):
-            part = pdf.iloc[a:b]
-            g = int(grps[a])
+        for g, part in key_runs(pdf, "grp"):
             if state["grp"] != g:
                 end()
                 cells = members[g]
@@ -106,33 +100,15 @@ def stream_groups(batches, strategy: str, config: LoadBalancerConfig, synthetic_
                     Backtest(strategy, _cell_config(config, keys, x, y), synthetic_bundles=synthetic_bundles,
                              state_limit=0, initial=initial.get(c)) for c, x, y in cells))
             bts = state["set"]
-            if use_bundles:
-                is_b = part["bundle"].isna().to_numpy()
-                bw, kw = part.loc[is_b, ["timestamp", "broker"] + BROKER_METRICS], part.loc[~is_b, bundle_cols]
-                bts.feed(BrokerBlock(bw), BundleBlock(kw))
-            else:
-                bts.feed(BrokerBlock(part[["timestamp", "broker"] + BROKER_METRICS]))
+            feed_rows(bts, part, use_bundles)
             for c, bt in zip(state["cells"], bts.members):  # the events leave now: memory stays bounded
                 out.extend(dict(e, cell=c) for e in bt.events)
                 bt.events.clear()
         return out
 
     frame = _events_out
-    carry = None
-    for pdf in batches:
-        if carry is not None:
-            pdf = pd.concat([carry, pdf], ignore_index=True)
-        if pdf.empty:
-            continue
-        # the last (group, minute) of a batch may go on in the next one: it waits
-        g, t = pdf["grp"].to_numpy(), pdf["timestamp"].to_numpy()
-        tail = (g == g[-1]) & (t == t[-1])
-        carry = pdf[tail]
-        evs = run(pdf[~tail].reset_index(drop=True)) if (~tail).any() else []
-        if evs:
-            yield frame(evs)
-    if carry is not None and len(carry):
-        evs = run(carry.reset_index(drop=True))
+    for part in whole_minutes(batches, "grp"):
+        evs = run(part)
         if evs:
             yield frame(evs)
     end()
