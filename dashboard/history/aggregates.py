@@ -294,33 +294,92 @@ def _file_partials(weights, t0_us, t1_us, batches):
     """mapInArrow over rows of wide-layout file paths: each file read here with pyarrow (only the
     needed columns, the rows of ``[t0_us, t1_us]``), its weighted usage computed like
     :func:`.reference.with_usage_pd`, then :func:`_partials_of`."""
+    for b in batches:
+        for path in b.column(0).to_pylist():
+            t = _read_wide(path, weights, t0_us, t1_us)
+            if t is not None:
+                yield _partials_of(t)
+
+
+def _read_wide(path, weights, t0_us, t1_us, part: int = 0, nparts: int = 1):
+    """One wide-layout file as a table of (timestamp, broker, usage, cpu, rate, thr): the rows of
+    ``[t0_us, t1_us]`` and, when ``nparts > 1``, only the brokers of share ``part`` (:func:`_share`);
+    ``None`` when no row is left."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     wc, wd, wi, wo = weights
+    t = pq.read_table(path, columns=["timestamp", "broker"] + list(_WIDE_NEEDED))
+    ts = t.column("timestamp").cast(pa.timestamp("us", tz="UTC")).cast(pa.int64())
+    keep = None
+    if t0_us is not None:
+        keep = pc.greater_equal(ts, t0_us)
+    if t1_us is not None:
+        le = pc.less_equal(ts, t1_us)
+        keep = le if keep is None else pc.and_(keep, le)
+    if nparts > 1:
+        mine = pa.array(_share(t.column("broker"), part, nparts))
+        keep = mine if keep is None else pc.and_(keep, mine)
+    if keep is not None:
+        t, ts = t.filter(keep), ts.filter(keep)
+    if not t.num_rows:
+        return None
+    col = {k: t.column(k).to_numpy() for k in _WIDE_NEEDED}
+    usage = np.maximum(np.maximum(col["cpu"] * wc, col["direct_memory"] * wd),
+                       np.maximum(col["bandwidth_in"] * wi, col["bandwidth_out"] * wo))
+    return pa.table({"timestamp": ts, "broker": t.column("broker").cast(pa.string()), "usage": usage,
+                     "cpu": col["cpu"], "rate": col["msg_rate_in"] + col["msg_rate_out"],
+                     "thr": col["msg_throughput_in"] + col["msg_throughput_out"]})
+
+
+def _share(brokers, part: int, nparts: int):
+    """Per row, whether its broker belongs to share ``part`` of ``nparts``: CRC-32 of the id modulo
+    ``nparts`` (the same in every file and every process), decided once per distinct id."""
+    import zlib
+
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    col = brokers.combine_chunks() if isinstance(brokers, pa.ChunkedArray) else brokers
+    if not pa.types.is_dictionary(col.type):
+        col = pc.dictionary_encode(col)
+    names = col.dictionary.cast(pa.string()).to_pylist()
+    mine = np.fromiter((zlib.crc32(str(n).encode()) % nparts == part for n in names), dtype=bool, count=len(names))
+    idx = col.indices.to_numpy(zero_copy_only=False)
+    return mine[idx] if idx.size else np.zeros(0, dtype=bool)
+
+
+def _share_partials(weights, t0_us, t1_us, files, quantiles, nparts, batches):
+    """mapInArrow over rows of share numbers: a task reads every file of the range, keeps the rows
+    of its share of the brokers (:func:`_read_wide`) and merges them itself (:func:`_merge`): whole
+    brokers (their exact percentiles, final) and, per day, the minutes of its brokers (partials the
+    driver merges across shares). No shuffle: what leaves the task is a row per broker and per day."""
+    import pyarrow as pa
+
     for b in batches:
-        for path in b.column(0).to_pylist():
-            t = pq.read_table(path, columns=["timestamp", "broker"] + list(_WIDE_NEEDED))
-            ts = t.column("timestamp").cast(pa.timestamp("us", tz="UTC")).cast(pa.int64())
-            keep = None
-            if t0_us is not None:
-                keep = pc.greater_equal(ts, t0_us)
-            if t1_us is not None:
-                le = pc.less_equal(ts, t1_us)
-                keep = le if keep is None else pc.and_(keep, le)
-            if keep is not None:
-                t, ts = t.filter(keep), ts.filter(keep)
-            if not t.num_rows:
-                continue
-            col = {k: t.column(k).to_numpy() for k in _WIDE_NEEDED}
-            usage = np.maximum(np.maximum(col["cpu"] * wc, col["direct_memory"] * wd),
-                               np.maximum(col["bandwidth_in"] * wi, col["bandwidth_out"] * wo))
-            yield _partials_of(pa.table({
-                "timestamp": ts, "broker": t.column("broker").cast(pa.string()), "usage": usage, "cpu": col["cpu"],
-                "rate": col["msg_rate_in"] + col["msg_rate_out"],
-                "thr": col["msg_throughput_in"] + col["msg_throughput_out"]}))
+        for part in b.column(0).to_pylist():
+            out = [_partials_of(t) for t in (_read_wide(f, weights, t0_us, t1_us, int(part), nparts) for f in files)
+                   if t is not None]
+            if out:
+                yield from _merge_by_key(quantiles, pa.Table.from_batches(out, schema=_arrow_schema())).to_batches()
+
+
+def _merge_by_key(quantiles, table):
+    """:func:`_merge` of the rows of each key of ``table`` (partial rows in, one merged row per key out)."""
+    import numpy as np
+    import pyarrow as pa
+
+    keys = np.asarray(table.column("key").to_pylist(), dtype=object)
+    if not keys.size:
+        return table
+    table = table.combine_chunks()  # a take from many chunks would concatenate them on every call
+    o = np.argsort(keys, kind="stable")
+    st, n = _segments(keys[o])
+    parts = [_merge(quantiles, table.take(pa.array(o[a:a + k]))) for a, k in zip(st.tolist(), n.tolist())]
+    return pa.concat_tables(parts)
 
 
 #: the wide-layout columns the aggregate job reads
@@ -485,11 +544,14 @@ def one_pass_files(spark, source: dict, weights=None, quantiles=DEFAULT_QUANTILE
     """:func:`one_pass_tables` of a local dataset's wide layout, read by the Python tasks themselves.
 
     ``source`` (what :func:`.sparkio.read_broker_minutes` records on the DataFrame it returns for a
-    local dataset): the day files of the range and the range. Spark spreads the files over its
-    tasks (one file a task) and runs the merge; each task reads its file with pyarrow, so the rows
-    never pass through the JVM's row format and its Arrow hand-over — on 2 cores that hand-over cost
-    more than the rest of the job together. The files must be readable by the executors (a local
-    master, or a path every worker mounts); a dataset at a URI is read by Spark instead.
+    local dataset): the day files of the range and the range. The brokers are dealt into shares, one
+    per core (:func:`_share`, at most one per file); each task reads every file with pyarrow, keeps
+    its share's rows and merges them itself (:func:`_share_partials`): its brokers' exact percentiles
+    and, per day, its brokers' minute partials, which the driver merges across the shares. So the
+    rows never pass through the JVM's row format, and nothing is shuffled — on 2 cores the hand-over
+    and the shuffle of every broker's values (~90 MB) cost more than reading each file once per
+    share. The files must be readable by the executors (a local master, or a path every worker
+    mounts); a dataset at a URI is read by Spark instead.
     """
     from functools import partial
 
@@ -501,10 +563,21 @@ def one_pass_files(spark, source: dict, weights=None, quantiles=DEFAULT_QUANTILE
     def us(x):
         return None if x is None else int(pd.Timestamp(x).value // 1000)
 
-    paths = spark.createDataFrame([(f,) for f in files], "path string").repartition(max(1, len(files)))
-    parts = paths.mapInArrow(partial(_file_partials, _weights(weights), us(source.get("t0")), us(source.get("t1"))),
-                             _PARTIAL_SCHEMA)
-    return _assemble(parts.groupBy("key").applyInArrow(partial(_merge, qs), _PARTIAL_SCHEMA).toArrow(), qs)
+    nparts = max(1, min(len(files), int(spark.sparkContext.defaultParallelism)))
+    shares = spark.range(0, nparts, 1, nparts)  # one share number per task
+    got = shares.mapInArrow(partial(_share_partials, _weights(weights), us(source.get("t0")), us(source.get("t1")),
+                                    files, qs, nparts), _PARTIAL_SCHEMA).toArrow()
+    return _assemble(_merge_minutes(qs, got), qs)
+
+
+def _merge_minutes(quantiles, got):
+    """The shares' rows with each day's minute partials merged (brokers are final: each in one share)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    is_minute = pc.starts_with(got.column("key"), "m")
+    minutes = got.filter(is_minute)
+    return pa.concat_tables([got.filter(pc.invert(is_minute)), _merge_by_key(quantiles, minutes)])
 
 
 def _assemble(got, qs):

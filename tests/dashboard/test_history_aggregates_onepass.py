@@ -158,3 +158,40 @@ def test_onepass005_local_wide_files_read_by_the_tasks_equal_the_reference(spark
     ref = cluster_aggregates_pd(read_long(p, *rng), weights, top_n=3)
     for k, key in (("minute", "timestamp"), ("brokers", "broker"), ("hour", "timestamp"), ("top", "rank")):
         _cmp(to_pandas(r[k]), ref[k], key)
+
+
+@pytest.mark.parametrize("nparts", [1, 2, 3, 7])
+def test_onepass006_broker_shares_of_the_wide_files_equal_the_reference(tmp_path, nparts):
+    """Each task reads every day file and keeps its share of the brokers: every broker lands in exactly
+    one share, the minutes merged across shares give the reference's tables (a share may be empty)."""
+    import pyarrow as pa
+
+    from dashboard.history.dataset import read_long
+    from dashboard.history.generate import generate
+    from dashboard.history.layout import wide_path
+    from dashboard.history.reference import cluster_aggregates_pd
+
+    p = tmp_path / "gen"
+    generate(p, brokers=5, days=2, seed=11, start="2026-01-05", bundles_per_broker=2)
+    files = sorted(str(f) for f in wide_path(p).glob("day=*/*.parquet"))
+    weights = (1.0, 0.5, 2.0, 0.5)
+    rows = [b for part in range(nparts) for b in A._share_partials(
+        weights, None, None, files, QS, nparts, [pa.record_batch([pa.array([part])], names=["id"])])]
+    got = pa.Table.from_batches(rows, schema=A._arrow_schema())
+    brokers_keys = [k for k in got.column("key").to_pylist() if k.startswith("b")]
+    assert len(brokers_keys) == len(set(brokers_keys)) == 5
+    minute, brokers = A._assemble(A._merge_minutes(QS, got), QS)
+    ref = cluster_aggregates_pd(read_long(p), weights)
+    _cmp(minute, ref["minute"], "timestamp")
+    _cmp(brokers, ref["brokers"], "broker")
+
+
+@pytest.mark.spark
+def test_onepass007_a_range_without_day_files_gives_empty_tables(spark, tmp_path):
+    from dashboard.history.generate import generate
+    from dashboard.history.sparkio import read_broker_minutes, to_pandas
+
+    p = tmp_path / "gen"
+    generate(p, brokers=3, days=1, seed=3, start="2026-01-05", bundles_per_broker=1)
+    r = A.cluster_aggregates(read_broker_minutes(spark, p, "2027-01-01", "2027-01-02"))
+    assert len(to_pandas(r["minute"])) == 0 and len(to_pandas(r["brokers"])) == 0
