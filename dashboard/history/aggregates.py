@@ -213,6 +213,8 @@ _TUNING = {"wide_disk": True, "wide_mem": False}
 # counts, sums, maxima and its raw usage and CPU values — and one shuffle brings each broker's values
 # (and each day's minute partials) to one task, which computes the exact percentiles (numpy, linear
 # interpolation like pandas) and merges the minutes. No pivot or table is written between passes.
+# A local dataset's wide files skip the shuffle (:func:`one_pass_files`): each task reads every file and
+# keeps one share of the brokers, so it holds their values whole and merges them itself.
 
 # Numbers travel as raw little-endian bytes (one binary value a row: ts int64, v/u/c float64): Spark
 # copies a binary value whole, where an array<double> is converted element by element.
@@ -290,81 +292,95 @@ def _partials(batches):
         yield _partials_of(pa.Table.from_batches(batches))
 
 
-def _file_partials(weights, t0_us, t1_us, batches):
-    """mapInArrow over rows of wide-layout file paths: each file read here with pyarrow (only the
-    needed columns, the rows of ``[t0_us, t1_us]``), its weighted usage computed like
-    :func:`.reference.with_usage_pd`, then :func:`_partials_of`."""
-    for b in batches:
-        for path in b.column(0).to_pylist():
-            t = _read_wide(path, weights, t0_us, t1_us)
-            if t is not None:
-                yield _partials_of(t)
-
-
 def _read_wide(path, weights, t0_us, t1_us, part: int = 0, nparts: int = 1):
-    """One wide-layout file as a table of (timestamp, broker, usage, cpu, rate, thr): the rows of
-    ``[t0_us, t1_us]`` and, when ``nparts > 1``, only the brokers of share ``part`` (:func:`_share`);
-    ``None`` when no row is left."""
+    """One wide-layout file as numpy arrays ``(ts µs, broker codes, broker names, usage, cpu, rate,
+    thr)``: the rows of ``[t0_us, t1_us]`` and, when ``nparts > 1``, only the brokers of share ``part``
+    (:func:`_share`); usage weighted like :func:`.reference.with_usage_pd`. ``None`` when no row is left."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     wc, wd, wi, wo = weights
-    t = pq.read_table(path, columns=["timestamp", "broker"] + list(_WIDE_NEEDED))
-    ts = t.column("timestamp").cast(pa.timestamp("us", tz="UTC")).cast(pa.int64())
+    t = pq.read_table(path, columns=["timestamp", "broker"] + list(_WIDE_NEEDED), memory_map=True)
+    ts = t.column("timestamp").cast(pa.timestamp("us", tz="UTC")).cast(pa.int64()).to_numpy()
+    col = t.column("broker")
+    col = col.unify_dictionaries() if pa.types.is_dictionary(col.type) else col
+    col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    if not pa.types.is_dictionary(col.type):
+        col = pc.dictionary_encode(col)
+    names = np.asarray(col.dictionary.cast(pa.string()).to_pylist(), dtype=object)
+    code = col.indices.to_numpy(zero_copy_only=False)
     keep = None
     if t0_us is not None:
-        keep = pc.greater_equal(ts, t0_us)
+        keep = ts >= t0_us
     if t1_us is not None:
-        le = pc.less_equal(ts, t1_us)
-        keep = le if keep is None else pc.and_(keep, le)
+        keep = (ts <= t1_us) if keep is None else keep & (ts <= t1_us)
     if nparts > 1:
-        mine = pa.array(_share(t.column("broker"), part, nparts))
-        keep = mine if keep is None else pc.and_(keep, mine)
-    if keep is not None:
-        t, ts = t.filter(keep), ts.filter(keep)
-    if not t.num_rows:
+        mine = _share(names, part, nparts)[code]
+        keep = mine if keep is None else keep & mine
+    rows = None if keep is None else np.flatnonzero(keep)
+    if rows is not None and not rows.size or not ts.size:
         return None
-    col = {k: t.column(k).to_numpy() for k in _WIDE_NEEDED}
-    usage = np.maximum(np.maximum(col["cpu"] * wc, col["direct_memory"] * wd),
-                       np.maximum(col["bandwidth_in"] * wi, col["bandwidth_out"] * wo))
-    return pa.table({"timestamp": ts, "broker": t.column("broker").cast(pa.string()), "usage": usage,
-                     "cpu": col["cpu"], "rate": col["msg_rate_in"] + col["msg_rate_out"],
-                     "thr": col["msg_throughput_in"] + col["msg_throughput_out"]})
+
+    def get(x):
+        return x if rows is None else x[rows]
+
+    c = {k: get(t.column(k).to_numpy()) for k in _WIDE_NEEDED}
+    usage = np.maximum(np.maximum(c["cpu"] * wc, c["direct_memory"] * wd),
+                       np.maximum(c["bandwidth_in"] * wi, c["bandwidth_out"] * wo))
+    return (get(ts), get(code), names, usage, c["cpu"], c["msg_rate_in"] + c["msg_rate_out"],
+            c["msg_throughput_in"] + c["msg_throughput_out"])
 
 
-def _share(brokers, part: int, nparts: int):
-    """Per row, whether its broker belongs to share ``part`` of ``nparts``: CRC-32 of the id modulo
-    ``nparts`` (the same in every file and every process), decided once per distinct id."""
+def _share(names, part: int, nparts: int):
+    """Per broker id, whether it belongs to share ``part`` of ``nparts``: CRC-32 of the id modulo
+    ``nparts`` (the same in every file and every process)."""
     import zlib
 
     import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
 
-    col = brokers.combine_chunks() if isinstance(brokers, pa.ChunkedArray) else brokers
-    if not pa.types.is_dictionary(col.type):
-        col = pc.dictionary_encode(col)
-    names = col.dictionary.cast(pa.string()).to_pylist()
-    mine = np.fromiter((zlib.crc32(str(n).encode()) % nparts == part for n in names), dtype=bool, count=len(names))
-    idx = col.indices.to_numpy(zero_copy_only=False)
-    return mine[idx] if idx.size else np.zeros(0, dtype=bool)
+    return np.fromiter((zlib.crc32(str(n).encode()) % nparts == part for n in names), dtype=bool, count=len(names))
 
 
 def _share_partials(weights, t0_us, t1_us, files, quantiles, nparts, batches):
     """mapInArrow over rows of share numbers: a task reads every file of the range, keeps the rows
-    of its share of the brokers (:func:`_read_wide`) and merges them itself (:func:`_merge`): whole
-    brokers (their exact percentiles, final) and, per day, the minutes of its brokers (partials the
-    driver merges across shares). No shuffle: what leaves the task is a row per broker and per day."""
+    of its share of the brokers (:func:`_read_wide`, :func:`_reduce`) and merges them itself: whole
+    brokers (their exact percentiles, final: :func:`_broker_row`) and, per day, the minutes of its
+    brokers (partials the driver merges across shares). No shuffle: what leaves the task is a row
+    per broker and per day."""
+    import numpy as np
     import pyarrow as pa
 
     for b in batches:
         for part in b.column(0).to_pylist():
-            out = [_partials_of(t) for t in (_read_wide(f, weights, t0_us, t1_us, int(part), nparts) for f in files)
-                   if t is not None]
-            if out:
-                yield from _merge_by_key(quantiles, pa.Table.from_batches(out, schema=_arrow_schema())).to_batches()
+            mk, mts, mnames, mv = [], [], [], []
+            per = {}  # broker -> ([7-value partials], [usage arrays], [cpu arrays]), in file order
+            for f in files:
+                got = _read_wide(f, weights, t0_us, t1_us, int(part), nparts)
+                if got is None:
+                    continue
+                keys, tsl, nml, vl, bnames, bv, ul, cl = _reduce(*got)
+                mk += keys
+                mts += tsl
+                mnames += nml
+                mv += vl
+                for name, v, u, c in zip(bnames, bv, ul, cl):
+                    acc = per.setdefault(str(name), ([], [], []))
+                    acc[0].append(v)
+                    acc[1].append(u)
+                    acc[2].append(c)
+            if not mk and not per:
+                continue
+            empty = np.empty(0)
+            minutes = _merge_by_key(quantiles, pa.Table.from_batches(
+                [_rows(mk, mts, mnames, mv, [empty] * len(mk), [empty] * len(mk))], schema=_arrow_schema()))
+            yield from minutes.to_batches()
+            names = sorted(per)
+            rows = [_broker_row(quantiles, np.stack(per[n][0]), np.concatenate(per[n][1]), np.concatenate(per[n][2]))
+                    for n in names]
+            yield _rows(["b" + n for n in names], [empty] * len(names), [[]] * len(names), rows,
+                        [empty] * len(names), [empty] * len(names))
 
 
 def _merge_by_key(quantiles, table):
@@ -397,11 +413,27 @@ def _partials_of(t):
     ts = (ts if pa.types.is_integer(ts.type) else ts.cast(pa.timestamp("us", tz="UTC")).cast(pa.int64())).to_numpy()
     enc = pc.dictionary_encode(t.column("broker")).combine_chunks()
     names = np.asarray(enc.dictionary.to_pylist(), dtype=object)
-    code = enc.indices.to_numpy(zero_copy_only=False).astype(np.int32 if len(names) > 65535 else np.uint16)
-    rank = np.empty(len(names), dtype=np.int64)
-    rank[np.argsort(names.astype(str), kind="stable")] = np.arange(len(names))  # string order of the ids
+    code = enc.indices.to_numpy(zero_copy_only=False)
     u, cpu, rate, thr = (t.column(k).to_numpy() for k in ("usage", "cpu", "rate", "thr"))
     del t, enc
+    keys, tsl, nml, vl, bnames, bv, ul, cl = _reduce(ts, code, names, u, cpu, rate, thr)
+    empty = np.empty(0)
+    keys += ["b" + str(x) for x in bnames]
+    return _rows(keys, tsl + [empty] * len(bnames), nml + [[]] * len(bnames), vl + bv, [empty] * len(vl) + ul,
+                 [empty] * len(vl) + cl)
+
+
+def _reduce(ts, code, names, u, cpu, rate, thr):
+    """The numpy core of :func:`_partials_of`: rows (int64 µs timestamps, broker codes into ``names``,
+    usage, cpu, rate, thr) → per day ``(keys, ts, hottest names, packed stats)`` lists and per broker
+    present ``(names, [n, usage sum, usage max, cpu sum, cpu max, rate sum, thr sum], usage values,
+    cpu values)`` lists."""
+    import numpy as np
+
+    names = np.asarray(names, dtype=object)
+    code = np.asarray(code).astype(np.int32 if len(names) > 65535 else np.uint16)
+    rank = np.empty(len(names), dtype=np.int64)
+    rank[np.argsort(names.astype(str), kind="stable")] = np.arange(len(names))  # string order of the ids
 
     # ---- per minute
     if ts.size > 1 and not bool(np.all(ts[1:] >= ts[:-1])):
@@ -435,7 +467,6 @@ def _partials_of(t):
         tsl.append(mts[a:a + k])
         nml.append(by_rank[hot[a:a + k]].tolist())
         vl.append(stats[:, a:a + k].ravel())
-    nm = len(keys)
     # ---- per broker
     nb = len(names)
     bn = np.bincount(code, minlength=nb)
@@ -447,16 +478,14 @@ def _partials_of(t):
     starts = off[present]
     bmax_u = np.maximum.reduceat(ub, starts) if present.size else np.empty(0)
     bmax_c = np.maximum.reduceat(cpb, starts) if present.size else np.empty(0)
-    empty = np.empty(0)
+    bnames, bv = [], []
     for i, b in enumerate(present.tolist()):
-        keys.append("b" + str(names[b]))
-        tsl.append(empty)
-        nml.append([])
-        vl.append(np.array([bn[b], sums[0][b], bmax_u[i], sums[1][b], bmax_c[i], sums[2][b], sums[3][b]]))
+        bnames.append(names[b])
+        bv.append(np.array([bn[b], sums[0][b], bmax_u[i], sums[1][b], bmax_c[i], sums[2][b], sums[3][b]]))
     ends = off[present + 1]
-    ul = [empty] * nm + [ub[a:e] for a, e in zip(starts.tolist(), ends.tolist())]
-    cl = [empty] * nm + [cpb[a:e] for a, e in zip(starts.tolist(), ends.tolist())]
-    return _rows(keys, tsl, nml, vl, ul, cl)
+    ul = [ub[a:e] for a, e in zip(starts.tolist(), ends.tolist())]
+    cl = [cpb[a:e] for a, e in zip(starts.tolist(), ends.tolist())]
+    return keys, tsl, nml, vl, bnames, bv, ul, cl
 
 
 def _merge(quantiles, table):
@@ -466,15 +495,9 @@ def _merge(quantiles, table):
 
     key = table.column("key")[0].as_py()
     if key.startswith("b"):
-        v = np.stack(_unbin(table.column("v"), "<f8"))
-        n, su, mu, sc, mc, sr, sth = v.sum(axis=0)[0], *v[:, 1:].T
-        n = float(n)
-        u = np.concatenate(_unbin(table.column("u"), "<f8"))
-        c = np.concatenate(_unbin(table.column("c"), "<f8"))
-        uq = np.quantile(u, quantiles) if len(quantiles) else np.empty(0)
-        out = [n, su.sum() / n, *uq, mu.max(), sc.sum() / n, float(np.quantile(c, 0.9)), mc.max(), sr.sum() / n,
-               sth.sum() / n]
-        return _table_of([key], [np.empty(0)], [[]], [np.asarray(out, dtype=float)])
+        out = _broker_row(quantiles, np.stack(_unbin(table.column("v"), "<f8")),
+                          np.concatenate(_unbin(table.column("u"), "<f8")), np.concatenate(_unbin(table.column("c"), "<f8")))
+        return _table_of([key], [np.empty(0)], [[]], [out])
     ts = np.concatenate(_unbin(table.column("ts"), "<i8"))
     names = np.asarray(pc.list_flatten(table.column("names")).to_pylist(), dtype=object)
     k = len(_MINUTE_PARTS)
@@ -503,6 +526,19 @@ def _merge(quantiles, table):
         stats = np.stack([merged[p] for p in _MINUTE_PARTS])
         ts, names = ts[st], hot
     return _table_of([key], [ts], [list(names)], [stats.ravel()])
+
+
+def _broker_row(quantiles, v, u, c):
+    """A broker's final values from its partials (``v``: one 7-value row per partial, see :func:`_reduce`)
+    and all its usage and CPU values: minutes, means, exact percentiles, maxima."""
+    import numpy as np
+
+    n, su, mu, sc, mc, sr, sth = v.sum(axis=0)[0], *v[:, 1:].T
+    n = float(n)
+    uq = np.quantile(u, quantiles) if len(quantiles) else np.empty(0)
+    out = [n, su.sum() / n, *uq, mu.max(), sc.sum() / n, float(np.quantile(c, 0.9)), mc.max(), sr.sum() / n,
+           sth.sum() / n]
+    return np.asarray(out, dtype=float)
 
 
 def _table_of(keys, ts, names, v):
