@@ -169,13 +169,12 @@ def cluster_aggregates(df, weights=None, quantiles=DEFAULT_QUANTILES, top_n: int
     """
     wide = broker_minutes(df) if "metric" in df.columns else df
     if percentiles == "exact":
-        wide_u = with_usage(wide, weights)
-        spark = wide_u.sparkSession
+        spark = wide.sparkSession
         source = getattr(df, "__dict__", {}).get(WIDE_SOURCE_ATTR)
         if source is not None and set(_WIDE_NEEDED) <= set(source["columns"]):
             minute_pd, brokers_pd = one_pass_files(spark, source, weights, quantiles)
         else:
-            minute_pd, brokers_pd = one_pass_tables(wide_u, quantiles)
+            minute_pd, brokers_pd = one_pass_tables(with_usage(wide, weights), quantiles)
         minute = _from_pandas(spark, minute_pd, _minute_columns())
         brokers = _from_pandas(spark, brokers_pd, _broker_columns(quantiles))
         cached = []
@@ -599,7 +598,13 @@ def one_pass_files(spark, source: dict, weights=None, quantiles=DEFAULT_QUANTILE
     def us(x):
         return None if x is None else int(pd.Timestamp(x).value // 1000)
 
-    nparts = max(1, min(len(files), int(spark.sparkContext.defaultParallelism)))
+    try:
+        cores = int(spark.sparkContext.defaultParallelism)
+    except Exception:  # noqa: BLE001 - Spark Connect: no sparkContext
+        import os
+
+        cores = os.cpu_count() or 2
+    nparts = max(1, min(len(files), cores))
     shares = spark.range(0, nparts, 1, nparts)  # one share number per task
     got = shares.mapInArrow(partial(_share_partials, _weights(weights), us(source.get("t0")), us(source.get("t1")),
                                     files, qs, nparts), _PARTIAL_SCHEMA).toArrow()
