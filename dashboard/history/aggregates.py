@@ -171,7 +171,7 @@ def cluster_aggregates(df, weights=None, quantiles=DEFAULT_QUANTILES, top_n: int
     if percentiles == "exact":
         spark = wide.sparkSession
         source = getattr(df, "__dict__", {}).get(WIDE_SOURCE_ATTR)
-        if source is not None and set(_WIDE_NEEDED) <= set(source["columns"]):
+        if source is not None and set(_WIDE_NEEDED) <= set(source["columns"]) and _local_master(spark):
             minute_pd, brokers_pd = one_pass_files(spark, source, weights, quantiles)
         else:
             minute_pd, brokers_pd = one_pass_tables(with_usage(wide, weights), quantiles)
@@ -575,6 +575,17 @@ def one_pass_tables(wide_u, quantiles=DEFAULT_QUANTILES):
     return _assemble(parts.groupBy("key").applyInArrow(partial(_merge, qs), _PARTIAL_SCHEMA).toArrow(), qs)
 
 
+def _local_master(spark) -> bool:
+    """Whether every task runs on this machine (a ``local[...]`` master). Only then does
+    :func:`one_pass_files` read each file once per share: on one machine the copies come from the page
+    cache and cost less than a shuffle; on a cluster the files are read once, by Spark
+    (:func:`one_pass_tables`), however many executors there are."""
+    try:
+        return str(spark.conf.get("spark.master", "")).startswith("local")
+    except Exception:  # noqa: BLE001 - a session that cannot say: take the plan that scales
+        return False
+
+
 def one_pass_files(spark, source: dict, weights=None, quantiles=DEFAULT_QUANTILES):
     """:func:`one_pass_tables` of a local dataset's wide layout, read by the Python tasks themselves.
 
@@ -585,8 +596,8 @@ def one_pass_files(spark, source: dict, weights=None, quantiles=DEFAULT_QUANTILE
     and, per day, its brokers' minute partials, which the driver merges across the shares. So the
     rows never pass through the JVM's row format, and nothing is shuffled — on 2 cores the hand-over
     and the shuffle of every broker's values (~90 MB) cost more than reading each file once per
-    share. The files must be readable by the executors (a local master, or a path every worker
-    mounts); a dataset at a URI is read by Spark instead.
+    share. Used with a local master only (:func:`_local_master`); on a cluster, and for a dataset at
+    a URI, Spark reads the files (:func:`one_pass_tables`).
     """
     from functools import partial
 

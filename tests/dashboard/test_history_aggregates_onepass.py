@@ -153,6 +153,7 @@ def test_onepass005_local_wide_files_read_by_the_tasks_equal_the_reference(spark
     src = read_broker_minutes(spark, p, *rng)
     source = src.__dict__[A.WIDE_SOURCE_ATTR]
     assert len(source["files"]) == (1 if rng[1] else (2 if rng[0] is None else 1))
+    assert A._local_master(spark)  # on a cluster master Spark reads the files (the standalone test covers it)
     weights = (1.0, 0.5, 2.0, 0.5)
     r = A.cluster_aggregates(src, weights, top_n=3)
     ref = cluster_aggregates_pd(read_long(p, *rng), weights, top_n=3)
