@@ -6,9 +6,10 @@ rows in Parquet, partitioned by day, plus the jobs' wide layout (``_wide/``, one
 written once by the generator like by ingest). Then, in one run on the same files, prints:
 
 * **Spark cold**: a new process and SparkSession (JVM start) + the aggregate job collected to pandas
-  (:func:`dashboard.history.jobs.run_job`, engine ``spark``: wide layout, per-job tuning; one pass —
-  each task reads its day files with pyarrow and reduces them with numpy, one shuffle merges the
-  brokers' values into exact percentiles, :func:`dashboard.history.aggregates.one_pass_files`) —
+  (:func:`dashboard.history.jobs.run_job`, engine ``spark``: wide layout, per-job tuning; one pass
+  without a shuffle — the brokers dealt into one share per core, each task reads the day files with
+  pyarrow and finishes its share's exact percentiles with numpy,
+  :func:`dashboard.history.aggregates.one_pass_files`) —
   budget ≤ 45 s;
 * **Spark warm**: the same job again in that process (the session is reused) — budget ≤ 2× DuckDB;
   and the opt-in approximate percentiles (the two-pass plan with ``percentile_approx``), with their
