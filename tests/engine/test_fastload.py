@@ -62,6 +62,10 @@ def _check_equal(obj):
     typed = load_bytes_typed(json.dumps(obj).encode(), "snap.json")
     assert isinstance(typed, ColumnarLoadData)
     _check_equal_to(old, typed)
+    # with a probe the document is read key by key (not in one decode): the same snapshot
+    keyed = load_bytes_typed(json.dumps(obj).encode(), "snap.json", {})
+    assert isinstance(keyed, ColumnarLoadData)
+    _check_equal_to(old, keyed)
     return _check_equal_to(old, new)
 
 
@@ -326,3 +330,33 @@ def test_typed_decoding_probe_and_fallback():
     assert load_bytes_typed(raw2, "big.json") is None
     assert load_snapshot_bytes(raw2, "big.json").to_json() == load_data_from_json(obj2, "big.json").to_json()
     assert load_bytes_typed(b'{"not": "load data"}' + b" " * FAST_MIN_BYTES, "x.json") is None
+
+
+@pytest.mark.parametrize("extra", ["top", "report", "both-stats", "null-parts"])
+def test_one_decode_and_key_by_key_agree(extra):
+    """The one-pass decode takes only documents of known keys; any other key (or lastStats beside
+    bundleStats) goes key by key or to the reader, with the reader's snapshot and warnings."""
+    from engine import fastload
+
+    obj = random_snapshot(4, 3, seed=2, namespaces=2).to_json()
+    rep = next(iter(obj["brokers"].values()))
+    if extra == "top":
+        obj["shedlabSomethingNew"] = {"a": [1, 2]}
+    elif extra == "report":
+        rep["someVendorField"] = 7
+    elif extra == "both-stats":
+        rep["bundleStats"] = {}
+    else:
+        rep["bundles"], obj["bundleData"], obj["recentlyUnloadedBundles"] = None, None, None
+    raw = json.dumps(obj).encode()
+    T = fastload._typed_decoders()
+    one = None
+    try:
+        one = fastload._load_whole(T, raw, "w.json")
+    except (*T["error"], fastload._Fallback):
+        assert extra != "null-parts"
+    want = load_data_from_json(json.loads(raw), "w.json")
+    got = load_bytes_typed(raw, "w.json")
+    for ld in (one, got):
+        if ld is not None:
+            assert ld.warnings == want.warnings and ld.to_json() == want.to_json()
