@@ -25,7 +25,7 @@ def load_data_from_json(obj, source: str = "<json>", broker: str | None = None) 
     apart by their fields (:func:`engine.extensible.readers.json_shape`), and an object that is none
     of them raises :class:`InputError` naming the shapes tried.
     """
-    if isinstance(obj, dict):
+    if isinstance(obj, dict) and "brokers" not in obj:  # "brokers": the modular LoadData (json_shape's first rule)
         from .extensible.readers import elm_from_json
 
         ext = elm_from_json(obj, source, broker)
