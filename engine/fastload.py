@@ -689,12 +689,8 @@ def _load_typed(T: dict, raw: bytes, source: str, probe: dict | None):
     bd_raw = top.get("bundleData")
     bd = T["bundle_data"].decode(bd_raw) if bd_raw is not None else None
     bd = bd or {}
-    bd_names = list(bd)
-    recs = list(bd.values())
-    st_a = _records(list(map(attrgetter("shortTermData"), recs)), _TAMD_KEYS)
-    lt_a = _records(list(map(attrgetter("longTermData"), recs)), _TAMD_KEYS)
-    top_a = np.fromiter(map(attrgetter("topics"), recs), dtype=np.float64, count=len(recs))
-    del recs, bd
+    bd_names, st_a, lt_a, top_a = _bundle_arrays(bd)
+    del bd
     _check_bulk(stats_a, st_a, lt_a, top_a)
     slim_obj = {k: dec_any(v) for k, v in top.items() if k != "bundleData" and k != "brokers"}
     if probe is not None:
@@ -742,17 +738,22 @@ def _load_whole(T: dict, raw: bytes, source: str) -> ColumnarLoadData:
     del stat_recs
     bd = doc.bundleData
     bd = {} if bd is unset or bd is None else bd
-    bd_names = list(bd)
-    recs = list(bd.values())
-    st_a = _records(list(map(attrgetter("shortTermData"), recs)), _TAMD_KEYS)
-    lt_a = _records(list(map(attrgetter("longTermData"), recs)), _TAMD_KEYS)
-    top_a = np.fromiter(map(attrgetter("topics"), recs), dtype=np.float64, count=len(recs))
-    del recs, bd
+    bd_names, st_a, lt_a, top_a = _bundle_arrays(bd)
+    del bd
     _check_bulk(stats_a, st_a, lt_a, top_a)
     slim_obj = {k: v for k, v in zip(_TOP_KEYS, attrgetter(*_TOP_KEYS)(doc)) if v is not unset}
     del doc
     return _assemble(source, slim_obj, slim_brokers, stat_names, per_broker, bundle_lists, list_depth, stats_a,
                      bd_names, st_a, lt_a, top_a)
+
+
+def _bundle_arrays(bd: dict):
+    """Typed bundleData records as ``(names, short-term (n, k), long-term (n, k), topics (n,))``."""
+    recs = list(bd.values())
+    st_a = _records(list(map(attrgetter("shortTermData"), recs)), _TAMD_KEYS)
+    lt_a = _records(list(map(attrgetter("longTermData"), recs)), _TAMD_KEYS)
+    top_a = np.fromiter(map(attrgetter("topics"), recs), dtype=np.float64, count=len(recs))
+    return list(bd), st_a, lt_a, top_a
 
 
 def _records(recs: list, keys: tuple) -> np.ndarray:
