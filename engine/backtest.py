@@ -456,11 +456,12 @@ class BacktestSet:
             now = int(block.ts[a])
             if progress is not None and i % 500 == 0:
                 progress(i, n)
-            due = [j for j, bt in enumerate(live) if bt.due(now)]
-            if len(due) < len(live):
-                for j, bt in enumerate(live):
-                    if not bt.due(now):
-                        bt.minutes += 1
+            due = []
+            for j, bt in enumerate(live):
+                if bt.due(now):
+                    due.append(j)
+                else:
+                    bt.minutes += 1
             if not due:
                 continue
             codes = block.codes[a:b]
