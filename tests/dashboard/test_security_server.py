@@ -197,6 +197,28 @@ def test_sec006_malformed_session_ids_share_nothing_and_upload_ids_are_random():
     assert sources.source_info(a)["brokers"] == 6  # whoever has the id (a permalink) opens it
 
 
+def test_sec006b_only_exactly_32_hex_digits_are_a_session():
+    """A session id with anything around its 32 hex digits (a trailing newline, which ``$`` lets
+    through) is no session: it gets no session list and its Simulator results are "anon"'s."""
+    import secrets
+
+    from dashboard.simulator.runs import check_key, session_of
+
+    sid = secrets.token_hex(16)
+    assert sources.session_key(sid) == sid and session_of(sid) == sid
+    for odd in (sid + "\n", "\n" + sid, sid + "\r\n", sid + " ", " " + sid, sid + "\x00", sid + "0"):
+        assert sources.session_key(odd) is None, repr(odd)
+        assert session_of(odd) == "anon", repr(odd)
+    up = sources.ingest_files(sid + "\n", [data_url(_snap("nl"))], ["a.json"]).sources[0]["id"]
+    assert up not in {o["value"] for o in sources.source_options(sid)}  # not filed under the real session
+    assert up not in {o["value"] for o in sources.source_options(sid + "\n")}
+    key = f"simres:{sid}:{'a' * 24}"
+    check_key(key, sid, "res")
+    for odd_key in (key + "\n", "x" + key):
+        with pytest.raises(InputError):
+            check_key(odd_key, sid, "res")
+
+
 def test_sec007_session_store_is_server_made_and_unguessable():
     import app
     from dashboard import ids
