@@ -10,7 +10,23 @@ from ..managers import LOAD_MANAGER_CLASS
 from ..strategies import fqn, placement_name, registry, shedding_name
 from ..strategies.spec import MODULAR
 
-__all__ = ["add_config_args", "build_config", "read_conf_file"]
+__all__ = ["add_config_args", "build_config", "read_conf_file", "check_out_dir"]
+
+
+def check_out_dir(out: str, option: str = "--out") -> None:
+    """``option DIR`` must be (or become) a writable directory: checked before the work starts, so a
+    path that cannot be a directory (``/proc/x``, a file, a read-only place) is a ``UsageError`` naming
+    the option and the reason (exit status 2), not an ``OSError`` at the end."""
+    import os
+    from pathlib import Path
+
+    p = Path(out)
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{option} {out}: cannot create the directory: {exc.strerror or exc}") from None
+    if not p.is_dir() or not os.access(p, os.W_OK | os.X_OK):
+        raise UsageError(f"{option} {out}: not a writable directory")
 
 
 def add_config_args(p: argparse.ArgumentParser, strategies: bool = True) -> None:
