@@ -149,6 +149,60 @@ def test_sec004b_a_reaped_jobs_pid_is_never_signalled(tmp_path):
         assert not m.job_running(pid3)
 
 
+def test_sec004c_replaced_jobs_never_inherit_a_lock_and_always_finish(tmp_path):
+    """Pressing Run while a job runs replaces it (Dash's ``oldJob``: the running job is terminated, a
+    new one starts) while other threads of the server use SQLite (requests, the reaping, results being
+    deleted). A job forked from that server could copy a lock one of them held and wait on it for good
+    (7 of 20 kept jobs never answered here with a plain fork); every job that is not replaced must
+    write its result."""
+    import threading
+
+    import diskcache
+
+    from dashboard.cache import ReapingDiskcacheManager
+    from tests.dashboard.jobfns import echo
+
+    with diskcache.Cache(str(tmp_path / "jobs")) as c:
+        m = ReapingDiskcacheManager(c)
+        job_fn = m.make_job_fn(echo, False)
+        stop = threading.Event()
+
+        def churn(k):  # other server threads, using the same SQLite cache all the time
+            i = 0
+            while not stop.is_set():
+                c.set(f"churn{k}:{i % 50}", b"x" * 2000)
+                c.delete(f"churn{k}:{(i + 25) % 50}")
+                i += 1
+
+        threads = [threading.Thread(target=churn, args=(k,), daemon=True) for k in range(3)]
+        for t in threads:
+            t.start()
+        kept, replaced, running = [], [], None
+        try:
+            for i in range(40):
+                if running is not None:
+                    m.terminate_job(running)  # the replacement: the running job is stopped
+                pid = m.call_job_fn(f"res{i}", job_fn, [i], {})
+                if i % 2:
+                    kept.append(i)
+                    running = None
+                else:
+                    replaced.append(pid)
+                    running = pid
+            deadline = time.time() + 120
+            missing = set(kept)
+            while missing and time.time() < deadline:
+                missing = {i for i in missing if c.get(f"res{i}") is None}
+                time.sleep(0.1)
+        finally:
+            stop.set()
+            for t in threads:
+                t.join()
+        assert not missing, f"{len(missing)} of {len(kept)} jobs never wrote their result: {sorted(missing)}"
+        assert all(c.get(f"res{i}") == {"v": i} for i in kept)
+        assert not any(m.job_running(pid) for pid in replaced)
+
+
 # ------------------------------------------------------------------------------------------ logs
 def test_sec005_log_records_are_bounded():
     from dashboard.web_safety import LOG_MAX_CHARS, bound_log_records
