@@ -135,7 +135,7 @@ def ingest_upload(contents, filename) -> tuple[str, str]:
     raw = uploads.decode_data_url(contents, label, MAX_UPLOAD_BYTES)
     src = parse_upload_bytes(raw, label)
     # keyed by the server's secret, not a plain content hash: nobody opens someone's topic list by hashing a
-    # guessed file; the same file again keeps its id (issue 14)
+    # guessed file; the same file again keeps its id
     digest = uploads.keyed_digest(raw)
     get_cache().set(f"bundles:upload:{digest}", src, expire=_UPLOAD_TTL)
     _memo.put(digest, src)

@@ -258,7 +258,7 @@ class Collector:
                                      "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}}
         if missing:
             snap["shedlabMissingBrokers"] = {b: missing[b] for b in ids if b in missing}
-        notes: list = []  # issue 18: namespace isolation, failure domains, anti-affinity groups
+        notes: list = []  # the cluster's policies: namespace isolation, failure domains, anti-affinity groups
         namespaces = {b.rsplit("/", 1)[0] for r in brokers.values()
                       for b in list(r.get("bundles") or []) + list(r.get("lastStats") or {})
                       if isinstance(b, str) and "/" in b}

@@ -1,4 +1,4 @@
-"""The running app under hostile requests (issue 14): a seeded request fuzz and 20 sessions at once.
+"""The running app under hostile requests: a seeded request fuzz and 20 sessions at once.
 
 One real server (``python app.py``: Flask's threaded server on a free 127.0.0.1 port, its own cache
 directory) serves every test here. The fuzz sends a bounded number of crafted requests (about 340, seeded:

@@ -1,4 +1,4 @@
-"""A shared deployment is safe by default (issue 14): private cache directories, reaped background jobs,
+"""A shared deployment is safe by default: private cache directories, reaped background jobs,
 bounded logs, sessions and upload ids, History datasets by name only, result eviction, optional login."""
 from __future__ import annotations
 

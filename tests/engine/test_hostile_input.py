@@ -1,4 +1,4 @@
-"""Hostile command-line input (issue 14): every malformed input of ``tests/malformed_corpus.py`` gets
+"""Hostile command-line input: every malformed input of ``tests/malformed_corpus.py`` gets
 exit status 2 and one ``error:`` line on stderr (or 0 for the few harmless ones), never a traceback;
 the limits are documented in ``docs/security.md`` exactly as :func:`engine.limits.limits_table`
 prints them; the run-size limits refuse before the run and say how to raise them.
