@@ -11,7 +11,23 @@ from ..strategies import fqn, placement_name, registry, shedding_name
 from ..strategies.spec import MODULAR
 from ..releases import DEFAULT_VERSION, broker_versions, defaults_for, release, version_from_reports
 
-__all__ = ["add_config_args", "build_config", "read_conf_file", "release_of"]
+__all__ = ["add_config_args", "build_config", "read_conf_file", "check_out_dir", "release_of"]
+
+
+def check_out_dir(out: str, option: str = "--out") -> None:
+    """``option DIR`` must be (or become) a writable directory: checked before the work starts, so a
+    path that cannot be a directory (``/proc/x``, a file, a read-only place) is a ``UsageError`` naming
+    the option and the reason (exit status 2), not an ``OSError`` at the end."""
+    import os
+    from pathlib import Path
+
+    p = Path(out)
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{option} {out}: cannot create the directory: {exc.strerror or exc}") from None
+    if not p.is_dir() or not os.access(p, os.W_OK | os.X_OK):
+        raise UsageError(f"{option} {out}: not a writable directory")
 
 
 def add_config_args(p: argparse.ArgumentParser, strategies: bool = True) -> None:

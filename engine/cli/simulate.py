@@ -61,7 +61,7 @@ from ..errors import InputError, UsageError
 from ..releases import defaults_for, release
 from ..io import read_input_text
 from . import print_json
-from .common import add_config_args
+from .common import add_config_args, check_out_dir
 
 
 def register(sub):
@@ -132,20 +132,6 @@ def run(args) -> int:
     for f in files:
         print(f"wrote {f}")
     return 0
-
-
-def check_out_dir(out: str) -> None:
-    """``--out DIR`` must be (or become) a writable directory: checked before the run."""
-    import os
-    from pathlib import Path
-
-    p = Path(out)
-    try:
-        p.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"--out {out}: cannot create the directory: {exc.strerror or exc}") from None
-    if not p.is_dir() or not os.access(p, os.W_OK | os.X_OK):
-        raise UsageError(f"--out {out}: not a writable directory")
 
 
 def _fmt(v, nd=2):
