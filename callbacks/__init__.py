@@ -6,6 +6,7 @@ import importlib
 from layouts import PAGES
 
 from . import shell  # noqa: E402,F401  (the app shell: source picker, uploads, live cluster)
+from . import tuner_releases  # noqa: E402,F401  (the Tuner's release comparison)
 
 for _name, _path, _title in PAGES:
     try:
