@@ -153,6 +153,7 @@ SIM_PLACE = "sim-place"                    # pattern type: dcc.Dropdown, placeme
 SIM_PRESET = "sim-preset"                  # pattern type: dcc.Dropdown, base config of one side
 SIM_CONTROLS = "sim-controls"              # pattern type: html.Div, the key sliders of one side
 SIM_EXTRA = "sim-extra"                    # pattern type: dcc.Textarea, other changed keys (broker.conf lines)
+SIM_RELEASE = "sim-release"                # pattern type: dcc.Dropdown, the Pulsar release one side decides as
 SIM_EXTRA_NOTE = "sim-extra-note"          # pattern type: html.Div, problems with those lines
 SIM_KEY = "sim-key"                        # pattern type: dcc.Slider of one key of one side
 SIM_KEY_VALUE = "sim-key-value"            # pattern type: its value label (clientside while dragging)
@@ -224,6 +225,7 @@ HISTORY_HOT_GRAPH = "history-hot-graph"          # dcc.Graph: hottest brokers
 HISTORY_AGG_NOTE = "history-agg-note"            # html.Div: where the aggregates came from
 HISTORY_STRATEGY = "history-strategy"            # dcc.Dropdown: strategy to backtest
 HISTORY_OVERRIDES = "history-overrides"          # dcc.Textarea: KEY=VALUE broker.conf overrides
+HISTORY_RELEASE = "history-release"              # dcc.Dropdown: the Pulsar release the backtest decides as
 HISTORY_BUNDLES_MODE = "history-bundles-mode"    # dcc.RadioItems: auto / synthetic bundles
 HISTORY_X_KEY = "history-x-key"                  # dcc.Dropdown: sweep key on x
 HISTORY_X_VALUES = "history-x-values"            # dcc.Input: sweep values on x

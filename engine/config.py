@@ -331,6 +331,15 @@ class LoadBalancerConfig:
         except InputError as exc:
             raise exc.with_source(source) if source else exc
 
+    def on_release(self, version: str | None) -> "LoadBalancerConfig":
+        """The same settings decided as another release: every key changed from this config's release
+        defaults keeps its value; the others take ``version``'s defaults."""
+        base = release_defaults(version)
+        if base.pulsarVersion == self.pulsarVersion:
+            return self
+        mine = {k: new for k, (_old, new) in changed_keys(self).items() if k != "pulsarVersion"}
+        return dataclasses.replace(base, **mine) if mine else base
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly dict of every key (sets as sorted lists)."""
         out = {}

@@ -199,7 +199,12 @@ class Scenario:
         """The scenario's load-balancer config: ``base`` (or its preset, or Pulsar 4.x) + its keys."""
         cfg = base if base is not None else (PRESETS[self.preset] if self.preset else LoadBalancerConfig())
         if self.config:
-            cfg = cfg.with_values(dict(self.config), source=self.source)
+            keys = dict(self.config)
+            if keys.get("pulsarVersion"):  # the scenario's release: its defaults under the base's changed keys
+                cfg = cfg.on_release(str(keys.pop("pulsarVersion")))
+            keys.pop("pulsarVersion", None)
+            if keys:
+                cfg = cfg.with_values(keys, source=self.source)
         return cfg
 
     def broker(self, broker_id: str) -> BrokerSpec:

@@ -38,3 +38,22 @@ def test_compare_callback_and_options():
     assert compare_release("9.9", st.to_json()) == []                       # not a release: nothing
     values = [o["value"] for o in release_options()]
     assert values[0] == "" and {"4.0.7", "4.0.8", "4.1.1", "4.1.2", "5.0.1"} <= set(values)
+
+
+def test_simulator_and_history_pickers_carry_the_release_into_the_runs():
+    from callbacks.release_pickers import pick_history_release, pick_release, with_release_line
+    from dashboard.history.jobs import config_from_params, normalise_params
+    from dashboard.history.service import parse_overrides
+    from engine.simulator import run_scenario
+
+    text = pick_release("4.0.7", "maxUnloadPercentage=0.4\npulsarVersion=3.0")
+    assert text == "pulsarVersion=4.0.7\nmaxUnloadPercentage=0.4"
+    assert pick_release("", text) == "maxUnloadPercentage=0.4" and pick_release("junk", "") == ""
+    res = run_scenario("hot-bundle", minutes=2, set={"pulsarVersion": "3.0", "maxUnloadPercentage": "0.4"})
+    assert res.config.pulsarVersion == "3.0.17" and res.config.loadBalancerDirectMemoryResourceWeight == 1.0
+    assert res.config.maxUnloadPercentage == 0.4
+    overrides = pick_history_release("3.3", "maxUnloadPercentage=0.4")
+    p = normalise_params("backtest", {"strategy": "ThresholdShedder", "set": parse_overrides(overrides)})
+    cfg = config_from_params(p)
+    assert cfg.pulsarVersion == "3.3.9" and cfg.loadBalancerMemoryResourceWeight == 1.0
+    assert cfg.maxUnloadPercentage == 0.4 and with_release_line(None, "") == ""
