@@ -254,6 +254,8 @@ def explain(objective: Objective, changes: list[tuple], fit: dict, cur_fit: dict
             cur_hold: dict | None, beats: bool | None, importances: dict, labels: tuple) -> list[str]:
     """The recommendation in words: what changes, what it buys on the fit and held-out data."""
     out = []
+    if fit is None:
+        return ["No setting tried meets the constraints on the fit data: loosen them or widen the ranges."]
     if not changes:
         return ["No setting tried does better than the current one on the fit data: keep it."]
     out.append("Change " + ", ".join(f"{k} from {a} to {b}" for k, a, b in changes) + ".")
@@ -353,6 +355,7 @@ def recommend(fit_target, hold_target, objective: Objective, space: list[KeyRang
         rows.append({"number": t.number, "values": {k: _value_text(by_key[k], v) for k, v in t.params.items()},
                      "measures": m, "feasible": objective.feasible(m), "distance": round(dist, 6)})
     chosen = _choose(objective, rows, cur_fit)
+    feasible_any = chosen is not None
     if chosen is not None and objective.feasible(cur_fit) and not _beats(objective, chosen["measures"], cur_fit):
         chosen = None  # nothing better than the current setting on the fit data
     feas = [r for r in rows if r["feasible"]]
@@ -373,7 +376,7 @@ def recommend(fit_target, hold_target, objective: Objective, space: list[KeyRang
     rec_conf = ""
     if chosen is not None:
         rec_conf = "\n".join(f"{k}={v}" for k, _a, v in changes)
-    verdict = ("no-better-setting" if chosen is None else "no-holdout" if hold is None
+    verdict = ("no-feasible-setting" if not feasible_any else "no-better-setting" if chosen is None else "no-holdout" if hold is None
                else "beats-current" if beats else "does-not-beat-current")
     return {
         "kind": fit_target.where, **(info or {}),
@@ -388,7 +391,8 @@ def recommend(fit_target, hold_target, objective: Objective, space: list[KeyRang
         "holdout": {"label": labels[1], "beats": beats, "spread": spread} if hold_target is not None else None,
         "fit_label": labels[0],
         "verdict": verdict,
-        "explanation": explain(objective, changes, chosen["measures"] if chosen else {}, cur_fit, hold, cur_hold,
+        "explanation": explain(objective, changes, chosen["measures"] if chosen else None if not feasible_any
+                               else {}, cur_fit, hold, cur_hold,
                                beats, importances, labels),
         "importances": importances,
         "trials": rows,

@@ -33,7 +33,14 @@ def run_recommendation(params: dict, progress=None, *, dataset_resolver=None) ->
     from .recommend_targets import HistoryTarget, ScenarioTarget, parse_holdout, split_days
 
     p = dict(params)
-    trials, batch, seed = int(p.get("trials") or 30), int(p.get("batch") or 8), int(p.get("seed") or 0)
+    trials = int(p["trials"]) if p.get("trials") is not None else 30
+    batch, seed = int(p["batch"]) if p.get("batch") is not None else 8, int(p.get("seed") or 0)
+    from .recommend import MAX_BATCH, MAX_TRIALS
+
+    if not 1 <= trials <= MAX_TRIALS:  # before any data is read
+        raise UsageError(f"--trials must be in 1..{MAX_TRIALS}, got {trials}")
+    if not 1 <= batch <= MAX_BATCH:
+        raise UsageError(f"--batch must be in 1..{MAX_BATCH}, got {batch}")
     if p.get("scenario"):
         from engine.simulator import load_scenario
         from engine.simulator.pairing import config_with_strategy
