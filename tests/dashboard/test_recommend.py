@@ -155,3 +155,20 @@ def test_cli_recommend_json_and_bad_input_exit_2(ds, cache, capsys):
         rc = main(["recommend", str(ds)] + argv)
         err = capsys.readouterr().err
         assert rc == 2 and words in err and "Traceback" not in err and err.count("\n") == 1
+
+
+@pytest.mark.spark
+def test_spark_trials_equal_pandas_trials(spark, ds, cache):
+    """A batch of trials on Spark (groups of configs, each task reading the day files once) measures what
+    the pandas pass measures, config by config."""
+    from dashboard.history.objective import parse_objective
+    from dashboard.history.recommend_targets import HistoryTarget
+    from engine.config import LoadBalancerConfig
+
+    obj = parse_objective("min unloads_per_day; hot_unanswered(20) <= 60; min unload_minutes_per_day")
+    cfgs = [LoadBalancerConfig().with_values({"loadBalancerAvgShedderLowThreshold": str(v)}) for v in (5, 10, 20)]
+    cfgs.append(cfgs[0].with_values({"loadBalancerSheddingIntervalMinutes": "3"}))
+    kw = dict(bundles="synthetic", synthetic_bundles=8)
+    on_spark = HistoryTarget(ds, ["2026-01-05"], "AvgShedder", engine="spark", **kw).evaluate(cfgs, obj.measures)
+    on_pandas = HistoryTarget(ds, ["2026-01-05"], "AvgShedder", engine="pandas", **kw).evaluate(cfgs, obj.measures)
+    assert on_spark == on_pandas and on_pandas[0]["unloads_per_day"] > on_pandas[2]["unloads_per_day"]
