@@ -11,6 +11,7 @@ from dash.exceptions import PreventUpdate
 
 from callbacks import recommend as cb
 from dashboard import ids
+from dashboard.history import recommend_page as R
 from dashboard.history.dataset import sample_dataset
 from tests.callbacks.conftest import run_with_trigger
 
@@ -91,3 +92,19 @@ def test_recommend004_forged_or_expired_key_is_a_message(cache):
     assert "no longer in the cache" in _j(shown["alert"])
     shown = cb.show_recommend({"ok": True, "key": "recommend:" + "0" * 32})
     assert "no longer in the cache" in _j(shown["alert"])
+
+
+def test_recommend005_named_outputs_pass_the_request_checks():
+    """The hardened app (dashboard.web_safety) takes a request for a callback with named (dict) outputs:
+    the renderer sends them as a list, like several positional outputs."""
+    from app import app
+
+    body = {"output": f"..{ids.RECOMMEND_KEYS}.options...{ids.RECOMMEND_KEYS}.value..",
+            "outputs": [{"id": ids.RECOMMEND_KEYS, "property": "options"}, {"id": ids.RECOMMEND_KEYS, "property": "value"}],
+            "inputs": [{"id": ids.HISTORY_STRATEGY, "property": "value", "value": "ThresholdShedder"}],
+            "changedPropIds": [f"{ids.HISTORY_STRATEGY}.value"], "state": []}
+    r = app.server.test_client().post("/_dash-update-component", json=body)
+    assert r.status_code == 200, r.data
+    assert r.get_json()["response"][ids.RECOMMEND_KEYS]["value"] == R.key_options("ThresholdShedder")[1]
+    body["outputs"] = body["outputs"][:1]  # a request that does not name every output is still refused
+    assert app.server.test_client().post("/_dash-update-component", json=body).status_code == 400
