@@ -190,8 +190,8 @@ def _gain(objective: Objective, m: dict, cur: dict) -> float:
 
 def _choose(objective: Objective, trials: list[dict], current: dict) -> dict | None:
     """The recommended trial: feasible, better than the current setting on the fit data if any is.
-    One goal: the best value (ties: the smallest change). Several: on the Pareto front, the largest summed
-    relative improvement over the current setting."""
+    One goal: the best value (ties: the smallest change). Several: on the Pareto front, among the points no
+    worse than the current setting on any goal (else all of it), the largest summed relative improvement."""
     feas = [t for t in trials if t["feasible"]]
     if not feas:
         return None
@@ -200,7 +200,8 @@ def _choose(objective: Objective, trials: list[dict], current: dict) -> dict | N
         sign = 1.0 if g.direction == "minimize" else -1.0
         return min(feas, key=lambda t: (sign * t["measures"][g.measure.key], t["distance"], t["number"]))
     front = [feas[i] for i in _pareto([objective.values(t["measures"]) for t in feas], objective.directions)]
-    return max(front, key=lambda t: (_gain(objective, t["measures"], current), -t["distance"], -t["number"]))
+    better = [t for t in front if _beats(objective, t["measures"], current)] or front
+    return max(better, key=lambda t: (_gain(objective, t["measures"], current), -t["distance"], -t["number"]))
 
 
 def _beats(objective: Objective, rec: dict, cur: dict) -> bool:

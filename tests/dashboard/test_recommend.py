@@ -172,3 +172,20 @@ def test_spark_trials_equal_pandas_trials(spark, ds, cache):
     on_spark = HistoryTarget(ds, ["2026-01-05"], "AvgShedder", engine="spark", **kw).evaluate(cfgs, obj.measures)
     on_pandas = HistoryTarget(ds, ["2026-01-05"], "AvgShedder", engine="pandas", **kw).evaluate(cfgs, obj.measures)
     assert on_spark == on_pandas and on_pandas[0]["unloads_per_day"] > on_pandas[2]["unloads_per_day"]
+
+
+def test_two_goals_pick_a_point_of_the_front_that_improves_on_the_current_setting():
+    """Several goals: the front is the non-dominated trials; the pick is the front's point with the largest
+    summed relative improvement over the current setting, and it must beat it to be recommended."""
+    from dashboard.history.recommend import _beats, _choose, _pareto
+
+    o = parse_objective("min unloads_per_day; min hot_unanswered(20)")
+    cur = {"unloads_per_day": 100.0, "hot_unanswered(20)": 10.0}
+    pts = [(120, 2), (80, 12), (60, 8), (90, 9), (60, 9), (30, 40)]
+    rows = [{"number": i, "measures": {"unloads_per_day": float(a), "hot_unanswered(20)": float(b)},
+             "feasible": True, "distance": 0.1 * i} for i, (a, b) in enumerate(pts)]
+    front = _pareto([o.values(r["measures"]) for r in rows], o.directions)
+    assert front == [0, 2, 5]  # (80, 12), (90, 9) and (60, 9) are dominated by (60, 8)
+    best = _choose(o, rows, cur)
+    assert best["number"] == 2  # -40 % unloads and -20 % hot minutes: the largest summed gain
+    assert _beats(o, best["measures"], cur) and not _beats(o, rows[5]["measures"], cur)  # 30 unloads, 4× hot
