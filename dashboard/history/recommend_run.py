@@ -89,9 +89,14 @@ def run_recommendation(params: dict, progress=None, *, dataset_resolver=None) ->
 
             engine = "pandas" if estimate_rows(ds, fit_days[0], fit_days[-1], meta=meta) <= PANDAS_MAX_ROWS \
                 else "spark"
-        bundles = p.get("bundles") or ("synthetic" if engine == "spark" else "auto")
+        bundles = p.get("bundles") or "auto"
         if bundles not in ("auto", "real", "synthetic"):
             raise UsageError(f"--bundles must be auto, real or synthetic, got {bundles!r}")
+        if engine == "spark" and bundles == "real":
+            raise UsageError("recommend on Spark replays synthetic bundles; use --engine pandas for the "
+                             "dataset's own bundle metrics")
+        if engine == "spark":
+            bundles = "synthetic"  # what the Spark trials replay (the day files' broker rows only)
         kw = dict(bundles=bundles, synthetic_bundles=int(p.get("synthetic_bundles") or 8),
                   weights=current.weights, engine=engine)
         if progress:
