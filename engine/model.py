@@ -186,9 +186,11 @@ class ResourceUsage:
         if obj is None:
             return cls()
         r = _Reader(obj, path, source, warnings)
-        u, lim = r.num("usage"), r.num("limit")
-        if lim == 0 and u > 0:
-            r.warn(f"{path}: limit is 0, Pulsar counts this resource as 0 %")
+        # a negative limit is real: a broker that finds no physical NIC reports bandwidth limit -1000
+        # (Kbit/s of LinuxBrokerHostUsageImpl's -1 "no NIC" limit); percentUsage() is 0 for any limit <= 0
+        u, lim = r.num("usage"), r.num("limit", nonneg=False)
+        if lim <= 0 and u > 0:
+            r.warn(f"{path}: limit is {lim:g}, Pulsar counts this resource as 0 %")
         elif lim > 0 and u > lim:
             r.warn(f"{path}: usage {u:g} is above its limit {lim:g} ({100 * u / lim:.0f} %); Pulsar accepts it")
         return cls(u, lim)
