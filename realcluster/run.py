@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -23,6 +24,8 @@ from .scenarios import LIGHT_RATE, SCENARIOS, SKEW_RATES
 from .traffic import Traffic
 
 PULSAR_VERSION = "4.0.7"
+RECORDED = ("threshold", "avgshedder")  # what `make realcluster` records
+RUN_FILES = {"timeline", "extras", "actions.jsonl", "run.json", "broker.conf"}
 SKEW_NS, LIGHT_NS = "shedlab/skew", "shedlab/light"
 
 
@@ -73,6 +76,11 @@ def record(scenario: str, out: Path, workdir: Path, cycles: int = 6, until_unloa
     out = Path(out)
     cluster = Cluster(Path(workdir), base_port=base_port, cpu_quota_us=cpu_quota_us)
     cluster.wipe()
+    if out.exists():  # a previous run's files are replaced; anything else is left alone
+        if any(x.name not in RUN_FILES for x in out.iterdir()):
+            raise ClusterError(f"{out} holds files that are not a recorded run's: choose another --out")
+        for x in out.iterdir():
+            shutil.rmtree(x) if x.is_dir() else x.unlink()
     rec = traffic = light = None
     t0 = time.time()
     try:
@@ -140,17 +148,20 @@ def record(scenario: str, out: Path, workdir: Path, cycles: int = 6, until_unloa
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m realcluster", description=__doc__.split("\n\n")[0])
-    p.add_argument("scenario", choices=sorted(SCENARIOS))
+    p.add_argument("scenario", choices=sorted(SCENARIOS) + ["all"],
+                   help="one run, or `all`: " + ", ".join(RECORDED) + " (each into OUT/NAME)")
     p.add_argument("--out", required=True, help="directory the run is written to")
     p.add_argument("--workdir", default="/tmp/shedlab-realcluster", help="data and logs of the processes")
     p.add_argument("--cycles", type=int, default=6, help="leader cycles to record after the last broker joined")
     p.add_argument("--until-unload", action="store_true", help="stop at the cycle after the leader's first unload")
     p.add_argument("--base-port", type=int, default=12000)
     a = p.parse_args(argv)
-    try:
-        meta = record(a.scenario, Path(a.out), Path(a.workdir), a.cycles, a.until_unload, a.base_port)
-    except ClusterError as exc:
-        print(f"realcluster: {exc}", file=sys.stderr)
-        return 1
-    print(json.dumps({k: meta[k] for k in ("scenario", "leader", "seconds")}))
+    runs = [(n, Path(a.out) / n) for n in RECORDED] if a.scenario == "all" else [(a.scenario, Path(a.out))]
+    for name, out in runs:
+        try:
+            meta = record(name, out, Path(a.workdir), a.cycles, a.until_unload, a.base_port)
+        except ClusterError as exc:
+            print(f"realcluster: {exc}", file=sys.stderr)
+            return 1
+        print(json.dumps({k: meta[k] for k in ("scenario", "leader", "seconds")}))
     return 0
