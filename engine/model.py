@@ -186,8 +186,9 @@ class ResourceUsage:
         if obj is None:
             return cls()
         r = _Reader(obj, path, source, warnings)
-        # a negative limit is real: a broker that finds no physical NIC reports bandwidth limit -1000
-        # (Kbit/s of LinuxBrokerHostUsageImpl's -1 "no NIC" limit); percentUsage() is 0 for any limit <= 0
+        # a negative limit is real: a NIC whose speed the kernel does not know (a virtio NIC's
+        # /sys/class/net/eth0/speed is -1) gives bandwidth limit -1000 Kbit/s; percentUsage() is 0 for any
+        # limit <= 0
         u, lim = r.num("usage"), r.num("limit", nonneg=False)
         if lim <= 0 and u > 0:
             r.warn(f"{path}: limit is {lim:g}, Pulsar counts this resource as 0 %")

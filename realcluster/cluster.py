@@ -11,8 +11,9 @@ Each broker runs in its own cgroup (v1 ``cpu`` + ``cpuacct``, with a CPU quota, 
 is ready): the JVM reports that
 cgroup's CPU time and quota, so Pulsar's ``LinuxBrokerHostUsageImpl`` measures each broker's own CPU
 against its own limit, as if it were its own host. The NIC is not separated: Pulsar counts only
-physical NICs (a veth pair is ``/virtual/``), loopback traffic crosses none, so every broker reports
-the same (near-zero) bandwidth. See README "A real cluster".
+physical NICs (a veth pair is ``/virtual/``, so network namespaces would not help), loopback traffic
+crosses none, and this machine's one NIC (virtio) has an unknown speed (``-1``): every broker reports
+bandwidth limit -1000, 0 %. See README "A real Pulsar cluster in the lab".
 
 The class path comes from ``realcluster/target/classpath.txt`` (``make realcluster-deps``: Maven
 resolves ``realcluster/pom.xml``; the jars stay in ``~/.m2``).

@@ -40,6 +40,8 @@ def is_marker(logger: str, msg: str) -> bool:
 
 
 class Recorder:
+    load_reports = True  # GET /admin/v2/broker-stats/load-report (the ELM answers 500)
+
     def __init__(self, cluster: Cluster, out: Path, leader_log: Path):
         self.cluster = cluster
         self.out = Path(out)
@@ -75,11 +77,18 @@ class Recorder:
                     walk(f"{p}/{k}", f"loadbalance/{top}/{k}")
         return files
 
-    def _poll(self) -> None:
+    def _open(self) -> None:
         from kazoo.client import KazooClient  # pinned in requirements-dev.txt
 
         self._zk = KazooClient(hosts=f"{HOST}:{self.cluster.zk_port}", timeout=20)
         self._zk.start(timeout=60)
+
+    def _close(self) -> None:
+        self._zk.stop()
+        self._zk.close()
+
+    def _poll(self) -> None:
+        self._open()
         try:
             while not self._stop.is_set():
                 t = int(time.time() * 1000)
@@ -90,8 +99,7 @@ class Recorder:
                 self._read_log()
                 self._stop.wait(1.0)
         finally:
-            self._zk.stop()
-            self._zk.close()
+            self._close()
 
     # -- the leader's log -----------------------------------------------------------------------
     def _read_log(self) -> None:
@@ -109,13 +117,12 @@ class Recorder:
             if not m:
                 continue
             t, logger, msg = int(m.group(1)), m.group(4), m.group(5)
-            u = UNLOAD.search(msg)
-            if u:
-                self.actions.append({"time": t, "strategy": u.group(1), "bundle": u.group(2),
-                                     "broker": u.group(3), "destination": u.group(4)})
+            act = self.unload_of(msg)
+            if act:
+                self.actions.append({"time": t, **act})
                 if self.cycles:
-                    self.cycles[-1].setdefault("unloads", []).append(u.group(2))
-            elif is_marker(logger, msg):
+                    self.cycles[-1].setdefault("unloads", []).append(act["bundle"])
+            elif self.is_marker(logger, msg):
                 if not self.cycles or t > self.cycles[-1]["time"] + CYCLE_GAP_MS:
                     self._cycle(t)
 
@@ -128,14 +135,26 @@ class Recorder:
             self.errors.append(f"{t}: cycle {idx} before the first metadata-store dump: no snapshot")
             return
         dump_t, files = before[-1]
-        name = f"{idx:03d}-{t}"
+        name = self._write_snapshot(f"{idx:03d}-{t}", files)
+        entry.update(snapshot=name, dump_time=dump_t)
+        threading.Thread(target=self._extras, args=(idx,), daemon=True).start()
+
+    def _write_snapshot(self, name: str, files: dict) -> str:
         root = self.out / "timeline" / name
         for rel, data in files.items():
             p = root / rel
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_bytes(data)
-        entry.update(snapshot=name, dump_time=dump_t)
-        threading.Thread(target=self._extras, args=(idx,), daemon=True).start()
+        return name
+
+    @staticmethod
+    def unload_of(msg: str):
+        u = UNLOAD.search(msg)
+        if u:
+            return {"strategy": u.group(1), "bundle": u.group(2), "broker": u.group(3), "destination": u.group(4)}
+        return None
+
+    is_marker = staticmethod(is_marker)
 
     def _extras(self, idx: int) -> None:
         d = self.out / "extras" / f"{idx:03d}"
@@ -144,8 +163,9 @@ class Recorder:
             if b.proc is None or not b.proc.alive():
                 continue
             try:
-                rep = http("GET", f"{b.url}/admin/v2/broker-stats/load-report", timeout=20)
-                (d / f"{b.name}.load-report.json").write_text(json.dumps(rep, indent=1, sort_keys=True))
+                if self.load_reports:
+                    rep = http("GET", f"{b.url}/admin/v2/broker-stats/load-report", timeout=20)
+                    (d / f"{b.name}.load-report.json").write_text(json.dumps(rep, indent=1, sort_keys=True))
                 text = http("GET", f"{b.url}/metrics/", raw=True, timeout=30).decode("utf-8", "replace")
                 keep = [ln for ln in text.splitlines() if "pulsar_lb_" in ln]
                 (d / f"{b.name}.metrics.txt").write_text("\n".join(keep) + "\n")

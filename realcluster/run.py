@@ -19,12 +19,13 @@ import time
 from pathlib import Path
 
 from .cluster import HOST, Cluster, ClusterError
+from .elm import ElmRecorder
 from .record import Recorder
 from .scenarios import LIGHT_RATE, SCENARIOS, SKEW_RATES
 from .traffic import Traffic
 
 PULSAR_VERSION = "4.0.7"
-RECORDED = ("threshold", "avgshedder")  # what `make realcluster` records
+RECORDED = ("threshold", "avgshedder", "transfer")  # what `make realcluster` records
 RUN_FILES = {"timeline", "extras", "actions.jsonl", "run.json", "broker.conf"}
 SKEW_NS, LIGHT_NS = "shedlab/skew", "shedlab/light"
 
@@ -89,16 +90,19 @@ def record(scenario: str, out: Path, workdir: Path, cycles: int = 6, until_unloa
         brokers = [cluster.add_broker(sc["conf"]) for _ in range(sc["brokers"])]
         log("broker-1 (the leader)")
         cluster.start_broker(brokers[0])
-        rec = Recorder(cluster, out, brokers[0].proc.log)
+        service = f"pulsar://{HOST}:{brokers[0].binary_port}"
+        if sc.get("elm"):
+            rec = ElmRecorder(cluster, out, brokers[0].proc.log, service)
+        else:
+            rec = Recorder(cluster, out, brokers[0].proc.log)
         rec.start()
         cluster.admin("PUT", "/admin/v2/tenants/shedlab", {"allowedClusters": ["shedlab"]})
         cluster.admin("PUT", f"/admin/v2/namespaces/{SKEW_NS}", {"bundles": {"numBundles": 8}})
         cluster.admin("PUT", f"/admin/v2/namespaces/{LIGHT_NS}", {"bundles": {"numBundles": 1}})
-        service = f"pulsar://{HOST}:{brokers[0].binary_port}"
         chosen = choose_topics(len(SKEW_RATES))
         rates = dict(zip(chosen, SKEW_RATES))
         log(f"traffic on broker-1: {len(rates)} topics, {sum(SKEW_RATES)} msg/s")
-        traffic = Traffic(service, rates)
+        traffic = Traffic(service, rates, cluster.workdir / "client.log")
         traffic.start()
         time.sleep(30)
         log("broker-2 joins")
@@ -107,7 +111,7 @@ def record(scenario: str, out: Path, workdir: Path, cycles: int = 6, until_unloa
         if len(brokers) > 2:
             rec.wait_cycles(1, 90)
             light_topic = f"persistent://{LIGHT_NS}/light-0"
-            light = Traffic(service, {light_topic: LIGHT_RATE})
+            light = Traffic(service, {light_topic: LIGHT_RATE}, cluster.workdir / "client-light.log")
             light.start()
             time.sleep(20)
             log("broker-3 joins")

@@ -13,6 +13,10 @@ Settings common to every run, and why:
 * ``loadBalancerAutoBundleSplitEnabled=false``: no bundle splits during a recording (a split is not an
   unload: the timeline would count the halves as new bundles).
 
+The Extensible Load Manager run sets ``loadBalancerDebugModeEnabled=true`` (the leader then logs each
+cycle's start, which the recorder needs), ``loadBalancerBrokerLoadTargetStd=0.1`` (default 0.25) and
+``loadBalancerSheddingConditionHitCountThreshold=2`` (default 3) for the same reason.
+
 ThresholdShedder runs also lower ``loadBalancerHistoryResourcePercentage`` to 0.5 (default 0.9) and
 ``loadBalancerBrokerThresholdShedderPercentage`` to 5 (default 10): with the defaults a broker that has
 just joined (its JVM warming up reports a high CPU) takes ten minutes and more to fade from the
@@ -25,6 +29,7 @@ memory keep their 4.0 weight of 0.
 from __future__ import annotations
 
 IMPL = "org.apache.pulsar.broker.loadbalance.impl."
+EXT = "org.apache.pulsar.broker.loadbalance.extensions."
 
 COMMON = {
     "loadManagerClassName": IMPL + "ModularLoadManagerImpl",
@@ -56,6 +61,18 @@ SCENARIOS = {
                  "loadBalancerLoadPlacementStrategy": IMPL + "AvgShedder"},
         "brokers": 3,
         "title": "AvgShedder (shedding and placement)",
+    },
+    # the Extensible Load Manager: TransferShedder and the ELM's own placement
+    "transfer": {
+        "conf": {**COMMON,
+                 "loadManagerClassName": EXT + "ExtensibleLoadManagerImpl",
+                 "loadBalancerLoadSheddingStrategy": EXT + "scheduler.TransferShedder",
+                 "loadBalancerDebugModeEnabled": "true",
+                 "loadBalancerBrokerLoadTargetStd": 0.1,
+                 "loadBalancerSheddingConditionHitCountThreshold": 2},
+        "brokers": 3,
+        "elm": True,
+        "title": "Extensible Load Manager, TransferShedder",
     },
     # the short test: two brokers, the leader's first unload
     "first-unload": {

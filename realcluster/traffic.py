@@ -12,12 +12,14 @@ class Traffic:
     """``rates``: topic -> messages per second. ``start()`` opens one producer per topic (the lookup
     assigns each topic's bundle a broker), ``stop()`` closes them."""
 
-    def __init__(self, service_url: str, rates: dict):
+    def __init__(self, service_url: str, rates: dict, log_file=None):
         import pulsar  # the real client; pinned in requirements-dev.txt
 
         self._pulsar = pulsar
-        self.client = pulsar.Client(service_url, operation_timeout_seconds=60,
-                                    logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error))
+        # the client's reconnect errors while a bundle moves go to a file, not the terminal
+        logger = (pulsar.FileLogger(pulsar.LoggerLevel.Warn, str(log_file)) if log_file
+                  else pulsar.ConsoleLogger(pulsar.LoggerLevel.Error))
+        self.client = pulsar.Client(service_url, operation_timeout_seconds=60, logger=logger)
         self.rates = dict(rates)
         self._stop = threading.Event()
         self._threads: list = []
