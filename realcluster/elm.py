@@ -8,8 +8,10 @@ The recorder reads the three topics with the real client from the moment broker-
 ``loadbalancer-service-unit-state`` (key: bundle, value: ``ServiceUnitStateData``; a bundle's owner is
 the ``dstBroker`` of its last ``Owned`` state). Each leader cycle (the ``UnloadScheduler``'s "Available
 brokers" line, printed with ``loadBalancerDebugModeEnabled=true``) becomes one snapshot: the Shedlab
-container ``{"brokerLoadData", "topBundlesLoadData", "bundleOwnership"}`` of the last values seen
-before the cycle (``timeline/NNN-<ms>.json``). The leader's actions are its "Unloading bundle:
+container ``{"brokerLoadData", "topBundlesLoadData", "bundleOwnership", "brokerLookupData"}`` of the
+last values seen before the cycle (the last, the broker registry, from the metadata store's
+``/loadbalance/brokers/<id>``: a broker that has joined but not yet published load data is available
+all the same, and the leader skips the cycle — ``NoLoadData`` — as the engine then does) (``timeline/NNN-<ms>.json``). The leader's actions are its "Unloading bundle:
 Unload[...]" lines.
 """
 from __future__ import annotations
@@ -54,6 +56,7 @@ class ElmRecorder(Recorder):
     def _open(self) -> None:
         import pulsar
 
+        super()._open()  # the metadata store: the broker registry (/loadbalance/brokers/<id>)
         self._client = pulsar.Client(self.service_url, operation_timeout_seconds=60,
                                      logger=pulsar.FileLogger(pulsar.LoggerLevel.Warn,
                                                               str(self.cluster.workdir / "client-elm.log")))
@@ -94,6 +97,7 @@ class ElmRecorder(Recorder):
             pass
 
     def _close(self) -> None:
+        super()._close()
         for th in self._readers:
             th.join(timeout=10)
         try:
@@ -101,13 +105,26 @@ class ElmRecorder(Recorder):
         except Exception:
             pass
 
+    def _registry(self) -> dict:
+        """broker id -> its ``BrokerLookupData`` (the registry: the brokers the leader counts as available,
+        with or without load data)."""
+        out = {}
+        zk = self._zk
+        if zk.exists("/loadbalance/brokers"):
+            for b in zk.get_children("/loadbalance/brokers"):
+                data, _ = zk.get(f"/loadbalance/brokers/{b}")
+                if data:
+                    out[b] = json.loads(data)
+        return out
+
     def _dump(self) -> dict:
+        registry = self._registry()
         with self._lock:
             owners = {b: v.get("dstBroker") for b, v in self.tables[CHANNEL].items()
                       if v.get("state") == "Owned" and v.get("dstBroker")}
             return {"brokerLoadData": json.loads(json.dumps(self.tables[BROKER_LOAD])),
                     "topBundlesLoadData": json.loads(json.dumps(self.tables[TOP_BUNDLES])),
-                    "bundleOwnership": owners}
+                    "bundleOwnership": owners, "brokerLookupData": registry}
 
     def _write_snapshot(self, name: str, files: dict) -> str:
         if not files["brokerLoadData"]:
