@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import signal
 import sys
 import time
 from pathlib import Path
@@ -126,12 +127,14 @@ def record(scenario: str, out: Path, workdir: Path, cycles: int = 6, until_unloa
         leader = cluster.leader()
         where = topic_bundles(cluster)
     finally:
-        for t in (traffic, light):
-            if t is not None:
-                t.stop()
-        if rec is not None:
-            rec.stop()
-        cluster.stop()
+        try:
+            for t in (traffic, light):
+                if t is not None:
+                    t.stop()
+            if rec is not None:
+                rec.stop()
+        finally:  # the processes stop whatever happened above (an interrupt included)
+            cluster.stop()
     conf_keys = {k: v for k, v in brokers[0].conf.items() if k.startswith("loadBalancer") or k == "loadManagerClassName"}
     (out / "broker.conf").write_text("# the load-balancer settings every broker of the run had (the rest: defaults)\n"
                                      + "".join(f"{k}={v}\n" for k, v in sorted(conf_keys.items())))
@@ -150,7 +153,12 @@ def record(scenario: str, out: Path, workdir: Path, cycles: int = 6, until_unloa
     return meta
 
 
+def _interrupt(signum, _frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main(argv=None) -> int:
+    signal.signal(signal.SIGTERM, _interrupt)  # `timeout`, `kill`: stop the cluster as Ctrl-C does
     p = argparse.ArgumentParser(prog="python -m realcluster", description=__doc__.split("\n\n")[0])
     p.add_argument("scenario", choices=sorted(SCENARIOS) + ["all"],
                    help="one run, or `all`: " + ", ".join(RECORDED) + " (each into OUT/NAME)")

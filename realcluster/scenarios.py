@@ -13,6 +13,11 @@ Settings common to every run, and why:
 * ``loadBalancerAutoBundleSplitEnabled=false``: no bundle splits during a recording (a split is not an
   unload: the timeline would count the halves as new bundles).
 
+AvgShedder runs lower ``loadBalancerAvgShedderHighThreshold`` to 25 (default 40),
+``loadBalancerAvgShedderLowThreshold`` to 10 (15) and ``loadBalancerAvgShedderHitCountLowThreshold`` to 3
+(8): a quarter-core broker at 60 % against an idle one at 5 % is a 55-point gap only while the idle one
+is not warming up, and eight low hits are eight minutes.
+
 The Extensible Load Manager run sets ``loadBalancerDebugModeEnabled=true`` (the leader then logs each
 cycle's start, which the recorder needs), ``loadBalancerBrokerLoadTargetStd=0.1`` (default 0.25) and
 ``loadBalancerSheddingConditionHitCountThreshold=2`` (default 3) for the same reason.
@@ -45,6 +50,12 @@ THRESHOLD_FAST = {
     "loadBalancerBrokerThresholdShedderPercentage": 5,
 }
 
+AVG_FAST = {
+    "loadBalancerAvgShedderHighThreshold": 25,
+    "loadBalancerAvgShedderLowThreshold": 10,
+    "loadBalancerAvgShedderHitCountLowThreshold": 3,
+}
+
 SCENARIOS = {
     # ThresholdShedder + LeastLongTermMessageRate: Pulsar 4.x's defaults
     "threshold": {
@@ -56,7 +67,7 @@ SCENARIOS = {
     },
     # AvgShedder sheds and places (4.x refuses any other placement with it)
     "avgshedder": {
-        "conf": {**COMMON,
+        "conf": {**COMMON, **AVG_FAST,
                  "loadBalancerLoadSheddingStrategy": IMPL + "AvgShedder",
                  "loadBalancerLoadPlacementStrategy": IMPL + "AvgShedder"},
         "brokers": 3,
