@@ -36,8 +36,10 @@ class Traffic:
         per_tick = max(1, int(round(rate * period)))
         nxt = time.monotonic()
 
+        ok = self._pulsar.Result.Ok
+
         def done(res, _msg_id):
-            if str(res) != "Ok":
+            if res != ok:
                 self.errors += 1
 
         while not self._stop.is_set():
