@@ -78,13 +78,35 @@ def summary_text(res: dict) -> str:
     return "\n".join(lines)
 
 
+def _pct(x) -> str:
+    return "n/a" if x is None else f"{100 * x:.0f} %"
+
+
+def markdown_table(results: list) -> str:
+    """One row per run: the README's table."""
+    rows = ["| run | leader cycles | leader unloads | engine unloads | cycles exact | agreement (interval, bundle) "
+            "| bundle precision / recall |", "|---|---|---|---|---|---|---|"]
+    for r in results:
+        m = r["agreement"]
+        rows.append(f"| `{Path(r['run']).name}` ({r['title']}) | {r['snapshots']} | {r['leader_unloads']} "
+                    f"| {sum(len(c['engine']) for c in r['cycles'])} | {r['cycles_exact']} of {len(r['cycles'])} "
+                    f"| {_pct(m['agreement'])} | {_pct(m['bundle_precision'])} / {_pct(m['bundle_recall'])} |")
+    return "\n".join(rows)
+
+
 def main(argv=None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    md = "--markdown" in args
+    args = [a for a in args if a != "--markdown"]
     if not args:
-        print("usage: python -m realcluster.compare RUN_DIR...", file=sys.stderr)
+        print("usage: python -m realcluster.compare [--markdown] RUN_DIR...", file=sys.stderr)
         return 2
-    for a in args:
-        print(summary_text(compare_run(Path(a))))
+    results = [compare_run(Path(a)) for a in args]
+    if md:
+        print(markdown_table(results))
+        return 0
+    for r in results:
+        print(summary_text(r))
         print()
     return 0
 

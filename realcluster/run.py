@@ -135,7 +135,8 @@ def record(scenario: str, out: Path, workdir: Path, cycles: int = 6, until_unloa
                 rec.stop()
         finally:  # the processes stop whatever happened above (an interrupt included)
             cluster.stop()
-    conf_keys = {k: v for k, v in brokers[0].conf.items() if k.startswith("loadBalancer") or k == "loadManagerClassName"}
+    conf_keys = {k: v for k, v in brokers[0].conf.items()
+                 if k.startswith(("loadBalancer", "minUnloadMessage")) or k == "loadManagerClassName"}
     (out / "broker.conf").write_text("# the load-balancer settings every broker of the run had (the rest: defaults)\n"
                                      + "".join(f"{k}={v}\n" for k, v in sorted(conf_keys.items())))
     meta = {"scenario": scenario, "title": sc["title"], "pulsar_version": PULSAR_VERSION,

@@ -16,7 +16,9 @@ Settings common to every run, and why:
 AvgShedder runs lower ``loadBalancerAvgShedderHighThreshold`` to 25 (default 40),
 ``loadBalancerAvgShedderLowThreshold`` to 10 (15) and ``loadBalancerAvgShedderHitCountLowThreshold`` to 3
 (8): a quarter-core broker at 60 % against an idle one at 5 % is a 55-point gap only while the idle one
-is not warming up, and eight low hits are eight minutes.
+is not warming up, and eight low hits are eight minutes. It also lowers AvgShedder's own floors,
+``minUnloadMessageThroughput`` to 100 KB/s (default 1 MB/s) and ``minUnloadMessage`` to 100 msg/s (1000):
+half the gap between the lab's brokers is about 0.3 MB/s and 280 msg/s.
 
 The Extensible Load Manager run sets ``loadBalancerDebugModeEnabled=true`` (the leader then logs each
 cycle's start, which the recorder needs), ``loadBalancerBrokerLoadTargetStd=0.1`` (default 0.25) and
@@ -51,6 +53,8 @@ THRESHOLD_FAST = {
 }
 
 AVG_FAST = {
+    "minUnloadMessageThroughput": 102400,
+    "minUnloadMessage": 100,
     "loadBalancerAvgShedderHighThreshold": 25,
     "loadBalancerAvgShedderLowThreshold": 10,
     "loadBalancerAvgShedderHitCountLowThreshold": 3,
