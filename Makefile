@@ -9,7 +9,7 @@ PIP := $(VENV)/bin/pip
 HOST ?= 127.0.0.1
 PORT ?= 8050
 
-.PHONY: run test venv dev-venv system-deps bench screenshots clean lint
+.PHONY: run test venv dev-venv system-deps bench screenshots clean lint realcluster realcluster-deps
 
 $(VENV)/.installed: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -32,8 +32,19 @@ run: $(VENV)/.installed
 	@bash scripts/system-deps.sh --java-only || true
 	HOST=$(HOST) PORT=$(PORT) $(PY) app.py
 
-test: $(VENV)/.installed-dev system-deps
+test: $(VENV)/.installed-dev system-deps realcluster-deps
 	$(PY) -m pytest
+
+# the real-cluster lab: the released Pulsar jars (Maven Central, kept in ~/.m2) for realcluster/
+REALCLUSTER_CP := realcluster/target/classpath.txt
+$(REALCLUSTER_CP): realcluster/pom.xml realcluster/settings.xml scripts/realcluster-deps.sh
+	@bash scripts/realcluster-deps.sh
+realcluster-deps: $(REALCLUSTER_CP)
+
+# record every scenario on a real 3-broker Pulsar (about 8 minutes each) into REALCLUSTER_OUT
+REALCLUSTER_OUT ?= samples/realcluster
+realcluster: $(VENV)/.installed-dev system-deps realcluster-deps
+	$(PY) -m realcluster all --out $(REALCLUSTER_OUT)
 
 bench: $(VENV)/.installed-dev
 	@for f in bench/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done

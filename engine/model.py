@@ -186,9 +186,12 @@ class ResourceUsage:
         if obj is None:
             return cls()
         r = _Reader(obj, path, source, warnings)
-        u, lim = r.num("usage"), r.num("limit")
-        if lim == 0 and u > 0:
-            r.warn(f"{path}: limit is 0, Pulsar counts this resource as 0 %")
+        # a negative limit is real: a NIC whose speed the kernel does not know (a virtio NIC's
+        # /sys/class/net/eth0/speed is -1) gives bandwidth limit -1000 Kbit/s; percentUsage() is 0 for any
+        # limit <= 0
+        u, lim = r.num("usage"), r.num("limit", nonneg=False)
+        if lim <= 0 and u > 0:
+            r.warn(f"{path}: limit is {lim:g}, Pulsar counts this resource as 0 %")
         elif lim > 0 and u > lim:
             r.warn(f"{path}: usage {u:g} is above its limit {lim:g} ({100 * u / lim:.0f} %); Pulsar accepts it")
         return cls(u, lim)

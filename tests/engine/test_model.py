@@ -120,3 +120,15 @@ def test_now_is_the_snapshot_time():
 ])
 def test_heartbeat_and_sla_namespaces(ns, expected):
     assert is_sla_or_heartbeat_namespace(ns) is expected
+
+
+def test_negative_limit_of_a_nic_of_unknown_speed_is_zero_percent():
+    # what a real Pulsar 4.0 broker writes when its NIC's speed is unknown (virtio: speed file -1)
+    rep = LocalBrokerData.from_json({"cpu": {"usage": 10.0, "limit": 25.0},
+                                     "bandwidthIn": {"usage": 0.0, "limit": -1000.0},
+                                     "bandwidthOut": {"usage": 0.0, "limit": -1000.0}}, broker_id="b:8080")
+    assert rep.bandwidth_in.limit == -1000.0
+    assert rep.bandwidth_in.percent_usage() == 0.0
+    assert rep.max_resource_usage() == pytest.approx(0.4)
+    with pytest.raises(Exception, match="negative"):
+        ResourceUsage.from_json({"usage": -1.0, "limit": 100.0}, "cpu")
