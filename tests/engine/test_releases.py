@@ -154,8 +154,8 @@ def test_transfer_shedder_rows():
 
 
 @pytest.mark.parametrize("version, expect", [
-    ("3.0.5", "does not run: SimpleLoadManagerImpl"), ("3.0.7", "does not run: SimpleLoadManagerImpl"),
-    ("3.0.8", "runs AvgShedder + AvgShedder"), ("3.3.2", "does not run: SimpleLoadManagerImpl"),
+    ("3.0.5", "runs SimpleLoadManagerImpl (not modelled)"), ("3.0.7", "runs SimpleLoadManagerImpl (not modelled)"),
+    ("3.0.8", "runs AvgShedder + AvgShedder"), ("3.3.2", "runs SimpleLoadManagerImpl (not modelled)"),
     ("3.3.3", "runs AvgShedder + AvgShedder")])
 def test_avg_shedder_start_up(version, expect):
     assert EXAMPLES["avg_shedder_available"](version) == expect
