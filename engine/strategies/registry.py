@@ -42,7 +42,8 @@ import re
 import threading
 from pathlib import Path
 
-from ..errors import UsageError
+from .. import config
+from ..errors import InputError, UsageError
 from .spec import StrategySpec
 
 __all__ = ["specs", "spec", "placement_for", "placements_allowed", "default_placement", "register", "unregister",
@@ -79,9 +80,25 @@ _lock = threading.RLock()
 _state = {"loaded": False, "loading": False}
 
 
+def _check_keys(s: StrategySpec) -> None:
+    """Every key ``s`` reads or sweeps is a key of the config or one ``s`` declares (``new_keys``);
+    its declarations are the config's to accept (a new name, or the same declaration again)."""
+    own = {k.name for k in s.new_keys}
+    for k in (*s.config_keys, *(key for key, _v in s.sweep_grid)):
+        if k not in own and not config.is_key(k):
+            raise UsageError(f"strategy {s.name}: {k!r} is not a broker.conf key the config knows; a strategy "
+                             f"that reads a new key declares it in its module: StrategySpec(new_keys="
+                             f"(ConfigKey({k!r}, default, unit, doc, lo, hi, step),))")
+    try:
+        config.declare_keys(s.new_keys)
+    except InputError as exc:
+        raise UsageError(f"strategy {s.name}: {exc.message}") from None
+
+
 def register(s: StrategySpec) -> StrategySpec:
-    """Add a strategy. Registering the same spec again is a no-op; another spec under a registered
-    name is a :class:`~engine.errors.UsageError`."""
+    """Add a strategy, declaring the ``broker.conf`` keys it adds to the config. Registering the same spec
+    again is a no-op; another spec under a registered name, or a spec reading a key that is neither the
+    config's nor declared by the spec, is a :class:`~engine.errors.UsageError`."""
     if not isinstance(s, StrategySpec):
         raise UsageError(f"register() takes a StrategySpec, got {type(s).__name__}")
     with _lock:
@@ -90,6 +107,7 @@ def register(s: StrategySpec) -> StrategySpec:
             if old == s:
                 return old
             raise UsageError(f"strategy {s.name!r} is already registered (by {old.fqn})")
+        _check_keys(s)
         _SPECS[s.name] = s
         if s.is_shedding:
             SHEDDING[s.name] = s.factory
@@ -102,7 +120,10 @@ def register(s: StrategySpec) -> StrategySpec:
 def unregister(name: str) -> None:
     """Remove a strategy registered under ``name`` (a test's plug-in, after the test)."""
     with _lock:
-        _SPECS.pop(name, None)
+        gone = _SPECS.pop(name, None)
+        if gone is not None:
+            kept = {k.name for other in _SPECS.values() for k in other.new_keys}
+            config.forget_keys(k.name for k in gone.new_keys if k.name not in kept)
         SHEDDING.pop(name, None)
         PLACEMENT.pop(name, None)
         FQN.pop(name, None)
