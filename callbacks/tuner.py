@@ -38,8 +38,8 @@ from dashboard.figures.theme import MB, empty_figure, plain_figures
 from dashboard.figures.topics import MANY, MANY_RINGS, dots_title, ring_shapes, selected_overlay, topic_distribution, y_span
 from dashboard.figures.transfer import broker_load
 from dashboard.tuner.transfer import is_transfer, transfer_view
-from dashboard.keys import (allowed_placements, default_conf, default_placement, explains, fmt_conf_value, key_spec,
-                            needs_own_shedding, paired_placement, value_to_conf)
+from dashboard.keys import default_conf, fmt_conf_value, key_spec, value_to_conf
+from engine.strategies import registry
 from dashboard.tuner.state import (DEFAULT_PLACE, DEFAULT_SHED, STRATEGY_KEYS, TunerState, build_config,
                                    coerce_state, state_from_config)
 from layouts.tuner import (controls as controls_of, cycles_table, decision_card, default_state, placement_note, plan_table,
@@ -122,19 +122,19 @@ def _fix_pairing(state: TunerState, trigger) -> tuple[TunerState, list]:
     does), and a placement must run in the shedding strategy's load manager."""
     notes = []
     shed, place = state.shed, state.place
-    if trigger == ids.TUNER_PLACE and needs_own_shedding(place, shed):
+    if trigger == ids.TUNER_PLACE and registry.needs_own_shedding(place, shed):
         shed = place
         notes.append(f"{place} placement needs {place} shedding (one instance plays both roles): "
                      f"shedding set to {place}")
-    elif trigger == ids.TUNER_SHED and paired_placement(shed) not in (None, place):
-        place = paired_placement(shed)
+    elif trigger == ids.TUNER_SHED and registry.paired_placement(shed) not in (None, place):
+        place = registry.paired_placement(shed)
         notes.append(f"placement set to {place} too, as Pulsar 5.0 does (pick another placement to compare)")
-    elif needs_own_shedding(place, shed):
-        alt = default_placement(shed)
+    elif registry.needs_own_shedding(place, shed):
+        alt = registry.default_placement(shed)
         notes.append(f"{place} placement needs {place} shedding: placement set to {alt}")
         place = alt
-    elif place not in allowed_placements(shed):
-        alt = default_placement(shed)
+    elif place not in registry.manager_placements(shed):
+        alt = registry.default_placement(shed)
         notes.append(f"{place} does not run with {shed}'s load manager: placement set to {alt}")
         place = alt
     if (shed, place) == (state.shed, state.place):
@@ -268,7 +268,7 @@ def sync_controls(*, shed, place, conf_contents, conf_import, link, conf_name, b
                      and trigger not in (ids.TUNER_RESET, ids.TUNER_PRESET5, ids.TUNER_PRESET_BIGO))
     return {"shed": state.shed, "place": state.place, "place_options": strategy_options("placement", state.shed),
             "controls": no_update if same_controls else controls_of(state), "base": new_base,
-            "seed": state.seed if base is None else no_update, "pairs_hidden": "pairs" not in explains(state.shed),
+            "seed": state.seed if base is None else no_update, "pairs_hidden": "pairs" not in registry.explains(state.shed),
             "upload": None}
 
 
@@ -319,7 +319,7 @@ def compute(state: TunerState, shown=None, base_msgs=()) -> dict:
     else:
         with plain_figures():
             topics = topic_distribution(v, snap.ld.bundle_topics, selected=a.unloaded_bundles, rev=revs["topics"])
-    is_avg = a.result is not None and "pairs" in explains(a.result.strategy)  # a pairing strategy: its pairs
+    is_avg = a.result is not None and "pairs" in registry.explains(a.result.strategy)  # a pairing strategy: its pairs
     ts = is_transfer(a.result)
 
     as_text = dec is None or not dec.scores  # AvgShedder, round robin: no candidate scores to draw

@@ -21,7 +21,7 @@ COLLECT_CLUSTER = "collect-cluster"  # dcc.Input: cluster name (optional)
 COLLECT_BUTTON = "collect-button"    # html.Button: take a snapshot now
 COLLECT_STATUS = "collect-status"    # html.Div: what the collector did
 CONF_IMPORT = "conf-import-store"    # dcc.Store(session): config requested from outside the Tuner (sample, broker.conf)
-CONFIG = "config-store"              # dcc.Store(session): the tuned state (dashboard.state.TunerState JSON)
+CONFIG = "config-store"              # dcc.Store(session): the tuned state (dashboard.tuner.state.TunerState JSON)
 SCENARIO = "scenario-store"          # dcc.Store(session): last uploaded scenario {"id", "label"} (Simulator)
 JOB_STRIP = "job-strip"              # html.Div: shell-level progress strip for background callbacks
 JOB_PROGRESS = "job-progress"        # html.Progress: value/max for background callbacks' `progress=`

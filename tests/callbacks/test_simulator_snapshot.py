@@ -17,7 +17,7 @@ from dash.exceptions import PreventUpdate
 import callbacks.simulator as cs
 from dashboard import ids, sources
 from dashboard import simulator as S
-from dashboard.analysis import analyze
+from dashboard.tuner.analysis import analyze
 from layouts.simulator import layout
 from tests.callbacks.test_simulator import _controls
 from tests.dashboard.conftest import data_url
