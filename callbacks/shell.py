@@ -187,7 +187,7 @@ _UPLOAD_OUTPUTS = {
     "options": Output(ids.SOURCE_PICKER, "options", allow_duplicate=True),
     "alerts": Output(ids.ALERT, "children", allow_duplicate=True),
     "conf": Output(ids.CONF_IMPORT, "data", allow_duplicate=True), "scenario": Output(ids.SCENARIO, "data"),
-    "drawer": Output(ids.SOURCE_DRAWER, "open"), "upload": Output(ids.UPLOAD, "contents"),
+    "drawer": Output(ids.DRAWER_CLOSE, "data", allow_duplicate=True), "upload": Output(ids.UPLOAD, "contents"),
 }
 
 
@@ -215,14 +215,14 @@ def on_upload(contents, names, sid):
     o = upload_outcome(got)
     return {"pick": o["pick"] or no_update, "options": sources.source_options(sid) if o["pick"] else no_update,
             "alerts": o["alerts"], "conf": o["conf"] or no_update, "scenario": o["scenario"] or no_update,
-            "drawer": False if o["close"] else no_update, "upload": None}
+            "drawer": _closed() if o["close"] else no_update, "upload": None}
 
 
 _COLLECT_OUTPUTS = {
     "pick": Output(ids.SOURCE_PICKER, "value", allow_duplicate=True),
     "options": Output(ids.SOURCE_PICKER, "options", allow_duplicate=True),
     "alerts": Output(ids.ALERT, "children", allow_duplicate=True), "status": Output(ids.COLLECT_STATUS, "children"),
-    "drawer": Output(ids.SOURCE_DRAWER, "open", allow_duplicate=True),
+    "drawer": Output(ids.DRAWER_CLOSE, "data", allow_duplicate=True),
 }
 
 
@@ -271,7 +271,12 @@ def on_collect(n, url, token, cluster, sid):
         alerts.append(alert("warning", f"live cluster: {len(missing)} broker(s) did not answer and are missing from "
                                        f"the snapshot: {', '.join(missing)}"))
     return {"pick": info["id"], "options": sources.source_options(sid), "alerts": alerts, "status": status,
-            "drawer": False}
+            "drawer": _closed()}
+
+
+def _closed() -> str:
+    """The ``DRAWER_CLOSE`` value that closes the "+ Add data" panel (a new one each time data is added)."""
+    return uuid.uuid4().hex
 
 
 # pages see the shell's stores through their own mirrors (a callback mixing shell and page Inputs
@@ -283,6 +288,15 @@ for _store, _type in ((ids.SOURCE, ids.PAGE_SOURCE), (ids.CONF_IMPORT, ids.PAGE_
         Input(_store, "data"),
         Input({"type": _type, "page": ALL}, "id"),
     )
+
+# data added: the "+ Add data" panel closes over the page that now shows it
+clientside_callback(
+    ClientsideFunction(namespace="shedlab", function_name="closeDrawer"),
+    Output(ids.SOURCE_DRAWER, "open"),
+    Input(ids.DRAWER_CLOSE, "data"),
+    State(ids.SOURCE_DRAWER, "id"),
+    prevent_initial_call=True,
+)
 
 # the nav link of the current page is highlighted
 clientside_callback(

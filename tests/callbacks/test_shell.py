@@ -57,7 +57,8 @@ def test_shell005_good_upload_selects_it(sid):
     conf = b"loadBalancerAvgShedderLowThreshold=20\n"
     out = cs.on_upload([data_url(raw), data_url(conf)], ["snap.json", "broker.conf"], sid)
     pick, opts, alerts, imp, scen, drawer, reset = (out[k] for k in _UPLOAD)
-    assert pick.startswith("upload:") and pick in {o["value"] for o in opts} and drawer is False
+    assert pick.startswith("upload:") and pick in {o["value"] for o in opts}
+    assert isinstance(drawer, str) and len(drawer) == 32  # a new value: the panel closes
     assert imp["values"] == {"loadBalancerAvgShedderLowThreshold": "20.0"} and imp["mode"] == "merge"
     assert "Loaded snap.json" in _text(alerts)
 
@@ -72,7 +73,7 @@ def test_shell006_live_cluster_form(sid, monkeypatch):
         monkeypatch.setenv("SHEDLAB_COLLECT", "1")
         monkeypatch.setenv("SHEDLAB_COLLECT_ALLOW", "127.0.0.1/32")
         pick, opts, alerts, status, drawer = (cs.on_collect(1, p.admin_url, "tok", "", sid)[k] for k in _COLLECT)
-        assert pick.startswith("live:") and "3 brokers" in status and drawer is False
+        assert pick.startswith("live:") and "3 brokers" in status and isinstance(drawer, str) and len(drawer) == 32
         pick, opts, alerts, status, drawer = (cs.on_collect(1, p.admin_url, None, "", sid)[k] for k in _COLLECT)
         assert pick is no_update and "401" in _text(alerts) and status.startswith("failed")
         monkeypatch.setenv("SHEDLAB_COLLECT_ALLOW", "pulsar.example.com")  # loopback not listed: refused
