@@ -216,10 +216,13 @@ def show_bundles(path, start, end):
     return bundle_figure(res), note
 
 
-_AGREE_STATE = (State(ids.HISTORY_DATASET, "value"), State(ids.HISTORY_RANGE, "start_date"),
-                State(ids.HISTORY_RANGE, "end_date"), State(ids.HISTORY_AGREE_CONF, "contents"),
-                State(ids.HISTORY_AGREE_CONF, "filename"), State(ids.HISTORY_AGREE_TIMELINE, "contents"),
-                State(ids.HISTORY_AGREE_TIMELINE, "filename"))
+def _agree_form() -> dict:
+    """The comparison's form, by name (the dataset and range, the uploaded broker.conf and timeline)."""
+    return {"path": State(ids.HISTORY_DATASET, "value"), "start": State(ids.HISTORY_RANGE, "start_date"),
+            "end": State(ids.HISTORY_RANGE, "end_date"), "conf": State(ids.HISTORY_AGREE_CONF, "contents"),
+            "conf_name": State(ids.HISTORY_AGREE_CONF, "filename"),
+            "timeline": State(ids.HISTORY_AGREE_TIMELINE, "contents"),
+            "timeline_name": State(ids.HISTORY_AGREE_TIMELINE, "filename")}
 
 
 @callback(Output(ids.HISTORY_AGREE_FILES, "children"),
@@ -231,7 +234,7 @@ def agreement_files(conf_name, timeline_name):
             f"compares: {'timeline ' + timeline_name if timeline_name else 'the dataset range (counters)'}")
 
 
-def _agreement(path, start, end, conf, conf_name, timeline, timeline_name):
+def _agreement(path=None, start=None, end=None, conf=None, conf_name=None, timeline=None, timeline_name=None):
     """The comparison for the page's form values (uploads as data URLs, file names bounded)."""
     from dashboard.history.predicted import page_agreement
 
@@ -243,33 +246,33 @@ def _agreement(path, start, end, conf, conf_name, timeline, timeline_name):
 @callback(
     Output(ids.HISTORY_AGREE_GRAPH, "figure"), Output(ids.HISTORY_AGREE_SUMMARY, "children"),
     Output(ids.HISTORY_AGREE_TABLE, "children"),
-    Input(ids.HISTORY_AGREE_RUN, "n_clicks"), *_AGREE_STATE,
+    inputs={"n": Input(ids.HISTORY_AGREE_RUN, "n_clicks"), "form": _agree_form()},
     prevent_initial_call=True,
 )
-def show_agreement(_n, path, start, end, conf, conf_name, timeline, timeline_name):
+def show_agreement(n, form):
     """Compare: what the cluster did beside what the engine predicts, with the agreement figure."""
     from dashboard.figures.history import agreement_figure
     from layouts.history import agreement_summary, agreement_table
 
     try:
-        ag, _conf = _agreement(path, start, end, conf, conf_name, timeline, timeline_name)
+        ag, _conf = _agreement(**form)
     except (InputError, UsageError) as exc:
         return no_update, alert(str(exc)), ""
     return agreement_figure(ag), agreement_summary(ag), agreement_table(ag)
 
 
 @callback(
-    Output(ids.HISTORY_AGREE_DOWNLOAD, "data"),
-    Input(ids.HISTORY_AGREE_REPORT, "n_clicks"), *_AGREE_STATE,
+    output=Output(ids.HISTORY_AGREE_DOWNLOAD, "data"),
+    inputs={"n": Input(ids.HISTORY_AGREE_REPORT, "n_clicks"), "form": _agree_form()},
     prevent_initial_call=True,
 )
-def agreement_report(_n, path, start, end, conf, conf_name, timeline, timeline_name):
+def agreement_report(n, form):
     """Download the predicted-vs-actual report (self-contained HTML)."""
     from dashboard.export import build_agreement_report
     from dashboard.figures.history import agreement_figure
 
     try:
-        ag, conf_text = _agreement(path, start, end, conf, conf_name, timeline, timeline_name)
+        ag, conf_text = _agreement(**form)
     except (InputError, UsageError):
         raise PreventUpdate from None
     return dict(content=build_agreement_report(ag, agreement_figure(ag), conf=conf_text),

@@ -128,16 +128,11 @@ def _snapshot_param(search) -> str | None:
 
 
 @callback(
-    Output(ids.SOURCE, "data"),
-    Output(ids.SOURCE_PICKER, "value"),
-    Output(ids.SOURCE_PICKER, "options"),
-    Output(ids.SOURCE_SUMMARY, "children"),
-    Output(ids.ALERT, "children"),
-    Output(ids.CONF_IMPORT, "data"),
-    Input(ids.SOURCE_PICKER, "value"),
-    Input(ids.URL, "search"),
-    State(ids.SOURCE, "data"),
-    State(ids.SESSION, "data"),
+    output={"info": Output(ids.SOURCE, "data"), "pick": Output(ids.SOURCE_PICKER, "value"),
+            "options": Output(ids.SOURCE_PICKER, "options"), "summary": Output(ids.SOURCE_SUMMARY, "children"),
+            "alerts": Output(ids.ALERT, "children"), "conf": Output(ids.CONF_IMPORT, "data")},
+    inputs={"picked": Input(ids.SOURCE_PICKER, "value"), "search": Input(ids.URL, "search"),
+            "current": State(ids.SOURCE, "data"), "sid": State(ids.SESSION, "data")},
 )
 def on_source(picked, search, current, sid):
     """Picking a source, opening a permalink with ``src=``, or loading a page (restore the tab's source)."""
@@ -149,8 +144,8 @@ def on_source(picked, search, current, sid):
     opts = sources.source_options(sid)
     if want not in {o["value"] for o in opts}:
         opts.append({"label": info.get("label", want), "value": want})
-    return (no_update if same else info, want, opts, summary(info), alerts or no_update,
-            imp if imp is not None else no_update)
+    return {"info": no_update if same else info, "pick": want, "options": opts, "summary": summary(info),
+            "alerts": alerts or no_update, "conf": imp if imp is not None else no_update}
 
 
 def upload_outcome(got: sources.Ingested) -> dict:

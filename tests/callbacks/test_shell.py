@@ -16,17 +16,17 @@ def _text(x):
 
 def test_shell001_page_load_restores_or_defaults(trig):
     out = trig(cs.on_source, None, None, "", None, None)
-    info, picked, opts, summary, alerts, imp = out
+    info, picked, opts, imp = out["info"], out["pick"], out["options"], out["conf"]
     assert info["id"] == sources.DEFAULT_SOURCE and picked == sources.DEFAULT_SOURCE and imp is no_update
     assert {o["value"] for o in opts} >= {"sample:cluster-100-brokers", sources.DEFAULT_SOURCE}
     current = {"id": "sample:yahoo-japan-3-brokers"}
     out = trig(cs.on_source, ids.URL, None, "", current, None, prop="search")
-    assert out[0] is no_update and out[1] == "sample:yahoo-japan-3-brokers"  # navigation keeps the tab's source
+    assert out["info"] is no_update and out["pick"] == "sample:yahoo-japan-3-brokers"  # navigation keeps the tab's source
 
 
 def test_shell002_picking_a_sample_brings_its_settings(trig):
     out = trig(cs.on_source, ids.SOURCE_PICKER, "sample:avgshedder-pairing-6-brokers", "", {"id": sources.DEFAULT_SOURCE}, None)
-    info, _, _, _, _, imp = out
+    info, imp = out["info"], out["conf"]
     assert info["brokers"] == 6 and imp["mode"] == "replace" and imp["nonce"]
     assert imp["values"]["loadBalancerLoadSheddingStrategy"].endswith("AvgShedder")
 
@@ -34,10 +34,10 @@ def test_shell002_picking_a_sample_brings_its_settings(trig):
 def test_shell003_permalink_src_and_bad_src(trig):
     out = trig(cs.on_source, ids.URL, None, "?src=sample:yahoo-japan-3-brokers&shed=OverloadShedder", None, None,
                prop="search")
-    assert out[0]["id"] == "sample:yahoo-japan-3-brokers" and out[5] is no_update  # the link's own config wins
+    assert out["info"]["id"] == "sample:yahoo-japan-3-brokers" and out["conf"] is no_update  # the link's own config wins
     out = trig(cs.on_source, ids.URL, None, "?src=upload:" + "a" * 20, {"id": sources.DEFAULT_SOURCE}, None,
                prop="search")
-    assert out[1] == sources.DEFAULT_SOURCE and "upload it again" in _text(out[4])
+    assert out["pick"] == sources.DEFAULT_SOURCE and "upload it again" in _text(out["alerts"])
 
 
 _UPLOAD = ("pick", "options", "alerts", "conf", "scenario", "drawer", "upload")
