@@ -104,6 +104,7 @@ def _shell():
         dcc.Store(id=ids.CONFIG, storage_type="session"),
         dcc.Store(id=ids.CONF_IMPORT, storage_type="session"),
         dcc.Store(id=ids.SCENARIO, storage_type="session"),
+        dcc.Store(id=ids.DRAWER_CLOSE),
         html.Header([
             dcc.Link([_LOGO, html.Span("Shedlab", className="brand-name")], href="/", className="brand"),
             html.Nav([dcc.Link(t, href=p, id=ids.nav_link(p), className="shell-nav-link")

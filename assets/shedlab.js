@@ -5,6 +5,9 @@
  *            annotation a key moves: y = a + b * value; see dashboard/figures/__init__.py)
  * writeUrl   the permalink goes to the address bar (history.replaceState, no reload) and the copy box
  * navActive  highlights the nav link of the current page
+ * closeDrawer closes the "+ Add data" panel once data was added (the <details> element was opened by
+ *            the user, which Dash never hears of: its "open" prop stays false, so setting it false again
+ *            would change nothing on the page)
  */
 (function () {
   "use strict";
@@ -69,6 +72,13 @@
           });
         });
         return patch ? patch.build() : nu;
+      },
+
+      closeDrawer: function (closed, id) {
+        if (!closed) { return window.dash_clientside.no_update; }
+        var el = document.getElementById(id);
+        if (el) { el.open = false; }
+        return false;
       },
 
       writeUrl: function (qs) {

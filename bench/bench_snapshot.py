@@ -11,7 +11,7 @@ Measured:
   time and the process's peak RSS (``wait4``); the same with ``--json`` (its size printed) — budget
   ≤ 1 s;
 * the Tuner upload — ``dashboard.sources.ingest_files`` on the file's data URL (base64 decode, parse,
-  validation, the diskcache write) plus the first analysis the Tuner draws (``dashboard.analysis.analyze``),
+  validation, the diskcache write) plus the first analysis the Tuner draws (``dashboard.tuner.analysis.analyze``),
   in this process — budget ≤ 1 s;
 * with ``--compare``: the object reader (``engine.io.load_data_from_json`` + ``LoadView.from_load_data``)
   on the same file, once, for reference.
@@ -67,7 +67,7 @@ def run_cli(args: list) -> tuple[float, int, int, float]:
 
 def upload_once(url: str, sid: str):
     import dashboard.sources as S
-    from dashboard.analysis import analyze
+    from dashboard.tuner.analysis import analyze
     from engine.config import LoadBalancerConfig
 
     S.clear_memory()

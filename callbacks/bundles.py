@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dash import ALL, MATCH, Input, Output, State, callback, clientside_callback, no_update
 
+from callbacks.shell import only
 from dashboard import bundles as S
 from dashboard import ids
 from dashboard.web_safety import as_str, str_list
@@ -14,15 +15,16 @@ from layouts.bundles import (LADDER_JS, alert, auto_split_panel, comparison_view
 __all__ = ["upload_topics", "vivo_compare", "source_changed", "slider_state", "show_layout", "show_split",
            "pick_bundle"]
 
-_VIEW_INPUTS = [
-    (ids.BUNDLES_SOURCE, "value"), (ids.BUNDLES_NAMESPACE, "value"), (ids.BUNDLES_GEN_TOPIC, "value"),
-    (ids.BUNDLES_GEN_NAMESPACE, "value"), (ids.BUNDLES_GEN_RATE, "value"), (ids.BUNDLES_GEN_THROUGHPUT, "value"),
-    (ids.BUNDLES_PARTITIONS, "value"), (ids.BUNDLES_BUNDLES, "value"), (ids.BUNDLES_OPTIONS, "value"),
-]
-_CONFIG_INPUTS = [
-    (ids.BUNDLES_ALGORITHM, "value"), (ids.BUNDLES_AUTO_ENABLED, "value"),
-    (ids.bundles_threshold(ALL), "value"),
-]
+def _page_controls(dep) -> dict:
+    """The page's view and config controls, by name (``dep``: Input to follow them, State to read them)."""
+    view = {"source": (ids.BUNDLES_SOURCE, "value"), "namespace": (ids.BUNDLES_NAMESPACE, "value"),
+            "topic": (ids.BUNDLES_GEN_TOPIC, "value"), "gen_ns": (ids.BUNDLES_GEN_NAMESPACE, "value"),
+            "rate": (ids.BUNDLES_GEN_RATE, "value"), "kbps": (ids.BUNDLES_GEN_THROUGHPUT, "value"),
+            "partitions": (ids.BUNDLES_PARTITIONS, "value"), "bundles": (ids.BUNDLES_BUNDLES, "value"),
+            "options": (ids.BUNDLES_OPTIONS, "value")}
+    config = {"algorithm": dep(ids.BUNDLES_ALGORITHM, "value"), "auto_enabled": dep(ids.BUNDLES_AUTO_ENABLED, "value"),
+              "th_values": dep(ids.bundles_threshold(ALL), "value"), "th_ids": State(ids.bundles_threshold(ALL), "id")}
+    return {"view": {name: dep(i, p) for name, (i, p) in view.items()}, "config": config}
 
 
 def _view_kw(source, namespace, topic, gen_ns, rate, kbps, partitions, bundles, options) -> tuple[str, dict]:
@@ -119,57 +121,49 @@ def slider_state(source, namespace, options):
     return S.slider_state(source, namespace, str_list(options, limit=100))
 
 
-@callback(
-    Output(ids.BUNDLES_LAYOUT_GRAPH, "figure"),
-    Output(ids.BUNDLES_MAXMEAN, "children"),
-    Output(ids.BUNDLES_METRICS, "children"),
-    Output(ids.BUNDLES_AUTO, "children"),
-    Output(ids.BUNDLES_SOURCE_INFO, "children"),
-    Output(ids.BUNDLES_SPLIT_BUNDLE, "options"),
-    Output(ids.BUNDLES_SPLIT_BUNDLE, "value"),
-    Output(ids.BUNDLES_ALERT, "children"),
-    *[Input(i, p) for i, p in _VIEW_INPUTS + _CONFIG_INPUTS],
-    State(ids.bundles_threshold(ALL), "id"),
-    State(ids.BUNDLES_SPLIT_BUNDLE, "value"),
-)
-def show_layout(source, namespace, topic, gen_ns, rate, kbps, partitions, bundles, options, algorithm,
-                auto_enabled, th_values, th_ids, split_bundle):
+_LAYOUT_OUTPUTS = {
+    "figure": Output(ids.BUNDLES_LAYOUT_GRAPH, "figure"), "headline": Output(ids.BUNDLES_MAXMEAN, "children"),
+    "metrics": Output(ids.BUNDLES_METRICS, "children"), "auto": Output(ids.BUNDLES_AUTO, "children"),
+    "info": Output(ids.BUNDLES_SOURCE_INFO, "children"), "split_options": Output(ids.BUNDLES_SPLIT_BUNDLE, "options"),
+    "split_bundle": Output(ids.BUNDLES_SPLIT_BUNDLE, "value"), "alert": Output(ids.BUNDLES_ALERT, "children"),
+}
+
+
+@callback(output=_LAYOUT_OUTPUTS,
+          inputs=dict(_page_controls(Input), split_bundle=State(ids.BUNDLES_SPLIT_BUNDLE, "value")))
+def show_layout(view, config, split_bundle):
     """Any control moved: the layout, its metrics, the auto-split picks; keep the previewed bundle."""
     try:
-        src, view_kw = _view_kw(source, namespace, topic, gen_ns, rate, kbps, partitions, bundles, options)
-        a = S.analyse_layout(src, view_kw, _config_kw(algorithm, auto_enabled, th_values, th_ids), split_bundle)
+        src, view_kw = _view_kw(**view)
+        a = S.analyse_layout(src, view_kw, _config_kw(**config), split_bundle)
     except InputError as exc:
-        return (no_update,) * 7 + (alert(f"Cannot show the layout: {exc}"),)
-    view, cfg = a.view, a.config
+        return only(_LAYOUT_OUTPUTS, alert=alert(f"Cannot show the layout: {exc}"))
+    v, cfg = a.view, a.config
     fig = namespace_layout(
-        view.layout.counts, a.ranges, owners=view.owners, msg_rate=view.msg_rate, status=a.status, reasons=a.reasons,
+        v.layout.counts, a.ranges, owners=v.owners, msg_rate=v.msg_rate, status=a.status, reasons=a.reasons,
         quantity=a.quantity, rate_limit=cfg.loadBalancerNamespaceBundleMaxMsgRate,
-        topic_limit=cfg.loadBalancerNamespaceBundleMaxTopics, title=view.label)
-    return (fig, headline(a.summary, a.quantity), metrics_table(a.summary), auto_split_panel(a.auto, cfg),
-            source_info(view, a.source_text), a.bundle_options, a.split_bundle, None)
+        topic_limit=cfg.loadBalancerNamespaceBundleMaxTopics, title=v.label)
+    return {"figure": fig, "headline": headline(a.summary, a.quantity), "metrics": metrics_table(a.summary),
+            "auto": auto_split_panel(a.auto, cfg), "info": source_info(v, a.source_text),
+            "split_options": a.bundle_options, "split_bundle": a.split_bundle, "alert": None}
 
 
 @callback(
-    Output(ids.BUNDLES_SPLIT_GRAPH, "figure"),
-    Output(ids.BUNDLES_SPLIT_TABLE, "children"),
-    Input(ids.BUNDLES_SPLIT_BUNDLE, "value"),
-    Input(ids.BUNDLES_SPLIT_BUNDLE, "options"),
-    Input(ids.BUNDLES_SPLIT_POSITIONS, "value"),
-    Input(ids.BUNDLES_SPLIT_FORCE, "value"),
-    *[State(i, p) for i, p in _VIEW_INPUTS + _CONFIG_INPUTS],
-    State(ids.bundles_threshold(ALL), "id"),
+    output={"figure": Output(ids.BUNDLES_SPLIT_GRAPH, "figure"), "table": Output(ids.BUNDLES_SPLIT_TABLE, "children")},
+    inputs=dict(_page_controls(State), bundle=Input(ids.BUNDLES_SPLIT_BUNDLE, "value"),
+                options=Input(ids.BUNDLES_SPLIT_BUNDLE, "options"),
+                positions=Input(ids.BUNDLES_SPLIT_POSITIONS, "value"), force=Input(ids.BUNDLES_SPLIT_FORCE, "value")),
     prevent_initial_call=True,
 )
-def show_split(bundle, _options, positions, force, source, namespace, topic, gen_ns, rate, kbps, partitions,
-               bundles, options, algorithm, auto_enabled, th_values, th_ids):
+def show_split(bundle, positions, force, view, config, options=None):
     """Bundle picked (or the layout changed): split it with each algorithm, show the boundaries."""
     try:
-        src, view_kw = _view_kw(source, namespace, topic, gen_ns, rate, kbps, partitions, bundles, options)
-        sp = S.analyse_split(src, view_kw, _config_kw(algorithm, auto_enabled, th_values, th_ids), bundle, positions,
+        src, view_kw = _view_kw(**view)
+        sp = S.analyse_split(src, view_kw, _config_kw(**config), bundle, positions,
                              "force" in str_list(force, limit=100))
     except InputError as exc:
-        return no_update, alert(f"Cannot preview the split: {exc}")
-    return split_preview(sp.lower, sp.upper, sp.hashes, sp.results), split_table(sp.results)
+        return {"figure": no_update, "table": alert(f"Cannot preview the split: {exc}")}
+    return {"figure": split_preview(sp.lower, sp.upper, sp.hashes, sp.results), "table": split_table(sp.results)}
 
 
 @callback(

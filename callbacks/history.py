@@ -7,7 +7,7 @@ diskcache and opens ``/tuner?snapshot=<key>`` (contract: :mod:`dashboard.history
 """
 from __future__ import annotations
 
-from dash import Input, Output, State, callback, ctx, html, no_update
+from dash import ALL, Input, Output, State, callback, ctx, html, no_update
 from dash.exceptions import PreventUpdate
 
 from dashboard import ids
@@ -43,21 +43,38 @@ def dataset_changed(path):
     return info["start"], info["end"], info["start"], info["end"], info["start"], text
 
 
+def _weights(dep) -> dict:
+    """The resource weights' controls: their ids (``broker.conf`` keys) and values."""
+    pattern = {"type": ids.HISTORY_WEIGHT, "key": ALL}
+    return {"ids": State(pattern, "id"), "values": dep(pattern, "value")}
+
+
+def weight_values(weights) -> dict:
+    """``{broker.conf key: value}`` of the weight controls (what :func:`dashboard.history.service.parse_weights`
+    reads; a request may carry anything: ids that are not ``{"key": str}`` are dropped)."""
+    w = weights if isinstance(weights, dict) else {}
+    keys, values = w.get("ids"), w.get("values")
+    if not isinstance(keys, list) or not isinstance(values, list):
+        return {}
+    return {i["key"]: v for i, v in zip(keys[:16], values[:16]) if isinstance(i, dict) and isinstance(i.get("key"), str)}
+
+
 @callback(
-    Output(ids.HISTORY_AGG_GRAPH, "figure"), Output(ids.HISTORY_HOT_GRAPH, "figure"),
-    Output(ids.HISTORY_AGG_NOTE, "children"),
-    Input(ids.HISTORY_DATASET, "value"), Input(ids.HISTORY_RANGE, "start_date"), Input(ids.HISTORY_RANGE, "end_date"),
-    Input(ids.HISTORY_RESOLUTION, "value"), Input(ids.HISTORY_WEIGHTS, "value"), Input(ids.HISTORY_JOB, "data"),
+    output={"aggregates": Output(ids.HISTORY_AGG_GRAPH, "figure"), "hottest": Output(ids.HISTORY_HOT_GRAPH, "figure"),
+            "note": Output(ids.HISTORY_AGG_NOTE, "children")},
+    inputs={"path": Input(ids.HISTORY_DATASET, "value"), "start": Input(ids.HISTORY_RANGE, "start_date"),
+            "end": Input(ids.HISTORY_RANGE, "end_date"), "resolution": Input(ids.HISTORY_RESOLUTION, "value"),
+            "weights": _weights(Input), "job": Input(ids.HISTORY_JOB, "data")},
 )
-def show_aggregates(path, start, end, resolution, weights, _job):
+def show_aggregates(path, start, end, resolution, weights, job=None):
     """Dataset, range, resolution or weights changed (or a Spark aggregate finished): draw the aggregates."""
     if not path or not start or not end:
         raise PreventUpdate
     try:
-        res, note = S.aggregates_for_view(path, start, end, weights)
+        res, note = S.aggregates_for_view(path, start, end, weight_values(weights))
     except (InputError, UsageError) as exc:
-        return no_update, no_update, alert(str(exc))
-    return aggregates_figure(res, resolution or "hour"), hottest_figure(res), note
+        return {"aggregates": no_update, "hottest": no_update, "note": alert(str(exc))}
+    return {"aggregates": aggregates_figure(res, resolution or "hour"), "hottest": hottest_figure(res), "note": note}
 
 
 @callback(
@@ -73,13 +90,16 @@ def strategy_changed(strategy):
 
 
 @callback(
-    Output(ids.HISTORY_JOB, "data"),
-    Input(ids.HISTORY_RUN_AGG, "n_clicks"), Input(ids.HISTORY_RUN_BACKTEST, "n_clicks"),
-    Input(ids.HISTORY_RUN_SWEEP, "n_clicks"),
-    State(ids.HISTORY_DATASET, "value"), State(ids.HISTORY_RANGE, "start_date"), State(ids.HISTORY_RANGE, "end_date"),
-    State(ids.HISTORY_WEIGHTS, "value"), State(ids.HISTORY_STRATEGY, "value"), State(ids.HISTORY_OVERRIDES, "value"),
-    State(ids.HISTORY_BUNDLES_MODE, "value"), State(ids.HISTORY_X_KEY, "value"), State(ids.HISTORY_X_VALUES, "value"),
-    State(ids.HISTORY_Y_KEY, "value"), State(ids.HISTORY_Y_VALUES, "value"),
+    output=Output(ids.HISTORY_JOB, "data"),
+    inputs={"clicks": {"aggregate": Input(ids.HISTORY_RUN_AGG, "n_clicks"),
+                       "backtest": Input(ids.HISTORY_RUN_BACKTEST, "n_clicks"),
+                       "sweep": Input(ids.HISTORY_RUN_SWEEP, "n_clicks")},
+            "path": State(ids.HISTORY_DATASET, "value"), "start": State(ids.HISTORY_RANGE, "start_date"),
+            "end": State(ids.HISTORY_RANGE, "end_date"), "weights": _weights(State),
+            "strategy": State(ids.HISTORY_STRATEGY, "value"), "overrides": State(ids.HISTORY_OVERRIDES, "value"),
+            "bundles": State(ids.HISTORY_BUNDLES_MODE, "value"), "x_key": State(ids.HISTORY_X_KEY, "value"),
+            "x_values": State(ids.HISTORY_X_VALUES, "value"), "y_key": State(ids.HISTORY_Y_KEY, "value"),
+            "y_values": State(ids.HISTORY_Y_VALUES, "value")},
     background=True, prevent_initial_call=True, interval=700,
     running=[(Output(ids.HISTORY_RUN_BACKTEST, "disabled"), True, False),
              (Output(ids.HISTORY_RUN_SWEEP, "disabled"), True, False),
@@ -90,8 +110,8 @@ def strategy_changed(strategy):
     progress_default=["0", "1", ""],
     cancel=[Input(ids.HISTORY_CANCEL, "n_clicks")],
 )
-def run_history_job(set_progress, _n_agg, _n_bt, _n_sw, path, start, end, weights, strategy, overrides, bundles,
-                    x_key, x_values, y_key, y_values):
+def run_history_job(set_progress, *, clicks=None, path, start, end, weights, strategy, overrides, bundles, x_key,
+                    x_values, y_key, y_values):
     """Run backtest / sweep / aggregates with Spark in this background process; the frames go to the
     cache and the page gets a small summary."""
     trig = ctx.triggered_id
@@ -100,7 +120,8 @@ def run_history_job(set_progress, _n_agg, _n_bt, _n_sw, path, start, end, weight
     if job is None or not path:
         raise PreventUpdate
     try:
-        params = S.job_params(job, start=start, end=end, weights=weights, strategy=strategy, overrides=overrides,
+        params = S.job_params(job, start=start, end=end, weights=weight_values(weights), strategy=strategy,
+                              overrides=overrides,
                               bundles=bundles, x_key=x_key, x_values=x_values, y_key=y_key, y_values=y_values)
     except (InputError, UsageError) as exc:
         return {"job": job, "ok": False, "error": str(exc)}
@@ -195,10 +216,13 @@ def show_bundles(path, start, end):
     return bundle_figure(res), note
 
 
-_AGREE_STATE = (State(ids.HISTORY_DATASET, "value"), State(ids.HISTORY_RANGE, "start_date"),
-                State(ids.HISTORY_RANGE, "end_date"), State(ids.HISTORY_AGREE_CONF, "contents"),
-                State(ids.HISTORY_AGREE_CONF, "filename"), State(ids.HISTORY_AGREE_TIMELINE, "contents"),
-                State(ids.HISTORY_AGREE_TIMELINE, "filename"))
+def _agree_form() -> dict:
+    """The comparison's form, by name (the dataset and range, the uploaded broker.conf and timeline)."""
+    return {"path": State(ids.HISTORY_DATASET, "value"), "start": State(ids.HISTORY_RANGE, "start_date"),
+            "end": State(ids.HISTORY_RANGE, "end_date"), "conf": State(ids.HISTORY_AGREE_CONF, "contents"),
+            "conf_name": State(ids.HISTORY_AGREE_CONF, "filename"),
+            "timeline": State(ids.HISTORY_AGREE_TIMELINE, "contents"),
+            "timeline_name": State(ids.HISTORY_AGREE_TIMELINE, "filename")}
 
 
 @callback(Output(ids.HISTORY_AGREE_FILES, "children"),
@@ -210,7 +234,7 @@ def agreement_files(conf_name, timeline_name):
             f"compares: {'timeline ' + timeline_name if timeline_name else 'the dataset range (counters)'}")
 
 
-def _agreement(path, start, end, conf, conf_name, timeline, timeline_name):
+def _agreement(path=None, start=None, end=None, conf=None, conf_name=None, timeline=None, timeline_name=None):
     """The comparison for the page's form values (uploads as data URLs, file names bounded)."""
     from dashboard.history.predicted import page_agreement
 
@@ -222,33 +246,33 @@ def _agreement(path, start, end, conf, conf_name, timeline, timeline_name):
 @callback(
     Output(ids.HISTORY_AGREE_GRAPH, "figure"), Output(ids.HISTORY_AGREE_SUMMARY, "children"),
     Output(ids.HISTORY_AGREE_TABLE, "children"),
-    Input(ids.HISTORY_AGREE_RUN, "n_clicks"), *_AGREE_STATE,
+    inputs={"n": Input(ids.HISTORY_AGREE_RUN, "n_clicks"), "form": _agree_form()},
     prevent_initial_call=True,
 )
-def show_agreement(_n, path, start, end, conf, conf_name, timeline, timeline_name):
+def show_agreement(n, form):
     """Compare: what the cluster did beside what the engine predicts, with the agreement figure."""
     from dashboard.figures.history import agreement_figure
     from layouts.history import agreement_summary, agreement_table
 
     try:
-        ag, _conf = _agreement(path, start, end, conf, conf_name, timeline, timeline_name)
+        ag, _conf = _agreement(**form)
     except (InputError, UsageError) as exc:
         return no_update, alert(str(exc)), ""
     return agreement_figure(ag), agreement_summary(ag), agreement_table(ag)
 
 
 @callback(
-    Output(ids.HISTORY_AGREE_DOWNLOAD, "data"),
-    Input(ids.HISTORY_AGREE_REPORT, "n_clicks"), *_AGREE_STATE,
+    output=Output(ids.HISTORY_AGREE_DOWNLOAD, "data"),
+    inputs={"n": Input(ids.HISTORY_AGREE_REPORT, "n_clicks"), "form": _agree_form()},
     prevent_initial_call=True,
 )
-def agreement_report(_n, path, start, end, conf, conf_name, timeline, timeline_name):
+def agreement_report(n, form):
     """Download the predicted-vs-actual report (self-contained HTML)."""
     from dashboard.export import build_agreement_report
     from dashboard.figures.history import agreement_figure
 
     try:
-        ag, conf_text = _agreement(path, start, end, conf, conf_name, timeline, timeline_name)
+        ag, conf_text = _agreement(**form)
     except (InputError, UsageError):
         raise PreventUpdate from None
     return dict(content=build_agreement_report(ag, agreement_figure(ag), conf=conf_text),

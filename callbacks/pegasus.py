@@ -4,6 +4,7 @@ from __future__ import annotations
 import dash
 from dash import Input, Output, State, callback, no_update
 
+from callbacks.shell import only
 from dashboard import downloads, ids
 from dashboard.pegasus import PageOptions, plan_file, plan_view, source_from_sample, source_from_upload, step_view
 from dashboard.pegasus.figures import node_counts_figure, skew_figure
@@ -46,18 +47,18 @@ def choose_source(sample, contents, filename):
         return no_update, alert(f"Not loaded: {exc}"), None
 
 
+_PLAN_OUTPUTS = {
+    "summary": Output(ids.PEGASUS_SUMMARY, "children"), "health": Output(ids.PEGASUS_HEALTH, "children"),
+    "table_options": Output(ids.PEGASUS_TABLE, "options"), "table": Output(ids.PEGASUS_TABLE, "value"),
+    "step_max": Output(ids.PEGASUS_STEP, "max"), "step": Output(ids.PEGASUS_STEP, "value"),
+    "alert": Output(ids.PEGASUS_ALERT, "children"),
+}
+
+
 @callback(
-    Output(ids.PEGASUS_SUMMARY, "children"),
-    Output(ids.PEGASUS_HEALTH, "children"),
-    Output(ids.PEGASUS_TABLE, "options"),
-    Output(ids.PEGASUS_TABLE, "value"),
-    Output(ids.PEGASUS_STEP, "max"),
-    Output(ids.PEGASUS_STEP, "value"),
-    Output(ids.PEGASUS_ALERT, "children"),
-    Input(ids.PEGASUS_SOURCE, "data"),
-    Input(ids.PEGASUS_OPTIONS, "value"),
-    Input(ids.PEGASUS_SEED, "value"),
-    State(ids.PEGASUS_TABLE, "value"),
+    output=_PLAN_OUTPUTS,
+    inputs={"source": Input(ids.PEGASUS_SOURCE, "data"), "options": Input(ids.PEGASUS_OPTIONS, "value"),
+            "seed": Input(ids.PEGASUS_SEED, "value"), "table": State(ids.PEGASUS_TABLE, "value")},
 )
 def compute_plan(source, options, seed, table):
     """Cluster or toggles changed: run the plan, reset the slider to the end of the plan."""
@@ -65,9 +66,10 @@ def compute_plan(source, options, seed, table):
     try:
         v = plan_view(source, _options(options, seed))
     except InputError as exc:
-        return (no_update,) * 6 + (alert(f"Cannot plan: {exc}"),)
-    return (summary_view(v.plan, v.warnings), health_table(v.health), v.table_options,
-            table if table in v.tables else "", v.steps, v.steps, None)
+        return only(_PLAN_OUTPUTS, alert=alert(f"Cannot plan: {exc}"))
+    return {"summary": summary_view(v.plan, v.warnings), "health": health_table(v.health),
+            "table_options": v.table_options, "table": table if table in v.tables else "", "step_max": v.steps,
+            "step": v.steps, "alert": None}
 
 
 @callback(

@@ -19,7 +19,7 @@ from engine.errors import InputError, ShedlabError
 
 log = logging.getLogger(__name__)
 
-__all__ = ["alert", "choose_source", "on_source", "on_upload", "on_collect", "summary", "upload_outcome"]
+__all__ = ["alert", "only", "choose_source", "on_source", "on_upload", "on_collect", "summary", "upload_outcome"]
 
 
 def alert(kind: str, text: str) -> html.Div:
@@ -28,6 +28,15 @@ def alert(kind: str, text: str) -> html.Div:
     return html.Div([html.Span(icon, className="alert-icon"), html.Span(text, className="alert-text"),
                      html.Button("×", className="alert-close", title="dismiss", **{"aria-label": "dismiss"})],
                     className=f"alert alert-{kind}", role="alert")
+
+
+def only(outputs: dict, **values) -> dict:
+    """A callback's named outputs (its ``output=`` dict) with ``values`` set and every other output left as
+    the page shows it (``no_update``): an error path names what it changes, nothing shifts by position."""
+    unknown = set(values) - set(outputs)
+    if unknown:
+        raise KeyError(f"not an output of this callback: {', '.join(sorted(unknown))}")
+    return {name: values.get(name, no_update) for name in outputs}
 
 
 def page_source(info) -> dict | None:
@@ -119,16 +128,11 @@ def _snapshot_param(search) -> str | None:
 
 
 @callback(
-    Output(ids.SOURCE, "data"),
-    Output(ids.SOURCE_PICKER, "value"),
-    Output(ids.SOURCE_PICKER, "options"),
-    Output(ids.SOURCE_SUMMARY, "children"),
-    Output(ids.ALERT, "children"),
-    Output(ids.CONF_IMPORT, "data"),
-    Input(ids.SOURCE_PICKER, "value"),
-    Input(ids.URL, "search"),
-    State(ids.SOURCE, "data"),
-    State(ids.SESSION, "data"),
+    output={"info": Output(ids.SOURCE, "data"), "pick": Output(ids.SOURCE_PICKER, "value"),
+            "options": Output(ids.SOURCE_PICKER, "options"), "summary": Output(ids.SOURCE_SUMMARY, "children"),
+            "alerts": Output(ids.ALERT, "children"), "conf": Output(ids.CONF_IMPORT, "data")},
+    inputs={"picked": Input(ids.SOURCE_PICKER, "value"), "search": Input(ids.URL, "search"),
+            "current": State(ids.SOURCE, "data"), "sid": State(ids.SESSION, "data")},
 )
 def on_source(picked, search, current, sid):
     """Picking a source, opening a permalink with ``src=``, or loading a page (restore the tab's source)."""
@@ -140,8 +144,8 @@ def on_source(picked, search, current, sid):
     opts = sources.source_options(sid)
     if want not in {o["value"] for o in opts}:
         opts.append({"label": info.get("label", want), "value": want})
-    return (no_update if same else info, want, opts, summary(info), alerts or no_update,
-            imp if imp is not None else no_update)
+    return {"info": no_update if same else info, "pick": want, "options": opts, "summary": summary(info),
+            "alerts": alerts or no_update, "conf": imp if imp is not None else no_update}
 
 
 def upload_outcome(got: sources.Ingested) -> dict:
@@ -173,17 +177,19 @@ def upload_outcome(got: sources.Ingested) -> dict:
     return out
 
 
+_UPLOAD_OUTPUTS = {
+    "pick": Output(ids.SOURCE_PICKER, "value", allow_duplicate=True),
+    "options": Output(ids.SOURCE_PICKER, "options", allow_duplicate=True),
+    "alerts": Output(ids.ALERT, "children", allow_duplicate=True),
+    "conf": Output(ids.CONF_IMPORT, "data", allow_duplicate=True), "scenario": Output(ids.SCENARIO, "data"),
+    "drawer": Output(ids.DRAWER_CLOSE, "data", allow_duplicate=True), "upload": Output(ids.UPLOAD, "contents"),
+}
+
+
 @callback(
-    Output(ids.SOURCE_PICKER, "value", allow_duplicate=True),
-    Output(ids.SOURCE_PICKER, "options", allow_duplicate=True),
-    Output(ids.ALERT, "children", allow_duplicate=True),
-    Output(ids.CONF_IMPORT, "data", allow_duplicate=True),
-    Output(ids.SCENARIO, "data"),
-    Output(ids.SOURCE_DRAWER, "open"),
-    Output(ids.UPLOAD, "contents"),
-    Input(ids.UPLOAD, "contents"),
-    State(ids.UPLOAD, "filename"),
-    State(ids.SESSION, "data"),
+    output=_UPLOAD_OUTPUTS,
+    inputs={"contents": Input(ids.UPLOAD, "contents"), "names": State(ids.UPLOAD, "filename"),
+            "sid": State(ids.SESSION, "data")},
     prevent_initial_call=True,
 )
 def on_upload(contents, names, sid):
@@ -194,7 +200,7 @@ def on_upload(contents, names, sid):
     else:
         contents, names = as_str(contents, limit=1 << 40), as_str(names, limit=1000)
     if not contents:
-        return (no_update,) * 6 + (None,)
+        return only(_UPLOAD_OUTPUTS, upload=None)
     sid = as_str(sid, limit=100)
     try:
         got = sources.ingest_files(sid, contents, names)
@@ -202,21 +208,24 @@ def on_upload(contents, names, sid):
         log.exception("upload failed")
         got = sources.Ingested(errors=[f"upload: unexpected error ({type(exc).__name__}); nothing changed"])
     o = upload_outcome(got)
-    return (o["pick"] or no_update, sources.source_options(sid) if o["pick"] else no_update, o["alerts"],
-            o["conf"] or no_update, o["scenario"] or no_update, False if o["close"] else no_update, None)
+    return {"pick": o["pick"] or no_update, "options": sources.source_options(sid) if o["pick"] else no_update,
+            "alerts": o["alerts"], "conf": o["conf"] or no_update, "scenario": o["scenario"] or no_update,
+            "drawer": _closed() if o["close"] else no_update, "upload": None}
+
+
+_COLLECT_OUTPUTS = {
+    "pick": Output(ids.SOURCE_PICKER, "value", allow_duplicate=True),
+    "options": Output(ids.SOURCE_PICKER, "options", allow_duplicate=True),
+    "alerts": Output(ids.ALERT, "children", allow_duplicate=True), "status": Output(ids.COLLECT_STATUS, "children"),
+    "drawer": Output(ids.DRAWER_CLOSE, "data", allow_duplicate=True),
+}
 
 
 @callback(
-    Output(ids.SOURCE_PICKER, "value", allow_duplicate=True),
-    Output(ids.SOURCE_PICKER, "options", allow_duplicate=True),
-    Output(ids.ALERT, "children", allow_duplicate=True),
-    Output(ids.COLLECT_STATUS, "children"),
-    Output(ids.SOURCE_DRAWER, "open", allow_duplicate=True),
-    Input(ids.COLLECT_BUTTON, "n_clicks"),
-    State(ids.COLLECT_URL, "value"),
-    State(ids.COLLECT_TOKEN, "value"),
-    State(ids.COLLECT_CLUSTER, "value"),
-    State(ids.SESSION, "data"),
+    output=_COLLECT_OUTPUTS,
+    inputs={"n": Input(ids.COLLECT_BUTTON, "n_clicks"), "url": State(ids.COLLECT_URL, "value"),
+            "token": State(ids.COLLECT_TOKEN, "value"), "cluster": State(ids.COLLECT_CLUSTER, "value"),
+            "sid": State(ids.SESSION, "data")},
     prevent_initial_call=True,
     running=[(Output(ids.COLLECT_BUTTON, "disabled"), True, False)],
 )
@@ -225,14 +234,17 @@ def on_collect(n, url, token, cluster, sid):
 
     Off unless the operator sets ``SHEDLAB_COLLECT=1``; then only towards ``SHEDLAB_COLLECT_ALLOW``
     (:mod:`dashboard.collect.web`). Errors say "not allowed" / "no answer" / an HTTP status, nothing more."""
+    def refused(text, status=""):
+        return only(_COLLECT_OUTPUTS, alerts=[alert("error", text)], status=status)
+
     if not n:
-        return (no_update,) * 5
+        return only(_COLLECT_OUTPUTS)
     if not collect_enabled():
-        return no_update, no_update, [alert("error", OFF_MESSAGE)], "", no_update
+        return refused(OFF_MESSAGE)
     if not url:
-        return no_update, no_update, [alert("error", "live cluster: enter the admin URL (http://host:8080)")], "", no_update
+        return refused("live cluster: enter the admin URL (http://host:8080)")
     if len(str(url)) > 2048 or len(str(token or "")) > 16384 or len(str(cluster or "")) > 256:
-        return no_update, no_update, [alert("error", "live cluster: input too long")], "", no_update
+        return refused("live cluster: input too long")
     try:
         with form_collector(url, token) as col:
             snap = col.snapshot(cluster or None)
@@ -242,11 +254,10 @@ def on_collect(n, url, token, cluster, sid):
                                                         f"{snap['shedlabCollected']['at'][11:16]} UTC", kind="live")
     except (CollectError, InputError) as exc:
         msg = redact(exc)[:600]
-        return no_update, no_update, [alert("error", f"live cluster: {msg}")], f"failed: {msg}", no_update
+        return refused(f"live cluster: {msg}", f"failed: {msg}")
     except Exception as exc:  # noqa: BLE001
         log.error("collector failed (%s)", type(exc).__name__)
-        return (no_update, no_update, [alert("error", f"live cluster: failed ({type(exc).__name__})")], "failed",
-                no_update)
+        return refused(f"live cluster: failed ({type(exc).__name__})", "failed")
     status = f"{info['brokers']} brokers, {info['bundles']} bundles in {requests} requests"
     missing = snap.get("shedlabMissingBrokers") or {}
     alerts = [alert("success", f"Live snapshot {info['label']}: {status}")]
@@ -254,7 +265,13 @@ def on_collect(n, url, token, cluster, sid):
         status += f"; {len(missing)} missing: {', '.join(missing)}"
         alerts.append(alert("warning", f"live cluster: {len(missing)} broker(s) did not answer and are missing from "
                                        f"the snapshot: {', '.join(missing)}"))
-    return info["id"], sources.source_options(sid), alerts, status, False
+    return {"pick": info["id"], "options": sources.source_options(sid), "alerts": alerts, "status": status,
+            "drawer": _closed()}
+
+
+def _closed() -> str:
+    """The ``DRAWER_CLOSE`` value that closes the "+ Add data" panel (a new one each time data is added)."""
+    return uuid.uuid4().hex
 
 
 # pages see the shell's stores through their own mirrors (a callback mixing shell and page Inputs
@@ -266,6 +283,15 @@ for _store, _type in ((ids.SOURCE, ids.PAGE_SOURCE), (ids.CONF_IMPORT, ids.PAGE_
         Input(_store, "data"),
         Input({"type": _type, "page": ALL}, "id"),
     )
+
+# data added: the "+ Add data" panel closes over the page that now shows it
+clientside_callback(
+    ClientsideFunction(namespace="shedlab", function_name="closeDrawer"),
+    Output(ids.SOURCE_DRAWER, "open"),
+    Input(ids.DRAWER_CLOSE, "data"),
+    State(ids.SOURCE_DRAWER, "id"),
+    prevent_initial_call=True,
+)
 
 # the nav link of the current page is highlighted
 clientside_callback(

@@ -25,7 +25,7 @@ from dash import (ALL, MATCH, ClientsideFunction, Input, Output, State, callback
                   html, no_update)
 from dash.exceptions import PreventUpdate
 
-from callbacks.shell import alert, page_source
+from callbacks.shell import alert, only, page_source
 from dashboard.web_safety import as_dict, as_str, str_list
 from dashboard import downloads, ids
 from dashboard import simulator as S
@@ -63,53 +63,61 @@ def resolve_form(trigger, *, form, saved, seen, link, uploaded, current: S.SimSt
         raise PreventUpdate from None
 
 
-_FORM_STATES = (
-    State(ids.SIM_SCENARIO, "value"), State(ids.SIM_MINUTES, "value"), State(ids.SIM_SEED, "value"),
-    *[State(_sid(ids.SIM_SHED, s), "value") for s in SIDES],
-    *[State(_sid(ids.SIM_PLACE, s), "value") for s in SIDES],
-    *[State(_sid(ids.SIM_PRESET, s), "value") for s in SIDES],
-    State({"type": ids.SIM_KEY, "side": ALL, "key": ALL}, "id"),
-    State({"type": ids.SIM_KEY, "side": ALL, "key": ALL}, "value"),
-    *[State(_sid(ids.SIM_EXTRA, s), "value") for s in SIDES],
-)
+def _form_states() -> dict:
+    """The form's controls, by name (a fresh grouping per callback: Dash merges into the dicts it is given)."""
+    def sides(kind):
+        return {s: State(_sid(kind, s), "value") for s in SIDES}
+    return {"scenario": State(ids.SIM_SCENARIO, "value"), "minutes": State(ids.SIM_MINUTES, "value"),
+            "seed": State(ids.SIM_SEED, "value"), "shed": sides(ids.SIM_SHED), "place": sides(ids.SIM_PLACE),
+            "preset": sides(ids.SIM_PRESET), "key_ids": State({"type": ids.SIM_KEY, "side": ALL, "key": ALL}, "id"),
+            "key_values": State({"type": ids.SIM_KEY, "side": ALL, "key": ALL}, "value"),
+            "extra": sides(ids.SIM_EXTRA)}
 
 
-def _form(args) -> tuple[S.SimState, list, dict]:
-    """``form_state`` of the 13 values of ``_FORM_STATES``, in that order."""
-    scen, minutes, seed, sa, sb, pa, pb, ra, rb, kids, kvals, ea, eb = args
-    return form_state(scen, minutes, seed, {"a": sa, "b": sb}, {"a": pa, "b": pb}, {"a": ra, "b": rb}, kids, kvals,
-                      {"a": ea, "b": eb})
+def _form(f: dict) -> tuple[S.SimState, list, dict]:
+    """``form_state`` of the form's controls (the values of :func:`_form_states`)."""
+    return form_state(f["scenario"], f["minutes"], f["seed"], f["shed"], f["place"], f["preset"], f["key_ids"],
+                      f["key_values"], f["extra"])
 
 
-def _side_outputs(state: S.SimState, s: str) -> tuple:
+def _side_outputs(state: S.SimState, s: str) -> dict:
     sp = state.side(s)
     shown = S.side_keys(sp.shed, sp.place)
-    return (sp.shed, S.placement_options(sp.shed), sp.place, sp.preset, side_controls(state, s),
-            S.extra_text(sp, shown))
+    return {"shed": sp.shed, "place_options": S.placement_options(sp.shed), "place": sp.place, "preset": sp.preset,
+            "controls": side_controls(state, s), "extra": S.extra_text(sp, shown)}
+
+
+_SIDE_OUTPUTS = {"shed": (ids.SIM_SHED, "value"), "place_options": (ids.SIM_PLACE, "options"),
+                 "place": (ids.SIM_PLACE, "value"), "preset": (ids.SIM_PRESET, "value"),
+                 "controls": (ids.SIM_CONTROLS, "children"), "extra": (ids.SIM_EXTRA, "value")}
 
 
 @callback(
-    Output(ids.SIM_SCENARIO, "options"), Output(ids.SIM_SCENARIO, "value"), Output(ids.SIM_MINUTES, "value"),
-    Output(ids.SIM_SEED, "value"),
-    *[Output(_sid(k, s), p) for s in SIDES for k, p in ((ids.SIM_SHED, "value"), (ids.SIM_PLACE, "options"),
-                                                         (ids.SIM_PLACE, "value"), (ids.SIM_PRESET, "value"),
-                                                         (ids.SIM_CONTROLS, "children"), (ids.SIM_EXTRA, "value"))],
-    Output(ids.SIM_FORM, "data"), Output(ids.SIM_SEEN, "data"), Output(ids.SIM_ALERT, "children"),
-    Output(ids.SIM_AUTORUN, "data"), Output(ids.SIM_RESULT, "data", allow_duplicate=True),
-    Output(ids.SIM_START, "value"), Output(ids.SIM_START, "options"), Output(ids.SIM_START_BOX, "hidden"),
-    Output(ids.SIM_START_SEEN, "data"),
-    *[Input(_sid(ids.SIM_SHED, s), "value") for s in SIDES],
-    *[Input(_sid(ids.SIM_PRESET, s), "value") for s in SIDES],
-    Input(ids.SIM_SCENARIO, "value"), Input(ids.SIM_SWEEP_FIG, "clickData"), Input(ids.SIM_LINK, "data"),
-    Input(ids.sim_uploaded(), "data"), Input(ids.SIM_FINDING, "value"),
-    Input(ids.SIM_START, "value"), Input(ids.page_source("simulator"), "data"),
-    State(ids.SIM_FORM, "data"), State(ids.SIM_SAVED, "data"), State(ids.SIM_SEEN, "data"), State(ids.SESSION, "data"),
-    State(ids.SIM_SWEEP_RESULT, "data"), State(ids.SIM_START_SEEN, "data"),
-    *_FORM_STATES,
+    output={
+        "options": Output(ids.SIM_SCENARIO, "options"), "scenario": Output(ids.SIM_SCENARIO, "value"),
+        "minutes": Output(ids.SIM_MINUTES, "value"), "seed": Output(ids.SIM_SEED, "value"),
+        "sides": {s: {name: Output(_sid(k, s), p) for name, (k, p) in _SIDE_OUTPUTS.items()} for s in SIDES},
+        "form": Output(ids.SIM_FORM, "data"), "seen": Output(ids.SIM_SEEN, "data"),
+        "alerts": Output(ids.SIM_ALERT, "children"), "autorun": Output(ids.SIM_AUTORUN, "data"),
+        "result": Output(ids.SIM_RESULT, "data", allow_duplicate=True),
+        "start": Output(ids.SIM_START, "value"), "start_options": Output(ids.SIM_START, "options"),
+        "start_hidden": Output(ids.SIM_START_BOX, "hidden"), "start_seen": Output(ids.SIM_START_SEEN, "data"),
+    },
+    inputs={
+        "sheds": {s: Input(_sid(ids.SIM_SHED, s), "value") for s in SIDES},
+        "presets": {s: Input(_sid(ids.SIM_PRESET, s), "value") for s in SIDES},
+        "scenario": Input(ids.SIM_SCENARIO, "value"), "click": Input(ids.SIM_SWEEP_FIG, "clickData"),
+        "link": Input(ids.SIM_LINK, "data"), "uploaded": Input(ids.sim_uploaded(), "data"),
+        "finding": Input(ids.SIM_FINDING, "value"), "start": Input(ids.SIM_START, "value"),
+        "source": Input(ids.page_source("simulator"), "data"),
+        "form": State(ids.SIM_FORM, "data"), "saved": State(ids.SIM_SAVED, "data"), "seen": State(ids.SIM_SEEN, "data"),
+        "sid": State(ids.SESSION, "data"), "sweep_meta": State(ids.SIM_SWEEP_RESULT, "data"),
+        "src_seen": State(ids.SIM_START_SEEN, "data"), "controls": _form_states(),
+    },
     prevent_initial_call="initial_duplicate",
 )
-def sync_form(_sa, _sb, _ra, _rb, _scen, click, link, uploaded, finding, start, source, form, saved, seen, sid,
-              sweep_meta, src_seen, *form_args):
+def sync_form(*, click, link, uploaded, finding, start, source, form, saved, seen, sid, sweep_meta, src_seen,
+              controls, **_triggers):
     """Page load, a strategy or base-config change, a new scenario upload, a sweep cell clicked, a field
     finding picked: (re)render both sides' controls. The page never opens blank: on arrival it shows
     the form's A/B from this session's cache, or starts running it in the background at once."""
@@ -121,7 +129,7 @@ def sync_form(_sa, _sb, _ra, _rb, _scen, click, link, uploaded, finding, start, 
     if form is not None and not (isinstance(form.get("n", 0), int) and 0 <= form.get("n", 0) < 2**53):
         form = dict(form, n=0)
     trigger = ctx.triggered_id if form is not None else None
-    current = _form(form_args)[0] if form is not None else None
+    current = _form(controls)[0] if form is not None else None
     sweep = S.sweep_or_none(sweep_meta, sid) if trigger == ids.SIM_SWEEP_FIG else None
     start = start if start in ("scenario", "snapshot") else None
     state, msgs, extra = resolve_form(trigger, form=form, saved=saved, seen=seen, link=link, uploaded=uploaded,
@@ -137,38 +145,37 @@ def sync_form(_sa, _sb, _ra, _rb, _scen, click, link, uploaded, finding, start, 
             result = {"key": key, "cached": True}
         else:  # arrival (any form) or a finding picked: run it now, in the background
             autorun = {"nonce": uuid.uuid4().hex, "state": state.to_json()}
-    opts = S.scenario_options(sid, state.scenario)
-    side_out = [x for s in SIDES for x in _side_outputs(state, s)]
     alerts = [alert("error" if m.startswith("error") else ("warning" if "ignored" in m or "unknown" in m else "info"),
                     m) for m in msgs]
-    return (opts, state.scenario, state.minutes, state.seed, *side_out,
-            {"state": state.to_json(), "n": int((form or {}).get("n", 0)) + 1}, extra["seen"],
-            alerts or ([] if extra["load"] else no_update), autorun, result,
-            extra["start"], start_options(extra["start_label"]), not extra["start_box"], extra["src_seen"])
+    return {"options": S.scenario_options(sid, state.scenario), "scenario": state.scenario,
+            "minutes": state.minutes, "seed": state.seed, "sides": {s: _side_outputs(state, s) for s in SIDES},
+            "form": {"state": state.to_json(), "n": int((form or {}).get("n", 0)) + 1}, "seen": extra["seen"],
+            "alerts": alerts or ([] if extra["load"] else no_update), "autorun": autorun, "result": result,
+            "start": extra["start"], "start_options": start_options(extra["start_label"]),
+            "start_hidden": not extra["start_box"], "start_seen": extra["src_seen"]}
 
 
 @callback(
-    Output(ids.SIM_SAVED, "data"), Output(ids.SIM_QS, "data"), Output(ids.SIM_SCENARIO_INFO, "children"),
-    Output(ids.SIM_MINUTES, "placeholder"),
-    *[Output(_sid(ids.SIM_EXTRA_NOTE, s), "children") for s in SIDES],
-    Input(ids.SIM_FORM, "data"),
-    Input(ids.SIM_SCENARIO, "value"), Input(ids.SIM_MINUTES, "value"), Input(ids.SIM_SEED, "value"),
-    *[Input(_sid(ids.SIM_PLACE, s), "value") for s in SIDES],
-    Input({"type": ids.SIM_KEY, "side": ALL, "key": ALL}, "value"),
-    *[Input(_sid(ids.SIM_EXTRA, s), "value") for s in SIDES],
-    *[State(_sid(ids.SIM_SHED, s), "value") for s in SIDES],
-    *[State(_sid(ids.SIM_PRESET, s), "value") for s in SIDES],
-    State({"type": ids.SIM_KEY, "side": ALL, "key": ALL}, "id"),
+    output={"saved": Output(ids.SIM_SAVED, "data"), "qs": Output(ids.SIM_QS, "data"),
+            "info": Output(ids.SIM_SCENARIO_INFO, "children"), "placeholder": Output(ids.SIM_MINUTES, "placeholder"),
+            "notes": {s: Output(_sid(ids.SIM_EXTRA_NOTE, s), "children") for s in SIDES}},
+    inputs={"form": Input(ids.SIM_FORM, "data"),
+            "controls": dict(_form_states(), scenario=Input(ids.SIM_SCENARIO, "value"),
+                             minutes=Input(ids.SIM_MINUTES, "value"), seed=Input(ids.SIM_SEED, "value"),
+                             place={s: Input(_sid(ids.SIM_PLACE, s), "value") for s in SIDES},
+                             key_values=Input({"type": ids.SIM_KEY, "side": ALL, "key": ALL}, "value"),
+                             extra={s: Input(_sid(ids.SIM_EXTRA, s), "value") for s in SIDES})},
 )
-def update_state(form, scenario, minutes, seed, pa, pb, kvals, ea, eb, sa, sb, ra, rb, kids):
+def update_state(form, controls):
     """Any control changed: the permalink, the tab's saved form, the scenario line, notes on bad lines."""
     if not isinstance(form, dict):
         raise PreventUpdate
-    state, msgs, notes, facts, qs = S.form_echo(scenario, minutes, seed, {"a": sa, "b": sb}, {"a": pa, "b": pb},
-                                                {"a": ra, "b": rb}, kids, kvals, {"a": ea, "b": eb})
-    info = scenario_line(facts) + [alert("warning", m) for m in msgs]
-    side_notes = [[html.Div(m, className="sim-note") for m in notes[s]] for s in SIDES]
-    return (state.to_json(), qs, info, minutes_placeholder(facts), *side_notes)
+    c = controls
+    state, msgs, notes, facts, qs = S.form_echo(c["scenario"], c["minutes"], c["seed"], c["shed"], c["place"],
+                                                c["preset"], c["key_ids"], c["key_values"], c["extra"])
+    return {"saved": state.to_json(), "qs": qs, "info": scenario_line(facts) + [alert("warning", m) for m in msgs],
+            "placeholder": minutes_placeholder(facts),
+            "notes": {s: [html.Div(m, className="sim-note") for m in notes[s]] for s in SIDES}}
 
 
 # ------------------------------------------------------------------------------------------ runs (background)
@@ -188,23 +195,22 @@ def _sink(set_progress):
 
 
 @callback(
-    Output(ids.SIM_RESULT, "data"),
-    Input(ids.SIM_RUN, "n_clicks"), Input(ids.SIM_AUTORUN, "data"),
-    *_FORM_STATES, State(ids.SESSION, "data"), State(ids.SIM_RESULT, "data"),
+    output=Output(ids.SIM_RESULT, "data"),
+    inputs={"n_clicks": Input(ids.SIM_RUN, "n_clicks"), "autorun": Input(ids.SIM_AUTORUN, "data"),
+            "controls": _form_states(), "sid": State(ids.SESSION, "data"), "previous": State(ids.SIM_RESULT, "data")},
     background=True, prevent_initial_call=True, interval=400, running=_RUNNING, progress=_PROGRESS,
     progress_default=["0", "1", "", "0", "1", ""], cancel=_CANCEL,
 )
-def run_simulation(set_progress, n_clicks, autorun, *args):
+def run_simulation(set_progress, *, n_clicks, autorun, controls, sid, previous):
     """"Run A and B" (or a permalink opened without cached results): both runs in this background job."""
-    form_args, sid, previous = args[:-2], args[-2], args[-1]
     prev_key = as_str(previous.get("key"), limit=200) if isinstance(previous, dict) else None
     sid = as_str(sid, limit=100)
     if ctx.triggered_id == ids.SIM_AUTORUN and isinstance(autorun, dict):
         state, msgs = S.coerce_state(autorun.get("state"))
     elif n_clicks:
-        state, msgs, notes = _form(form_args)
+        state, msgs, notes = _form(controls)
         msgs += notes["a"] + notes["b"]
-        if state.scenario != form_args[0]:  # the picked scenario cannot be loaded (an expired upload): say so
+        if state.scenario != controls["scenario"]:  # the picked scenario cannot be loaded (an expired upload): say so
             problem = next((m for m in msgs if "scenario" in m), "the scenario cannot be loaded")
             return {"key": prev_key, "error": f"{problem.split(' — ')[0]} — nothing was run; the previous results stay"}
     else:
@@ -222,24 +228,24 @@ def run_simulation(set_progress, n_clicks, autorun, *args):
 
 
 @callback(
-    Output(ids.SIM_SWEEP_RESULT, "data"),
-    Input(ids.SIM_SWEEP_RUN, "n_clicks"),
-    State(ids.SIM_SWEEP_X, "value"), State(ids.SIM_SWEEP_X_VALUES, "value"),
-    State(ids.SIM_SWEEP_Y, "value"), State(ids.SIM_SWEEP_Y_VALUES, "value"),
-    *_FORM_STATES, State(ids.SESSION, "data"), State(ids.SIM_SWEEP_RESULT, "data"),
+    output=Output(ids.SIM_SWEEP_RESULT, "data"),
+    inputs={"n_clicks": Input(ids.SIM_SWEEP_RUN, "n_clicks"),
+            "x_key": State(ids.SIM_SWEEP_X, "value"), "x_values": State(ids.SIM_SWEEP_X_VALUES, "value"),
+            "y_key": State(ids.SIM_SWEEP_Y, "value"), "y_values": State(ids.SIM_SWEEP_Y_VALUES, "value"),
+            "controls": _form_states(), "sid": State(ids.SESSION, "data"),
+            "previous": State(ids.SIM_SWEEP_RESULT, "data")},
     background=True, prevent_initial_call=True, interval=400, running=_RUNNING, progress=_PROGRESS,
     progress_default=["0", "1", "", "0", "1", ""], cancel=_CANCEL,
 )
-def run_sweep_job(set_progress, n_clicks, x_key, x_values, y_key, y_values, *args):
+def run_sweep_job(set_progress, *, n_clicks, x_key, x_values, y_key, y_values, controls, sid, previous):
     """"Run sweep": one run of run A's settings per cell of the grid, in this background job."""
     if not n_clicks:
         raise PreventUpdate
     x_key, y_key = as_str(x_key, limit=200), as_str(y_key, limit=200)
     x_values, y_values = as_str(x_values, limit=20_000), as_str(y_values, limit=20_000)
-    form_args, sid, previous = args[:-2], args[-2], args[-1]
     prev_key = as_str(previous.get("key"), limit=200) if isinstance(previous, dict) else None
     sid = as_str(sid, limit=100)
-    state, _, _ = _form(form_args)
+    state, _, _ = _form(controls)
     try:
         plan = S.plan_sweep(state, x_key, x_values, y_key, y_values)
         out = S.run_sweep(state, plan, sid, _sink(set_progress))
@@ -265,13 +271,18 @@ def _result_meta(meta) -> dict | None:
 result_figures = S.page_figures  # the page's figures of a result (dashboard.simulator.results)
 
 
+_RESULT_OUTPUTS = {
+    "summary": Output(ids.SIM_SUMMARY, "children"), "a": Output(ids.SIM_FIG_A, "figure"),
+    "b": Output(ids.SIM_FIG_B, "figure"), "cluster": Output(ids.SIM_FIG_CLUSTER, "figure"),
+    "std": Output(ids.SIM_FIG_STD, "figure"), "std_hidden": Output(ids.SIM_STD_CARD, "hidden"),
+    "headline": Output(ids.SIM_HEADLINE, "children"), "kinds": Output(ids.SIM_EVENT_KINDS, "options"),
+    "alerts": Output(ids.SIM_ALERT, "children", allow_duplicate=True),
+}
+
+
 @callback(
-    Output(ids.SIM_SUMMARY, "children"), Output(ids.SIM_FIG_A, "figure"), Output(ids.SIM_FIG_B, "figure"),
-    Output(ids.SIM_FIG_CLUSTER, "figure"), Output(ids.SIM_FIG_STD, "figure"), Output(ids.SIM_STD_CARD, "hidden"),
-    Output(ids.SIM_HEADLINE, "children"), Output(ids.SIM_EVENT_KINDS, "options"),
-    Output(ids.SIM_ALERT, "children", allow_duplicate=True),
-    Input(ids.SIM_RESULT, "data"),
-    State(ids.SESSION, "data"),
+    output=_RESULT_OUTPUTS,
+    inputs={"meta": Input(ids.SIM_RESULT, "data"), "sid": State(ids.SESSION, "data")},
     prevent_initial_call=True,
 )
 def show_results(meta, sid):
@@ -280,19 +291,20 @@ def show_results(meta, sid):
     if not isinstance(meta, dict):
         raise PreventUpdate
     if meta.get("error"):
-        return (no_update,) * 8 + ([alert("error", meta["error"])],)
+        return only(_RESULT_OUTPUTS, alerts=[alert("error", meta["error"])])
     if not meta.get("key"):
         raise PreventUpdate
     try:
         v = S.result_view(meta["key"], sid)
     except InputError as exc:
-        return (no_update,) * 8 + ([alert("warning", str(exc))],)
+        return only(_RESULT_OUTPUTS, alerts=[alert("warning", str(exc))])
     std = v.figures["std"]
     alerts = [alert("warning", w) for w in meta.get("warnings") or []]
     if v.cancelled:
         alerts.append(alert("warning", f"run {' and '.join(v.cancelled)} stopped early: partial results"))
-    return (summary_table(v.summary, v.labels), v.figures["a"], v.figures["b"], v.figures["cluster"],
-            std if std is not None else no_update, std is None, headline(v.payload, meta), v.kinds, alerts)
+    return {"summary": summary_table(v.summary, v.labels), "a": v.figures["a"], "b": v.figures["b"],
+            "cluster": v.figures["cluster"], "std": std if std is not None else no_update, "std_hidden": std is None,
+            "headline": headline(v.payload, meta), "kinds": v.kinds, "alerts": alerts}
 
 
 def finding_figures(meta, sid):

@@ -38,13 +38,13 @@ from dashboard.figures.theme import MB, empty_figure, plain_figures
 from dashboard.figures.topics import MANY, MANY_RINGS, dots_title, ring_shapes, selected_overlay, topic_distribution, y_span
 from dashboard.figures.transfer import broker_load
 from dashboard.tuner.transfer import is_transfer, transfer_view
-from dashboard.keys import (allowed_placements, default_conf, default_placement, explains, fmt_conf_value, key_spec,
-                            needs_own_shedding, paired_placement, value_to_conf)
+from dashboard.keys import default_conf, fmt_conf_value, key_spec, value_to_conf
+from engine.strategies import registry
 from dashboard.tuner.state import (DEFAULT_PLACE, DEFAULT_SHED, STRATEGY_KEYS, TunerState, build_config,
                                    coerce_state, state_from_config)
-from layouts.tuner import (controls, cycles_table, decision_card, default_state, placement_note, plan_table,
+from layouts.tuner import (controls as controls_of, cycles_table, decision_card, default_state, placement_note, plan_table,
                            source_line, strategy_options, why_panel)
-from callbacks.shell import alert, page_source
+from callbacks.shell import alert, only, page_source
 from dashboard.web_safety import as_dict, as_list, as_number, as_str, str_list
 
 log = logging.getLogger(__name__)
@@ -122,19 +122,19 @@ def _fix_pairing(state: TunerState, trigger) -> tuple[TunerState, list]:
     does), and a placement must run in the shedding strategy's load manager."""
     notes = []
     shed, place = state.shed, state.place
-    if trigger == ids.TUNER_PLACE and needs_own_shedding(place, shed):
+    if trigger == ids.TUNER_PLACE and registry.needs_own_shedding(place, shed):
         shed = place
         notes.append(f"{place} placement needs {place} shedding (one instance plays both roles): "
                      f"shedding set to {place}")
-    elif trigger == ids.TUNER_SHED and paired_placement(shed) not in (None, place):
-        place = paired_placement(shed)
+    elif trigger == ids.TUNER_SHED and registry.paired_placement(shed) not in (None, place):
+        place = registry.paired_placement(shed)
         notes.append(f"placement set to {place} too, as Pulsar 5.0 does (pick another placement to compare)")
-    elif needs_own_shedding(place, shed):
-        alt = default_placement(shed)
+    elif registry.needs_own_shedding(place, shed):
+        alt = registry.default_placement(shed)
         notes.append(f"{place} placement needs {place} shedding: placement set to {alt}")
         place = alt
-    elif place not in allowed_placements(shed):
-        alt = default_placement(shed)
+    elif place not in registry.manager_placements(shed):
+        alt = registry.default_placement(shed)
         notes.append(f"{place} does not run with {shed}'s load manager: placement set to {alt}")
         place = alt
     if (shed, place) == (state.shed, state.place):
@@ -221,39 +221,33 @@ def resolve_controls(trigger, *, shed, place, link, conf_import, base, config, s
     return state, {"values": state.value_dict, "nonce": nonce, "messages": msgs}, msgs
 
 
-_CONTROL_STATES = (
-    State({"type": ids.TUNER_KEY, "key": ALL}, "id"), State({"type": ids.TUNER_KEY, "key": ALL}, "value"),
-    State({"type": ids.TUNER_FLAG, "key": ALL}, "id"), State({"type": ids.TUNER_FLAG, "key": ALL}, "value"),
-    State({"type": ids.TUNER_TEXT, "key": ALL}, "id"), State({"type": ids.TUNER_TEXT, "key": ALL}, "value"),
-)
+def _key_controls(dep=State) -> dict:
+    """The key controls by kind (sliders, flags, text boxes): each kind's ids and values (``dep``: Input to
+    follow them, State to read them). A fresh grouping per callback: Dash merges into the dicts it is given."""
+    return {kind: {"ids": State({"type": t, "key": ALL}, "id"), "values": dep({"type": t, "key": ALL}, "value")}
+            for kind, t in (("keys", ids.TUNER_KEY), ("flags", ids.TUNER_FLAG), ("texts", ids.TUNER_TEXT))}
+
+
+def _shown_values(controls) -> dict:
+    """:func:`control_values` of what :func:`_key_controls` delivers."""
+    return control_values(*((c.get("ids"), c.get("values")) for c in (controls or {}).values() if isinstance(c, dict)))
 
 
 @callback(
-    Output(ids.TUNER_SHED, "value"),
-    Output(ids.TUNER_PLACE, "value"),
-    Output(ids.TUNER_PLACE, "options"),
-    Output(ids.TUNER_CONTROLS, "children"),
-    Output(ids.TUNER_BASE, "data"),
-    Output(ids.TUNER_SEED, "value"),
-    Output(ids.TUNER_PAIRS_CARD, "hidden"),
-    Output(ids.TUNER_CONF_UPLOAD, "contents"),
-    Input(ids.TUNER_SHED, "value"),
-    Input(ids.TUNER_PLACE, "value"),
-    Input(ids.TUNER_RESET, "n_clicks"),
-    Input(ids.TUNER_PRESET5, "n_clicks"),
-    Input(ids.TUNER_PRESET_BIGO, "n_clicks"),
-    Input(ids.TUNER_CONF_UPLOAD, "contents"),
-    Input(ids.page_import("tuner"), "data"),
-    Input(ids.TUNER_LINK, "data"),
-    State(ids.TUNER_CONF_UPLOAD, "filename"),
-    State(ids.TUNER_BASE, "data"),
-    State(ids.CONFIG, "data"),
-    State(ids.page_source("tuner"), "data"),
-    State(ids.TUNER_SEED, "value"),
-    *_CONTROL_STATES,
+    output={"shed": Output(ids.TUNER_SHED, "value"), "place": Output(ids.TUNER_PLACE, "value"),
+            "place_options": Output(ids.TUNER_PLACE, "options"), "controls": Output(ids.TUNER_CONTROLS, "children"),
+            "base": Output(ids.TUNER_BASE, "data"), "seed": Output(ids.TUNER_SEED, "value"),
+            "pairs_hidden": Output(ids.TUNER_PAIRS_CARD, "hidden"), "upload": Output(ids.TUNER_CONF_UPLOAD, "contents")},
+    inputs={"shed": Input(ids.TUNER_SHED, "value"), "place": Input(ids.TUNER_PLACE, "value"),
+            "reset": Input(ids.TUNER_RESET, "n_clicks"), "preset5": Input(ids.TUNER_PRESET5, "n_clicks"),
+            "bigo": Input(ids.TUNER_PRESET_BIGO, "n_clicks"), "conf_contents": Input(ids.TUNER_CONF_UPLOAD, "contents"),
+            "conf_import": Input(ids.page_import("tuner"), "data"), "link": Input(ids.TUNER_LINK, "data"),
+            "conf_name": State(ids.TUNER_CONF_UPLOAD, "filename"), "base": State(ids.TUNER_BASE, "data"),
+            "config": State(ids.CONFIG, "data"), "source": State(ids.page_source("tuner"), "data"),
+            "seed": State(ids.TUNER_SEED, "value"), "controls": _key_controls()},
 )
-def sync_controls(shed, place, _reset, _p5, _bigo, conf_contents, conf_import, link, conf_name, base, config, source,
-                  seed, k_ids, k_vals, f_ids, f_vals, t_ids, t_vals):
+def sync_controls(*, shed, place, conf_contents, conf_import, link, conf_name, base, config, source, seed, controls,
+                  **_clicks):
     """Strategy pickers, presets, broker.conf import and page load: (re)render the key controls."""
     base, link, source, config = _tuner_base(base), _tuner_link(link), page_source(source), as_dict(config)
     shed, place = as_str(shed, limit=100), as_str(place, limit=100)
@@ -264,18 +258,18 @@ def sync_controls(shed, place, _reset, _p5, _bigo, conf_contents, conf_import, l
     trigger = ctx.triggered_id if base is not None else None
     if trigger == ids.page_import("tuner"):
         trigger = ids.CONF_IMPORT
-    current = control_values((k_ids, k_vals), (f_ids, f_vals), (t_ids, t_vals))
+    visible = _shown_values(controls)
     state, new_base, _ = resolve_controls(
         trigger, shed=shed, place=place, link=link, conf_import=conf_import, base=base, config=config,
-        source=source, current=current, seed=seed, conf_contents=conf_contents, conf_name=conf_name)
+        source=source, current=dict(visible), seed=seed, conf_contents=conf_contents, conf_name=conf_name)
     new_base["n"] = int((base or {}).get("n", 0)) + 1
-    visible = control_values((k_ids, k_vals), (f_ids, f_vals), (t_ids, t_vals))
     same_controls = (base is not None and shed == state.shed and place == state.place
                      and all(state.value_dict.get(k, default_conf(k)) == v for k, v in visible.items())
                      and trigger not in (ids.TUNER_RESET, ids.TUNER_PRESET5, ids.TUNER_PRESET_BIGO))
-    children = no_update if same_controls else controls(state)
-    return (state.shed, state.place, strategy_options("placement", state.shed), children, new_base,
-            state.seed if base is None else no_update, "pairs" not in explains(state.shed), None)
+    return {"shed": state.shed, "place": state.place, "place_options": strategy_options("placement", state.shed),
+            "controls": no_update if same_controls else controls_of(state), "base": new_base,
+            "seed": state.seed if base is None else no_update, "pairs_hidden": "pairs" not in registry.explains(state.shed),
+            "upload": None}
 
 
 # ------------------------------------------------------------------------------------------ compute
@@ -325,7 +319,7 @@ def compute(state: TunerState, shown=None, base_msgs=()) -> dict:
     else:
         with plain_figures():
             topics = topic_distribution(v, snap.ld.bundle_topics, selected=a.unloaded_bundles, rev=revs["topics"])
-    is_avg = a.result is not None and "pairs" in explains(a.result.strategy)  # a pairing strategy: its pairs
+    is_avg = a.result is not None and "pairs" in registry.explains(a.result.strategy)  # a pairing strategy: its pairs
     ts = is_transfer(a.result)
 
     as_text = dec is None or not dec.scores  # AvgShedder, round robin: no candidate scores to draw
@@ -375,42 +369,30 @@ def compute(state: TunerState, shown=None, base_msgs=()) -> dict:
     return out
 
 
+_TUNER_OUTPUTS = {
+    "scores": Output(ids.TUNER_FIG_SCORES, "figure"), "pairs": Output(ids.TUNER_FIG_PAIRS, "figure"),
+    "pairs_hidden": Output(ids.TUNER_PAIRS_CARD, "hidden", allow_duplicate=True),
+    "placement": Output(ids.TUNER_FIG_PLACEMENT, "figure"),
+    "placement_note": Output(ids.TUNER_PLACEMENT_NOTE, "children"),
+    "placement_card": Output(ids.TUNER_PLACEMENT_CARD, "className"), "plan": Output(ids.TUNER_PLAN, "children"),
+    "before_after": Output(ids.TUNER_FIG_PLAN, "figure"), "topics": Output(ids.TUNER_FIG_TOPICS, "figure"),
+    "shown": Output(ids.TUNER_SHOWN, "data"), "decision": Output(ids.TUNER_DECISION, "children"),
+    "alerts": Output(ids.TUNER_ALERT, "children"), "conf_text": Output(ids.TUNER_CONF_TEXT, "children"),
+    "source_info": Output(ids.TUNER_SOURCE_INFO, "children"), "qs": Output(ids.TUNER_QS, "data"),
+    "config": Output(ids.CONFIG, "data"), "state": Output(ids.TUNER_STATE, "data"),
+}
+
+
 @callback(
-    Output(ids.TUNER_FIG_SCORES, "figure"),
-    Output(ids.TUNER_FIG_PAIRS, "figure"),
-    Output(ids.TUNER_PAIRS_CARD, "hidden", allow_duplicate=True),
-    Output(ids.TUNER_FIG_PLACEMENT, "figure"),
-    Output(ids.TUNER_PLACEMENT_NOTE, "children"),
-    Output(ids.TUNER_PLACEMENT_CARD, "className"),
-    Output(ids.TUNER_PLAN, "children"),
-    Output(ids.TUNER_FIG_PLAN, "figure"),
-    Output(ids.TUNER_FIG_TOPICS, "figure"),
-    Output(ids.TUNER_SHOWN, "data"),
-    Output(ids.TUNER_DECISION, "children"),
-    Output(ids.TUNER_ALERT, "children"),
-    Output(ids.TUNER_CONF_TEXT, "children"),
-    Output(ids.TUNER_SOURCE_INFO, "children"),
-    Output(ids.TUNER_QS, "data"),
-    Output(ids.CONFIG, "data"),
-    Output(ids.TUNER_STATE, "data"),
-    Input({"type": ids.TUNER_KEY, "key": ALL}, "value"),
-    Input({"type": ids.TUNER_FLAG, "key": ALL}, "value"),
-    Input({"type": ids.TUNER_TEXT, "key": ALL}, "value"),
-    Input(ids.TUNER_SEED, "value"),
-    Input(ids.TUNER_STEP, "value"),
-    Input(ids.page_source("tuner"), "data"),
-    Input(ids.TUNER_BASE, "data"),
-    State({"type": ids.TUNER_KEY, "key": ALL}, "id"),
-    State({"type": ids.TUNER_FLAG, "key": ALL}, "id"),
-    State({"type": ids.TUNER_TEXT, "key": ALL}, "id"),
-    State(ids.TUNER_SHED, "value"),
-    State(ids.TUNER_PLACE, "value"),
-    State(ids.TUNER_SHOWN, "data"),
-    State(ids.page_import("tuner"), "data"),
+    output=_TUNER_OUTPUTS,
+    inputs={"controls": _key_controls(Input), "seed": Input(ids.TUNER_SEED, "value"),
+            "step": Input(ids.TUNER_STEP, "value"), "source": Input(ids.page_source("tuner"), "data"),
+            "base": Input(ids.TUNER_BASE, "data"), "shed": State(ids.TUNER_SHED, "value"),
+            "place": State(ids.TUNER_PLACE, "value"), "shown": State(ids.TUNER_SHOWN, "data"),
+            "conf_import": State(ids.page_import("tuner"), "data")},
     prevent_initial_call="initial_duplicate",
 )
-def update_tuner(k_vals, f_vals, t_vals, seed, step, source, base, k_ids, f_ids, t_ids, shed, place, shown,
-                 conf_import):
+def update_tuner(controls, seed, step, source, base, shed, place, shown, conf_import):
     """A slider released (or the base, the seed, the source or the timeline step changed): recompute."""
     base, source, conf_import, shown = _tuner_base(base), page_source(source), as_dict(conf_import), as_dict(shown)
     shed, place = as_str(shed, limit=100), as_str(place, limit=100)
@@ -419,8 +401,7 @@ def update_tuner(k_vals, f_vals, t_vals, seed, step, source, base, k_ids, f_ids,
     imp = conf_import.get("nonce") if isinstance(conf_import, dict) else None
     if imp and imp != base.get("nonce"):
         raise PreventUpdate  # an import is pending: sync_controls applies it and writes a new base
-    current = control_values((k_ids, k_vals), (f_ids, f_vals), (t_ids, t_vals))
-    values = overlay(base.get("values") or {}, current)
+    values = overlay(base.get("values") or {}, _shown_values(controls))
     steps = int(source.get("steps", 1) or 1)
     state, errs = coerce_state({"src": source["id"], "shed": shed, "place": place, "values": values,
                                 "seed": seed if seed not in (None, "") else 0,
@@ -428,18 +409,14 @@ def update_tuner(k_vals, f_vals, t_vals, seed, step, source, base, k_ids, f_ids,
     try:
         out = compute(state, shown, base.get("messages"))
     except ShedlabError as exc:
-        msg = [alert("error", f"{exc} — the previous result stays on screen")]
-        return (no_update,) * 11 + (msg,) + (no_update,) * 5
+        return only(_TUNER_OUTPUTS, alerts=[alert("error", f"{exc} — the previous result stays on screen")])
     except Exception as exc:  # never crash the page: keep the last good figures
         log.exception("tuner compute failed")
-        msg = [alert("error", f"internal error ({type(exc).__name__}: {exc}); the previous result stays on screen")]
-        return (no_update,) * 11 + (msg,) + (no_update,) * 5
-    cfg_json = dict(out["config"], nonce=base.get("nonce"))
-    alerts = out["alerts"] + [alert("warning", e) for e in errs]
-    return (out["scores"], out["pairs"], out["pairs_hidden"], out["placement"], out["placement_note"],
-            out["placement_card"], out["plan"], out["before_after"],
-            out["topics"], out["shown"], out["decision"], alerts, out["conf_text"],
-            out["source_info"], out["qs"], cfg_json, out["config"])
+        return only(_TUNER_OUTPUTS, alerts=[alert("error", f"internal error ({type(exc).__name__}: {exc}); "
+                                                             "the previous result stays on screen")])
+    named = {name: out[name] for name in _TUNER_OUTPUTS if name not in ("alerts", "config", "state")}
+    return dict(named, alerts=out["alerts"] + [alert("warning", e) for e in errs],
+                config=dict(out["config"], nonce=base.get("nonce")), state=out["config"])
 
 
 @callback(

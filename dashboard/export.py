@@ -23,7 +23,7 @@ from plotly.offline import get_plotlyjs
 from engine.commands import commands_text
 from engine.config import key_info, release_defaults, to_broker_conf
 
-from .analysis import Analysis
+from .tuner.analysis import Analysis
 from .figures.cycles import cycles_figure
 from .figures.pairs import avg_pairs
 from .figures.placement import placement_scores
@@ -32,9 +32,11 @@ from .figures.scores import broker_scores
 from .figures.theme import STATUS
 from .figures.topics import topic_distribution
 from .figures.transfer import broker_load
+from engine.strategies.registry import explains
+
 from .keys import fmt_conf_value
-from .state import TunerState
-from .transfer import hit_counts, is_transfer, start_hit_count, transfer_view
+from .tuner.state import TunerState
+from .tuner.transfer import hit_counts, is_transfer, start_hit_count, transfer_view
 
 __all__ = ["tuner_figures", "figure_image", "render_images", "figures_zip", "build_report", "report_filename",
            "build_agreement_report", "timeline_agreement",
@@ -54,17 +56,6 @@ def browser_path() -> str | None:
 
 
 # ------------------------------------------------------------------------------------------ figures
-def _explains(strategy) -> frozenset:
-    """What a strategy's results carry for figures (``spec.explains``; empty for a name the registry lacks)."""
-    from engine.errors import UsageError
-    from engine.strategies import registry
-
-    try:
-        return registry.spec(strategy).explains
-    except UsageError:
-        return frozenset()
-
-
 def tuner_figures(a: Analysis, cycles=None) -> dict:
     """``{name: (title, figure)}`` of everything the Tuner shows for one analysis, in page order."""
     v, cfg, rev = a.view, a.config, a.rev
@@ -74,7 +65,7 @@ def tuner_figures(a: Analysis, cycles=None) -> dict:
     else:
         out = {"broker-scores": ("Broker scores and the lines they are compared against",
                                  broker_scores(v, a.result, cfg, a.status, rev=rev))}
-    if a.result is not None and "pairs" in _explains(a.result.strategy):
+    if a.result is not None and "pairs" in explains(a.result.strategy):
         out["avgshedder-pairs"] = ("AvgShedder pairs", avg_pairs(a.result, cfg, a.status, rev=rev))
     out["placement"] = ("Where the first unloaded bundle goes", placement_scores(a.first_placement, cfg, rev=rev))
     out["before-after"] = ("Broker throughput before and after the unloads, and the max/min ratios",

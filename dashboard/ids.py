@@ -14,6 +14,7 @@ NAV_LINK = "nav-link"           # pattern type: dcc.Link of one page ({"type": N
 SOURCE_PICKER = "source-picker"      # dcc.Dropdown: samples + this session's uploads and live snapshots
 SOURCE_SUMMARY = "source-summary"    # html.Div: brokers / bundles / warnings of the picked source
 SOURCE_DRAWER = "source-drawer"      # html.Details: "Add data" panel (uploads, live cluster)
+DRAWER_CLOSE = "drawer-close"        # dcc.Store: a new value closes the "Add data" panel (data added)
 UPLOAD = "source-upload"             # dcc.Upload (multiple): snapshots, reports, ZK zip, timeline, scenario, broker.conf
 COLLECT_URL = "collect-url"          # dcc.Input: admin URL of a live cluster
 COLLECT_TOKEN = "collect-token"      # dcc.Input (password): bearer token, never stored
@@ -21,7 +22,7 @@ COLLECT_CLUSTER = "collect-cluster"  # dcc.Input: cluster name (optional)
 COLLECT_BUTTON = "collect-button"    # html.Button: take a snapshot now
 COLLECT_STATUS = "collect-status"    # html.Div: what the collector did
 CONF_IMPORT = "conf-import-store"    # dcc.Store(session): config requested from outside the Tuner (sample, broker.conf)
-CONFIG = "config-store"              # dcc.Store(session): the tuned state (dashboard.state.TunerState JSON)
+CONFIG = "config-store"              # dcc.Store(session): the tuned state (dashboard.tuner.state.TunerState JSON)
 SCENARIO = "scenario-store"          # dcc.Store(session): last uploaded scenario {"id", "label"} (Simulator)
 JOB_STRIP = "job-strip"              # html.Div: shell-level progress strip for background callbacks
 JOB_PROGRESS = "job-progress"        # html.Progress: value/max for background callbacks' `progress=`
@@ -128,6 +129,11 @@ def tuner_text(key: str) -> dict:
     return {"type": TUNER_TEXT, "key": key}
 
 
+def history_weight(key: str) -> dict:
+    """Id of the History page's control of one resource weight (``key``: its ``broker.conf`` key)."""
+    return {"type": HISTORY_WEIGHT, "key": key}
+
+
 def tuner_key_value(key: str) -> dict:
     """Id of the value label of one key's control."""
     return {"type": TUNER_KEY_VALUE, "key": key}
@@ -218,7 +224,7 @@ def sim_uploaded() -> dict:
 HISTORY_DATASET = "history-dataset"              # dcc.Dropdown: the history dataset (path)
 HISTORY_RANGE = "history-range"                  # dcc.DatePickerRange: the time range (UTC days)
 HISTORY_RESOLUTION = "history-resolution"        # dcc.RadioItems: minute / hour / day
-HISTORY_WEIGHTS = "history-weights"              # dcc.Input: resource weights "cpu, dm, in, out"
+HISTORY_WEIGHT = "history-weight"                # pattern type: dcc.Input of one resource weight (its broker.conf key)
 HISTORY_INFO = "history-info"                    # html.Div: what the dataset holds
 HISTORY_AGG_GRAPH = "history-agg-graph"          # dcc.Graph: aggregates over time (zoomable)
 HISTORY_HOT_GRAPH = "history-hot-graph"          # dcc.Graph: hottest brokers

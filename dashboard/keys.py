@@ -14,14 +14,12 @@ import math
 from dataclasses import dataclass, field
 
 from engine.config import LOAD_MANAGER_KEYS, PULSAR_4_DEFAULTS, PULSAR_5_DEFAULTS, key_info
-from engine.errors import InputError, ShedlabError
+from engine.errors import InputError
 from engine.strategies import registry
 from engine.strategies.spec import MODULAR
 
 __all__ = ["WEIGHT_KEYS", "MANAGER_KEYS", "Group", "KeySpec", "key_spec", "groups_for", "fmt_conf_value",
-           "value_to_conf", "conf_to_value", "format_value", "shedding_names", "placement_names",
-           "strategy_class", "uses_own_manager", "allowed_placements", "default_placement", "needs_own_shedding",
-           "paired_placement", "explains"]
+           "value_to_conf", "conf_to_value", "format_value"]
 
 #: the modular load manager's resource weights (PIP-357 spelling)
 WEIGHT_KEYS = ("loadBalancerCPUResourceWeight", "loadBalancerDirectMemoryResourceWeight",
@@ -32,85 +30,6 @@ WEIGHT_KEYS = ("loadBalancerCPUResourceWeight", "loadBalancerDirectMemoryResourc
 MANAGER_KEYS = LOAD_MANAGER_KEYS[MODULAR]
 
 _MB = 1024 * 1024
-
-
-def _spec(name: str | None):
-    """The registry's spec of a strategy, or None for an unknown name."""
-    if not name:
-        return None
-    try:
-        return registry.spec(name)
-    except ShedlabError:
-        return None
-
-
-def _default_shedding() -> str:
-    return registry.shedding_name(PULSAR_4_DEFAULTS.loadBalancerLoadSheddingStrategy)
-
-
-def shedding_names() -> list[str]:
-    """Registered shedding strategies (short names), in the registry's order (Pulsar's defaults first)."""
-    return [s.name for s in registry.specs(role="shedding")]
-
-
-def placement_names() -> list[str]:
-    """Registered placement strategies (short names), in the registry's order (Pulsar's defaults first)."""
-    return [s.name for s in registry.specs(role="placement")]
-
-
-def allowed_placements(shedding: str | None) -> list[str]:
-    """Placements the shedding strategy's load manager runs (Pulsar's default shedding strategy for
-    an unknown name). A placement that is itself a shedding strategy is listed although it runs only
-    with itself (:func:`needs_own_shedding`): the pickers show it, disabled, and picking it picks its
-    shedding strategy too."""
-    s = _spec(shedding) or registry.spec(_default_shedding())
-    return [p.name for p in registry.specs(role="placement", load_manager=s.load_manager)]
-
-
-def needs_own_shedding(placement: str | None, shedding: str | None) -> bool:
-    """True when ``placement`` is also a shedding strategy (one instance plays both roles, as
-    AvgShedder) and ``shedding`` is another one: Pulsar refuses to start with that pair."""
-    p = _spec(placement)
-    return p is not None and p.is_shedding and p.name != shedding
-
-
-def default_placement(shedding: str | None) -> str:
-    """The placement a shedding strategy gets when the chosen one cannot run with it
-    (:func:`engine.strategies.registry.default_placement`)."""
-    s = _spec(shedding)
-    return (registry.default_placement(s.name if s is not None else _default_shedding())
-            or (allowed_placements(shedding) or [""])[0])
-
-
-def paired_placement(shedding: str | None) -> str | None:
-    """The placement picked with a shedding strategy when one instance plays both roles (AvgShedder's
-    ``requires_placement`` is itself), else None: the user's placement stays when it can run."""
-    s = _spec(shedding)
-    req = s.requires_placement if s is not None and s.is_shedding else None
-    p = _spec(req)
-    return req if p is not None and p.is_shedding and req == s.name else None
-
-
-def strategy_class(kind: str, name: str | None):
-    """The factory (the class, for the shipped strategies) of a registered shedding
-    (``kind="shedding"``) or placement strategy, or None."""
-    s = _spec(name)
-    if s is None or kind not in s.roles:
-        return None
-    return s.factory
-
-
-def uses_own_manager(shedding: str | None) -> bool:
-    """True when the shedding strategy runs in another load manager than the modular one (the
-    extensible one brings its own scheduler, filters and keys)."""
-    s = _spec(shedding)
-    return s is not None and s.load_manager != MODULAR
-
-
-def explains(name: str | None) -> frozenset:
-    """What a strategy's results carry for the figures and why-not (its spec's ``explains``)."""
-    s = _spec(name)
-    return s.explains if s is not None else frozenset()
 
 
 # ------------------------------------------------------------------------------------------ formatting
@@ -350,9 +269,9 @@ def groups_for(shedding: str | None, placement: str | None) -> list[Group]:
     Shedding keys first, then the placement keys it does not share, the resource weights either
     reads, and the load manager's own keys (modular manager only).
     """
-    sspec, pspec = _spec(shedding), _spec(placement)
+    sspec, pspec = registry.find(shedding), registry.find(placement)
     skeys = sspec.config_keys if sspec is not None else ()
-    own = uses_own_manager(shedding)
+    own = sspec is not None and sspec.load_manager != MODULAR  # the extensible manager: its own scheduler and keys
     pkeys = pspec.config_keys if pspec is not None else ()
     seen: set = set()
     out = []

@@ -16,7 +16,7 @@ from urllib.parse import parse_qsl, urlencode
 from engine.config import LoadBalancerConfig, key_info
 from engine.errors import InputError
 
-from .state import STRATEGY_KEYS, TunerState, coerce_state
+from .tuner.state import STRATEGY_KEYS, TunerState, coerce_state
 
 __all__ = ["encode", "decode", "decode_query", "flat_params", "RESERVED"]
 

@@ -407,7 +407,7 @@ def _token(sid, kind: str, digest: str, stored: str) -> str:
 def _page_lds(lds: list) -> tuple[list, dict | None]:
     """The pages draw modular-shaped snapshots: an Extensible Load Manager snapshot becomes its
     :func:`~engine.extensible.readers.display_load_data` (the ELM data kept as ``ld.elm``; every decision
-    runs on it, see :func:`dashboard.analysis.build_manager`). Returns the list and the ``elm`` info flag."""
+    runs on it, see :func:`dashboard.tuner.analysis.build_manager`). Returns the list and the ``elm`` info flag."""
     if not any(getattr(x, "extensible", False) for x in lds):
         return lds, None
     return [display_load_data(x) if getattr(x, "extensible", False) else x for x in lds], {"elm": True}

@@ -178,9 +178,8 @@ def _callback_body_problem(body, callback_map) -> str | None:
                 return f"{k} do not match the callback"
     if not spec.get("no_output"):
         n_out = _n_outputs(spec.get("outputs_indices"))
-        # named (dict) outputs arrive as a list, like several positional ones
-        if isinstance(body["outputs"], list) != isinstance(spec.get("outputs_indices"), (list, dict)) \
-                or len(outs) != n_out:
+        multi = isinstance(spec.get("outputs_indices"), (list, dict))  # several outputs, by position or by name
+        if isinstance(body["outputs"], list) != multi or len(outs) != n_out:
             return "outputs do not match the callback"
     return None
 

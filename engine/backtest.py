@@ -93,25 +93,24 @@ DRIVER_KEYS = ("loadBalancerSheddingIntervalMinutes", "loadBalancerSheddingGrace
 def sweep_keys(spec) -> list[str]:
     """The ``broker.conf`` keys a sweep of ``spec``'s strategy can vary: its default grid's keys first,
     then the other numeric keys it reads, then :data:`DRIVER_KEYS` (never another strategy's keys)."""
-    from dataclasses import fields
+    from .config import is_key, key_info
 
-    numeric = {f.name for f in fields(LoadBalancerConfig)
-               if (f.type if isinstance(f.type, str) else getattr(f.type, "__name__", "")) in ("int", "float")}
     out = [k for k, _v in spec.sweep_grid]
-    out += [k for k in (*spec.config_keys, *DRIVER_KEYS) if k in numeric and k not in out]
+    out += [k for k in (*spec.config_keys, *DRIVER_KEYS)
+            if is_key(k) and key_info(k)["type"] in ("int", "float") and k not in out]
     return out
 
 
 def typed_value(key: str, value):
-    """``value`` converted to the type of config field ``key`` (grid values arrive as floats)."""
-    from dataclasses import fields
+    """``value`` converted to the type of config key ``key`` (grid values arrive as floats)."""
+    from .config import key_info
 
-    f = {x.name: x for x in fields(LoadBalancerConfig)}.get(key)
-    if f is None:
+    try:
+        t = key_info(key)["type"]
+    except KeyError:
         from .errors import InputError
 
-        raise InputError(f"unknown load-balancer key {key!r}", field=key)
-    t = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", "")
+        raise InputError(f"unknown load-balancer key {key!r}", field=key) from None
     if t == "int":
         return int(round(float(value)))
     if t == "float":

@@ -54,6 +54,12 @@ __all__ = [
     "key_info",
     "short_class_name",
     "IMPL",
+    "ConfigKey",
+    "declare_keys",
+    "forget_keys",
+    "declared_keys",
+    "is_key",
+    "key_names",
 ]
 
 IMPL = "org.apache.pulsar.broker.loadbalance.impl."
@@ -232,6 +238,18 @@ class LoadBalancerConfig:
     loadBalancerNamespaceBundleSplitConditionHitCountThreshold: int = _k(
         3, "hits", "Extensible: consecutive hits before a split.")
 
+    # --- keys a strategy module declares (ConfigKey in its spec; the registry declares them) -
+    declared: tuple = field(default=(), metadata={"declared": True, "unit": "", "doc": "(key, value) pairs of the "
+                                                  "keys strategy modules declare, set away from their default"})
+
+    def __getattr__(self, name):
+        """A key a strategy module declared (:func:`declare_keys`) reads like a field: its value, else its
+        default. Only reached for names that are not fields."""
+        decl = _DECLARED.get(name)
+        if decl is None or name.startswith("__"):
+            raise AttributeError(f"{type(self).__name__!s} has no key {name!r}")
+        return dict(object.__getattribute__(self, "declared")).get(name, decl.default)
+
     def __post_init__(self):
         try:
             object.__setattr__(self, "pulsarVersion", release(self.pulsarVersion).version)
@@ -243,6 +261,7 @@ class LoadBalancerConfig:
                 object.__setattr__(self, f.name, _coerce(f, v))
             except (TypeError, ValueError) as exc:
                 raise InputError(str(exc), field=f.name) from None
+        object.__setattr__(self, "declared", _declared_values(self.declared))
         _validate(self)
 
     # ---------------------------------------------------------------- derived values
@@ -317,7 +336,7 @@ class LoadBalancerConfig:
         Unknown keys raise :class:`InputError` naming the key (use :func:`parse_broker_conf` to keep
         unknown keys of a whole file).
         """
-        known = {f.name: f for f in fields(self)}
+        known = {**{f.name: f for f in _key_fields()}, **_DECLARED}
         changes = {}
         for k, v in values.items():
             if k not in known:
@@ -326,6 +345,9 @@ class LoadBalancerConfig:
                 changes[k] = _parse_value(known[k], v) if isinstance(v, str) else v
             except (TypeError, ValueError) as exc:
                 raise InputError(str(exc), source=source, field=k) from None
+        declared = {k: changes.pop(k) for k in list(changes) if k in _DECLARED}
+        if declared:
+            changes["declared"] = tuple({**dict(self.declared), **declared}.items())
         try:
             return dataclasses.replace(self, **changes)
         except InputError as exc:
@@ -343,11 +365,13 @@ class LoadBalancerConfig:
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly dict of every key (sets as sorted lists)."""
         out = {}
-        for f in fields(self):
+        for f in _key_fields():
             v = getattr(self, f.name)
             if isinstance(v, (frozenset, tuple)):
                 v = sorted(v) if isinstance(v, frozenset) else list(v)
             out[f.name] = v
+        for k in _DECLARED:
+            out[k] = getattr(self, k)
         return out
 
     @classmethod
@@ -472,14 +496,118 @@ def _validate(c: LoadBalancerConfig) -> None:
         bad("loadBalancerOverrideBrokerNicSpeedGbps", "must be > 0 or empty")
 
 
+# -------------------------------------------------------------------- keys strategy modules declare
+@dataclass(frozen=True)
+class ConfigKey:
+    """A ``broker.conf`` key a strategy module adds (Pulsar's name and default), declared in the strategy's
+    spec (``StrategySpec(new_keys=(ConfigKey(...),))``): the registry declares it when the spec registers,
+    and from then on the config reads, parses and writes it like a field, and the Tuner shows its slider.
+
+    ``default`` decides the type (bool, int, float or str); ``lo``/``hi``/``step`` are the slider range."""
+
+    name: str
+    default: Any
+    unit: str
+    doc: str
+    lo: Any = None
+    hi: Any = None
+    step: Any = None
+    dynamic: bool = True
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_.]{0,199}", self.name):
+            raise InputError(f"a config key needs a broker.conf name, got {self.name!r}")
+        if type(self.default) not in (bool, int, float, str):
+            raise InputError(f"config key {self.name}: the default must be a bool, int, float or str, "
+                             f"got {self.default!r}")
+        if not isinstance(self.doc, str) or not self.doc or not isinstance(self.unit, str):
+            raise InputError(f"config key {self.name}: unit and doc must be text, doc not empty")
+
+    @property
+    def type(self) -> str:
+        return type(self.default).__name__
+
+    def info(self) -> dict[str, Any]:
+        """What :func:`key_info` says of it."""
+        return {"unit": self.unit, "doc": self.doc, "dynamic": self.dynamic, "lo": self.lo, "hi": self.hi,
+                "step": self.step, "key": self.name, "default": self.default, "type": self.type}
+
+
+#: key name -> its declaration (filled by :func:`declare_keys`, which the strategy registry calls)
+_DECLARED: dict[str, ConfigKey] = {}
+
+
+def _key_fields():
+    """The fields that are ``broker.conf`` keys (all but the declared keys' values)."""
+    return [f for f in fields(LoadBalancerConfig) if not f.metadata.get("declared")]
+
+
+def key_names() -> list[str]:
+    """Every key the config knows: its fields' ``broker.conf`` keys, then the declared keys."""
+    return [f.name for f in _key_fields()] + list(_DECLARED)
+
+
+def is_key(name: str) -> bool:
+    """Whether ``name`` is a key the config knows (a field or a declared key)."""
+    return name in _DECLARED or any(f.name == name for f in _key_fields())
+
+
+def declared_keys() -> dict[str, ConfigKey]:
+    """The keys strategy modules declared, by name."""
+    return dict(_DECLARED)
+
+
+def declare_keys(keys) -> None:
+    """Make ``keys`` (:class:`ConfigKey`) keys of the config. A name that is already a field, or declared
+    otherwise, is an :class:`InputError`; declaring the same key again is a no-op."""
+    keys = tuple(keys)
+    for k in keys:
+        if not isinstance(k, ConfigKey):
+            raise InputError(f"a declared key must be a ConfigKey, got {type(k).__name__}")
+        if any(f.name == k.name for f in fields(LoadBalancerConfig)):
+            raise InputError(f"config key {k.name} is already a key of the config: declare only new keys")
+        if _DECLARED.get(k.name, k) != k:
+            raise InputError(f"config key {k.name} is already declared, with another default, unit, doc or range")
+    _DECLARED.update((k.name, k) for k in keys)
+
+
+def forget_keys(names) -> None:
+    """Drop declared keys (a plug-in strategy unregistered)."""
+    for n in names:
+        _DECLARED.pop(n, None)
+
+
+def _declared_values(pairs) -> tuple:
+    """The ``declared`` field's value: declared keys only, values of the key's type, defaults dropped, sorted."""
+    out = {}
+    for item in pairs:
+        try:
+            k, v = item
+        except (TypeError, ValueError):
+            raise InputError(f"declared key values must be (key, value) pairs, got {item!r}") from None
+        decl = _DECLARED.get(k)
+        if decl is None:
+            raise InputError(f"unknown load-balancer key {k!r}", field=str(k))
+        try:
+            v = _coerce(decl, v)
+        except (TypeError, ValueError) as exc:
+            raise InputError(str(exc), field=k) from None
+        if v != decl.default:
+            out[k] = v
+    return tuple(sorted(out.items()))
+
+
 def short_class_name(name: str) -> str:
     """``org.apache.pulsar.broker.loadbalance.impl.AvgShedder`` → ``AvgShedder``."""
     return name.strip().rsplit(".", 1)[-1]
 
 
 def key_info(key: str) -> dict[str, Any]:
-    """Default, unit, doc, dynamic flag and slider range of one key."""
-    for f in fields(LoadBalancerConfig):
+    """Default, unit, doc, dynamic flag and slider range of one key (a field, or a key a strategy module
+    declared)."""
+    if key in _DECLARED:
+        return _DECLARED[key].info()
+    for f in _key_fields():
         if f.name == key:
             d = dict(f.metadata)
             d["key"] = key
@@ -530,7 +658,7 @@ def parse_broker_conf(text: str, base: LoadBalancerConfig | None = None,
     if not isinstance(text, str):
         raise InputError("broker.conf must be text", source=source)
     base = base or LoadBalancerConfig()
-    known = BROKER_CONF_KEYS
+    known = {f.name for f in _key_fields() if not f.metadata.get("shedlab")} | set(_DECLARED)
     values: dict[str, str] = {}
     unknown = []
     for lineno, line in enumerate(_logical_lines(text), 1):
@@ -566,8 +694,7 @@ def changed_keys(cfg: LoadBalancerConfig, base: LoadBalancerConfig | None = None
     defaults of ``cfg``'s own release (:func:`release_defaults`); ``pulsarVersion`` is among them only when
     ``base`` is another release."""
     base = base or release_defaults(cfg.pulsarVersion)
-    return {f.name: (getattr(base, f.name), getattr(cfg, f.name))
-            for f in fields(cfg) if getattr(base, f.name) != getattr(cfg, f.name)}
+    return {k: (getattr(base, k), getattr(cfg, k)) for k in key_names() if getattr(base, k) != getattr(cfg, k)}
 
 
 def release_defaults(version: str | None = None) -> LoadBalancerConfig:
@@ -582,7 +709,7 @@ def to_broker_conf(cfg: LoadBalancerConfig, base: LoadBalancerConfig | None = No
     """The ``broker.conf`` lines of every key that differs from ``base`` (the defaults of ``cfg``'s release)."""
     out = []
     for k, (old, new) in changed_keys(cfg, base).items():
-        if k not in BROKER_CONF_KEYS:
+        if k in SHEDLAB_FIELDS:
             continue  # Shedlab's own fields (the release) are no broker.conf lines
         if comments:
             out.append(f"# {key_info(k)['doc']} (default {_fmt(old)})")
@@ -590,8 +717,10 @@ def to_broker_conf(cfg: LoadBalancerConfig, base: LoadBalancerConfig | None = No
     return "\n".join(out) + ("\n" if out else "")
 
 
-#: the keys that are ``broker.conf`` keys (every field but Shedlab's own, e.g. ``pulsarVersion``)
-BROKER_CONF_KEYS = frozenset(f.name for f in fields(LoadBalancerConfig) if not f.metadata.get("shedlab"))
+#: the fields that are Shedlab's own, not ``broker.conf`` keys (the release decided as)
+SHEDLAB_FIELDS = frozenset(f.name for f in fields(LoadBalancerConfig) if f.metadata.get("shedlab"))
+#: the fields that are ``broker.conf`` keys (strategy modules may declare more: :func:`key_names`)
+BROKER_CONF_KEYS = frozenset(f.name for f in _key_fields() if f.name not in SHEDLAB_FIELDS)
 
 PULSAR_4_DEFAULTS = LoadBalancerConfig()
 
@@ -625,3 +754,4 @@ LOAD_MANAGER_KEYS = {
                    "loadBalancerSheddingGracePeriodMinutes", "loadBalancerMaxNumberOfBundlesInBundleLoadReport",
                    "loadBalancerBrokerMaxTopics"),
 }
+

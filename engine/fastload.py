@@ -54,7 +54,9 @@ import numpy as np
 from .bounded import check_size
 from .errors import InputError
 from .limits import MAX_COUNT, MAX_QUANTITY, limit
+from .loaddata_json import TOP_KEYS
 from .model import (
+    LocalBrokerData,
     NUM_LONG_SAMPLES,
     NUM_SHORT_SAMPLES,
     BundleData,
@@ -77,13 +79,8 @@ _BD_KEYS = ("shortTermData", "longTermData", "topics")
 _BULK = frozenset(("lastStats", "bundleStats", "bundles"))
 #: a report's other fields and the document's other top-level keys decoded in the one-pass decode
 #: (:func:`_load_whole`); a document with any other key is read key by key (:func:`_load_typed`)
-_REPORT_KEYS = ("brokerId", "webServiceUrl", "cpu", "memory", "directMemory", "bandwidthIn", "bandwidthOut",
-                "msgThroughputIn", "msgThroughputOut", "msgRateIn", "msgRateOut", "lastUpdate", "numTopics",
-                "numBundles", "numConsumers", "numProducers", "lastBundleGains", "lastBundleLosses",
-                "brokerVersionString", "loadManagerClassName", "persistentTopicsEnabled",
-                "nonPersistentTopicsEnabled", "startTimestamp", "maxResourceUsage", "loadReportType")
-_TOP_KEYS = ("timeAverageData", "now", "preallocatedBundleData", "recentlyUnloadedBundles", "bundleTopics",
-             "resourceQuotas", "defaultResourceQuota", "shedlabStrategyState", "shedlabPolicies")
+_REPORT_KEYS = ("webServiceUrl", *(k for k in LocalBrokerData.JSON_KEYS if k not in _BULK))  # the id's fallback too
+_TOP_KEYS = TOP_KEYS
 _TWO63 = 2.0 ** 63  # the first float above Long.MAX_VALUE
 
 
@@ -329,11 +326,8 @@ def load_data_fast(obj, source: str) -> ColumnarLoadData | None:
 
 
 def _load(obj: dict, source: str) -> ColumnarLoadData:
-    brokers_obj = obj["brokers"]
-    # ---- lastStats entries of every broker, flattened in broker (input) order, then entry order
-    slim_brokers, stat_dicts, stat_names, per_broker, bundle_lists = {}, [], [], [], []
-    list_depth = 0
-    for bid, rep in brokers_obj.items():
+    parts, stat_dicts = _Parts(), []
+    for bid, rep in obj["brokers"].items():
         if not isinstance(rep, dict):
             raise _Fallback("a report that is not an object")
         stats = rep.get("lastStats")
@@ -343,32 +337,17 @@ def _load(obj: dict, source: str) -> ColumnarLoadData:
                 stats = {}
         if not isinstance(stats, dict) or ("lastStats" in rep and "bundleStats" in rep):
             raise _Fallback("lastStats not an object, or both lastStats and bundleStats")
-        slim = {k: v for k, v in rep.items() if k not in _BULK}
         listed = rep.get("bundles")
-        if type(listed) is list:
-            list_depth = 4  # {"brokers": {id: {"bundles": [
-        if listed is None:
-            listed = []
-        elif type(listed) is not list or (listed and set(map(type, listed)) != {str}):
+        if listed is not None and (type(listed) is not list or (listed and set(map(type, listed)) != {str})):
             raise _Fallback("bundles not a list of names")
-        if not listed and stats:  # the reader's rule: no bundles listed -> the lastStats keys
-            listed = stats
-        # the reader keeps the first of repeated names (LocalBrokerData.from_json)
-        bundle_lists.append(list(dict.fromkeys(listed)))
-        slim_brokers[bid] = slim
-        stat_dicts.extend(stats.values())
-        stat_names.extend(stats)
-        per_broker.append(len(stats))
+        stat_dicts.extend(parts.add_report(bid, {k: v for k, v in rep.items() if k not in _BULK}, stats, listed))
     if stat_dicts and set(map(type, stat_dicts)) != {dict}:
         raise _Fallback("a stats entry that is not an object")
     stats_a = _numbers(_rows(stat_dicts, _STAT_KEYS, len(_STAT_KEYS)), 8) if stat_dicts else _empty_stats(0)
     del stat_dicts
-
-    # ---- bundleData entries
     bd_obj = obj.get("bundleData") or {}
     if not isinstance(bd_obj, dict):
         raise _Fallback("bundleData not an object")
-    bd_names = list(bd_obj)
     bd_vals = list(bd_obj.values())
     if bd_vals and set(map(type, bd_vals)) != {dict}:
         raise _Fallback("a BundleData that is not an object")
@@ -383,57 +362,101 @@ def _load(obj: dict, source: str) -> ColumnarLoadData:
     else:
         st_a = lt_a = np.zeros((0, 6))
         top_a = np.zeros(0)
-    _check_bulk(stats_a, st_a, lt_a, top_a)
     del bd_rows, bd_vals
+    parts.finish({k: v for k, v in obj.items() if k != "bundleData" and k != "brokers"}, stats_a, list(bd_obj),
+                 st_a, lt_a, top_a)
+    return _assemble(source, parts)
 
-    slim_obj = {k: v for k, v in obj.items() if k != "bundleData" and k != "brokers"}
-    return _assemble(source, slim_obj, slim_brokers, stat_names, per_broker, bundle_lists, list_depth, stats_a,
-                     bd_names, st_a, lt_a, top_a)
+
+class _Parts:
+    """What a decoder gathers from a LoadData JSON document, named, for :func:`_assemble`: each report
+    without its bulk keys (``slim_brokers``), the lastStats entries' names (broker by broker; ``per_broker``
+    counts) and values (``stats_a``, ``_STAT_KEYS`` columns), each broker's bundle list, the bundleData
+    entries' names and values (``st_a``/``lt_a``: ``_TAMD_KEYS`` columns, ``top_a``), and the document
+    without ``brokers`` and ``bundleData`` (``slim_obj``). The values are checked (``_check_bulk``) when
+    the decoder hands them over (:meth:`finish`)."""
+
+    def __init__(self):
+        self.slim_brokers: dict = {}
+        self.stat_names: list = []
+        self.per_broker: list = []
+        self.bundle_lists: list = []
+        self.list_depth = 0  # 4 when some report lists its bundles: {"brokers": {id: {"bundles": [
+
+    def add_report(self, bid, slim: dict, stats: dict, listed):
+        """One report: ``slim`` its own fields, ``stats`` its lastStats (or bundleStats) map, ``listed`` its
+        bundle names (None when absent). Returns the stats' values (the decoder makes them columns)."""
+        if listed is not None:
+            self.list_depth = 4
+        if not listed and stats:  # the reader's rule: no bundles listed -> the lastStats keys
+            listed = stats
+        # the reader keeps the first of repeated names (LocalBrokerData.from_json)
+        self.bundle_lists.append(list(dict.fromkeys(listed or ())))
+        self.slim_brokers[bid] = slim
+        self.stat_names.extend(stats)
+        self.per_broker.append(len(stats))
+        return stats.values()
+
+    def finish(self, slim_obj: dict, stats_a, bd_names: list, st_a, lt_a, top_a) -> None:
+        """The document's other keys and the bulk columns, checked against the reader's ranges."""
+        _check_bulk(stats_a, st_a, lt_a, top_a)
+        self.slim_obj, self.stats_a, self.bd_names, self.st_a, self.lt_a, self.top_a = (
+            slim_obj, stats_a, bd_names, st_a, lt_a, top_a)
 
 
-def _assemble(source: str, slim_obj: dict, slim_brokers: dict, stat_names: list, per_broker: list,
-              bundle_lists: list, list_depth: int, stats_a, bd_names: list, st_a, lt_a, top_a) -> ColumnarLoadData:
-    """The snapshot from its gathered parts: ``slim_obj`` (the document without ``brokers`` and
-    ``bundleData``), ``slim_brokers`` (each report without its bulk keys), the lastStats entries' names
-    and values (broker by broker; ``per_broker`` counts), each broker's bundle list, and the bundleData
-    entries' names and values; the values already checked (``_check_*``)."""
-    from .loaddata_json import load_data_from_json
+def _assemble(source: str, parts: _Parts) -> ColumnarLoadData:
+    """The snapshot from the parts a decoder gathered: everything but the bulk by the ordinary reader,
+    then the report totals, the bundle data, the time averages and the view from the columns."""
+    base = _ordinary_part(source, parts)
+    starts = np.zeros(len(parts.slim_brokers) + 1, dtype=np.int64)
+    np.cumsum(parts.per_broker, out=starts[1:])
+    _report_totals(base, parts, starts)
+    cols = _bundle_columns(parts, base.resource_quotas)
     from .javacompat import java_map_order
-    from .view import LoadView, broker_columns
 
-    # ---- nesting: bulk entries are flat (checked above); measure the rest as parsed
+    order = java_map_order(base.brokers, concurrent=True)
+    names = dict.fromkeys(chain(cols["all_bd"], chain.from_iterable(base.brokers[bid].local.bundles for bid in order)))
+    nidx = dict(zip(names, range(len(names))))  # the view's bundle order; bundleData's bundles come first
+    stat_idx = np.array(list(map(nidx.__getitem__, parts.stat_names)), dtype=np.int64)
+    _time_averages(base, parts, cols, stat_idx)
+    return _columnar(base, parts, cols, order, list(names), nidx, stat_idx, starts)
+
+
+def _ordinary_part(source: str, parts: _Parts) -> LoadData:
+    """The document without its bulk entries, read by the ordinary reader (same rules, messages and
+    warnings), with each broker's bundle list and the warning on bundles listed by several brokers."""
+    from .loaddata_json import load_data_from_json
+
+    # nesting: bulk entries are flat (checked by the decoders); measure the rest as parsed
     cap = limit("SHEDLAB_MAX_NESTING")
-    slim_obj["brokers"] = slim_brokers
-    depth = max(_depth(slim_obj, cap), list_depth, 5 if len(stats_a) else 0, 4 if len(st_a) else (3 if bd_names else 0))
+    slim_obj = dict(parts.slim_obj, brokers=parts.slim_brokers)
+    depth = max(_depth(slim_obj, cap), parts.list_depth, 5 if len(parts.stats_a) else 0,
+                4 if len(parts.st_a) else (3 if parts.bd_names else 0))
     if depth > cap:
         raise _Fallback("nested too deep")
-
-    # ---- everything else by the ordinary reader (same rules, messages and warnings)
     base = load_data_from_json(slim_obj, source)
     if type(base) is not LoadData:
         raise _Fallback("not a modular LoadData")
-
-    # ---- bundles lists (kept out of the reader: 100,000 names), and _finish's warning on shared bundles
-    blist = list(base.brokers.values())
-    for bd, listed in zip(blist, bundle_lists):
+    # bundles lists (kept out of the reader: 100,000 names), and _finish's warning on shared bundles
+    for bd, listed in zip(base.brokers.values(), parts.bundle_lists):
         bd.local.bundles = listed
-    total = sum(map(len, bundle_lists))
-    if total and len(set(chain.from_iterable(bundle_lists))) < total:
-        owners = base.owners()
-        for b, bs in owners.items():
+    total = sum(map(len, parts.bundle_lists))
+    if total and len(set(chain.from_iterable(parts.bundle_lists))) < total:
+        for b, bs in base.owners().items():
             if len(bs) > 1:
                 base.warnings.append(f"{base.source}: bundle {b} is listed by {len(bs)} brokers ({', '.join(bs)}): "
                                      "an ownership change in progress; Pulsar considers it on each")
+    return base
 
-    # ---- report fields that default to sums over lastStats
-    nb_in = len(slim_brokers)
-    starts = np.zeros(nb_in + 1, dtype=np.int64)
-    np.cumsum(per_broker, out=starts[1:])
+
+def _report_totals(base: LoadData, parts: _Parts, starts) -> None:
+    """Report fields that default to sums over the report's lastStats, where the report leaves them out."""
     totals = ("msgThroughputIn", "msgThroughputOut", "msgRateIn", "msgRateOut", "numTopics", "numConsumers",
               "numProducers", "numBundles")
     cols = int_cols = None  # as lists, only when some report leaves a total out
+    stats_a = parts.stats_a
     for j, (bid, bd) in enumerate(base.brokers.items()):
-        rep, L = slim_brokers[bid], bd.local
+        rep, L = parts.slim_brokers[bid], bd.local
         a, b = int(starts[j]), int(starts[j + 1])
         if b == a or all(rep.get(k) is not None for k in totals):
             continue
@@ -458,11 +481,14 @@ def _assemble(source: str, slim_obj: dict, slim_brokers: dict, stat_names: list,
         if rep.get("numBundles") is None:
             L.num_bundles = b - a
 
-    # ---- bundle data: given entries, then those derived from the first report of each (ensure_bundle_data)
+
+def _bundle_columns(parts: _Parts, quotas: dict) -> dict:
+    """The bundle data as columns: the given entries, then those derived from the first report of each
+    bundle without one (``ensure_bundle_data``: the default, or the quota's, updated once)."""
+    stats_a, stat_names, bd_names = parts.stats_a, parts.stat_names, parts.bd_names
     bd_index = dict.fromkeys(bd_names)
     n_given = len(bd_names)
     derived_rows = []
-    quotas = base.resource_quotas
     if not bd_index.keys() >= set(stat_names):  # some lastStats bundle has no bundle data
         for i, name in enumerate(stat_names):
             if name not in bd_index:
@@ -476,10 +502,10 @@ def _assemble(source: str, slim_obj: dict, slim_brokers: dict, stat_names: list,
     st_max = np.empty(n_given + nd, dtype=np.int64)
     lt_max = np.empty(n_given + nd, dtype=np.int64)
     topics = np.empty(n_given + nd, dtype=np.int64)
-    st[:n_given], lt[:n_given] = st_a[:, 2:], lt_a[:, 2:]
-    st_n[:n_given], lt_n[:n_given] = st_a[:, 1], lt_a[:, 1]
-    st_max[:n_given], lt_max[:n_given] = st_a[:, 0], lt_a[:, 0]
-    topics[:n_given] = top_a
+    st[:n_given], lt[:n_given] = parts.st_a[:, 2:], parts.lt_a[:, 2:]
+    st_n[:n_given], lt_n[:n_given] = parts.st_a[:, 1], parts.lt_a[:, 1]
+    st_max[:n_given], lt_max[:n_given] = parts.st_a[:, 0], parts.lt_a[:, 0]
+    topics[:n_given] = parts.top_a
     if nd:
         rows = np.asarray(derived_rows, dtype=np.int64)
         sample = stats_a[rows][:, [1, 3, 0, 2]]  # thrIn, thrOut, rateIn, rateOut
@@ -498,31 +524,37 @@ def _assemble(source: str, slim_obj: dict, slim_brokers: dict, stat_names: list,
                 st[n_given + k] = sample[k]
                 lt[n_given + k] = sample[k]
                 st_n[n_given + k] = lt_n[n_given + k] = 1
-    all_bd = list(bd_index)  # bundleData order: given, then derived
+    return {"all_bd": list(bd_index), "st": st, "lt": lt, "st_n": st_n, "lt_n": lt_n, "st_max": st_max,
+            "lt_max": lt_max, "topics": topics}  # all_bd: bundleData order, given then derived
 
-    # ---- time averages not given: sums over each broker's lastStats bundles (TimeAverageBrokerData.reset)
-    order = java_map_order(base.brokers, concurrent=True)
-    names = dict.fromkeys(chain(all_bd, chain.from_iterable(base.brokers[bid].local.bundles for bid in order)))
-    nk = len(names)
-    nidx = dict(zip(names, range(nk)))  # the view's bundle order; bundleData's bundles come first
-    bundles = list(names)
-    stat_idx = np.array(list(map(nidx.__getitem__, stat_names)), dtype=np.int64)
-    stat_broker = np.repeat(np.arange(nb_in), per_broker)
-    need = np.array([not any(bd.time_average.values()) and per_broker[j] > 0 for j, bd in enumerate(blist)],
+
+def _time_averages(base: LoadData, parts: _Parts, cols: dict, stat_idx) -> None:
+    """Time averages not given: sums over each broker's lastStats bundles (TimeAverageBrokerData.reset)."""
+    blist = list(base.brokers.values())
+    nb_in = len(blist)
+    stat_broker = np.repeat(np.arange(nb_in), parts.per_broker)
+    need = np.array([not any(bd.time_average.values()) and parts.per_broker[j] > 0 for j, bd in enumerate(blist)],
                     dtype=bool)
-    if need.any():
-        sel = need[stat_broker]
-        sb, si = stat_broker[sel], stat_idx[sel]
-        sums = [np.bincount(sb, weights=arr[si, c], minlength=nb_in)
-                for arr in (st, lt) for c in range(4)]
-        for j in np.flatnonzero(need).tolist():
-            ta = blist[j].time_average
-            (ta.short_term_msg_throughput_in, ta.short_term_msg_throughput_out, ta.short_term_msg_rate_in,
-             ta.short_term_msg_rate_out, ta.long_term_msg_throughput_in, ta.long_term_msg_throughput_out,
-             ta.long_term_msg_rate_in, ta.long_term_msg_rate_out) = (float(s[j]) for s in sums)
+    if not need.any():
+        return
+    sel = need[stat_broker]
+    sb, si = stat_broker[sel], stat_idx[sel]
+    sums = [np.bincount(sb, weights=arr[si, c], minlength=nb_in) for arr in (cols["st"], cols["lt"]) for c in range(4)]
+    for j in np.flatnonzero(need).tolist():
+        ta = blist[j].time_average
+        (ta.short_term_msg_throughput_in, ta.short_term_msg_throughput_out, ta.short_term_msg_rate_in,
+         ta.short_term_msg_rate_out, ta.long_term_msg_throughput_in, ta.long_term_msg_throughput_out,
+         ta.long_term_msg_rate_in, ta.long_term_msg_rate_out) = (float(s[j]) for s in sums)
 
-    # ---- the view (LoadView.from_load_data, from the arrays)
-    m = len(all_bd)
+
+def _columnar(base: LoadData, parts: _Parts, cols: dict, order, bundles: list, nidx: dict, stat_idx,
+              starts) -> ColumnarLoadData:
+    """The :class:`ColumnarLoadData` over ``base`` and the columns, with its view (``LoadView.from_load_data``
+    from the arrays)."""
+    from .view import LoadView, broker_columns
+
+    nk, m = len(bundles), len(cols["all_bd"])
+    st, lt, st_n, lt_n, topics = cols["st"], cols["lt"], cols["st_n"], cols["lt_n"], cols["topics"]
     if nk == m:  # every bundle has bundle data: the view shares the arrays (one copy in memory and pickles)
         v_st, v_lt, v_stn, v_ltn, v_top = st, lt, st_n, lt_n, topics
     else:
@@ -538,8 +570,8 @@ def _assemble(source: str, slim_obj: dict, slim_brokers: dict, stat_names: list,
     state["_bundle_data"] = None
     state.pop("bundle_data", None)
     ld.__dict__.update(state)
-    ld._cols = {"names": bundles, "stat_idx": stat_idx, "stat_starts": starts, "stats": stats_a, "n_bd": len(all_bd),
-                "st": st, "lt": lt, "st_n": st_n, "lt_n": lt_n, "st_max": st_max, "lt_max": lt_max,
+    ld._cols = {"names": bundles, "stat_idx": stat_idx, "stat_starts": starts, "stats": parts.stats_a, "n_bd": m,
+                "st": st, "lt": lt, "st_n": st_n, "lt_n": lt_n, "st_max": cols["st_max"], "lt_max": cols["lt_max"],
                 "topics": topics}
     ld._view = LoadView(
         now_ms=ld.now, brokers=order, **broker_columns(base.brokers, order, nidx, bundles), bundles=bundles,
@@ -662,44 +694,31 @@ def _load_typed(T: dict, raw: bytes, source: str, probe: dict | None):
             raise  # an object holding something else than report objects: the orjson path decides
         return _NOT_LOAD_DATA
     dec_stats, dec_names = T["stats"].decode, T["names"].decode
-    slim_brokers, stat_recs, stat_names, per_broker, bundle_lists = {}, [], [], [], []
-    list_depth = 0
+    parts, stat_recs = _Parts(), []
     for bid, rep in brokers.items():
         if "lastStats" in rep and "bundleStats" in rep:
             raise _Fallback("both lastStats and bundleStats")
         st = rep.get("lastStats")
         if st is None:
             st = rep.get("bundleStats")
-        stats = (dec_stats(st) if st is not None else None) or {}
         listed = rep.get("bundles")
-        listed = dec_names(listed) if listed is not None else None
-        if listed is not None:
-            list_depth = 4
-        else:
-            listed = []
-        if not listed and stats:
-            listed = stats
-        bundle_lists.append(list(dict.fromkeys(listed)))
-        slim_brokers[bid] = {k: dec_any(v) for k, v in rep.items() if k not in _BULK}
-        stat_recs.extend(stats.values())
-        stat_names.extend(stats)
-        per_broker.append(len(stats))
+        stat_recs.extend(parts.add_report(bid, {k: dec_any(v) for k, v in rep.items() if k not in _BULK},
+                                          (dec_stats(st) if st is not None else None) or {},
+                                          dec_names(listed) if listed is not None else None))
     stats_a = _records(stat_recs, _STAT_KEYS)
     del stat_recs
     bd_raw = top.get("bundleData")
     bd = T["bundle_data"].decode(bd_raw) if bd_raw is not None else None
-    bd = bd or {}
-    bd_names, st_a, lt_a, top_a = _bundle_arrays(bd)
+    bd_names, st_a, lt_a, top_a = _bundle_arrays(bd or {})
     del bd
-    _check_bulk(stats_a, st_a, lt_a, top_a)
-    slim_obj = {k: dec_any(v) for k, v in top.items() if k != "bundleData" and k != "brokers"}
+    parts.finish({k: dec_any(v) for k, v in top.items() if k != "bundleData" and k != "brokers"}, stats_a,
+                 bd_names, st_a, lt_a, top_a)
     if probe is not None:
-        shallow = dict(slim_obj, brokers=dict.fromkeys(slim_brokers, {}))
+        shallow = dict(parts.slim_obj, brokers=dict.fromkeys(parts.slim_brokers, {}))
         if "bundleData" in top:
             shallow["bundleData"] = dict.fromkeys(bd_names, {}) if bd_raw is not None else None
         probe["top"] = {k: shallow[k] for k in top}
-    return _assemble(source, slim_obj, slim_brokers, stat_names, per_broker, bundle_lists, list_depth, stats_a,
-                     bd_names, st_a, lt_a, top_a)
+    return _assemble(source, parts)
 
 
 def _load_whole(T: dict, raw: bytes, source: str) -> ColumnarLoadData:
@@ -711,8 +730,7 @@ def _load_whole(T: dict, raw: bytes, source: str) -> ColumnarLoadData:
     fields up by name."""
     doc = T["whole"].decode(raw)
     unset = T["unset"]
-    slim_brokers, stat_recs, stat_names, per_broker, bundle_lists = {}, [], [], [], []
-    list_depth = 0
+    parts, stat_recs = _Parts(), []
     others = attrgetter(*_REPORT_KEYS)
     for bid, rep in doc.brokers.items():
         stats = rep.lastStats
@@ -720,31 +738,19 @@ def _load_whole(T: dict, raw: bytes, source: str) -> ColumnarLoadData:
             stats = rep.bundleStats
         elif rep.bundleStats is not unset:
             raise _Fallback("both lastStats and bundleStats")
-        if stats is unset or stats is None:
-            stats = {}
         listed = rep.bundles
-        if listed is unset or listed is None:
-            listed = []
-        else:
-            list_depth = 4
-        if not listed and stats:
-            listed = stats
-        bundle_lists.append(list(dict.fromkeys(listed)))
-        slim_brokers[bid] = {k: v for k, v in zip(_REPORT_KEYS, others(rep)) if v is not unset}
-        stat_recs.extend(stats.values())
-        stat_names.extend(stats)
-        per_broker.append(len(stats))
+        stat_recs.extend(parts.add_report(bid, {k: v for k, v in zip(_REPORT_KEYS, others(rep)) if v is not unset},
+                                          {} if stats is unset or stats is None else stats,
+                                          None if listed is unset else listed))
     stats_a = _records(stat_recs, _STAT_KEYS)
     del stat_recs
     bd = doc.bundleData
-    bd = {} if bd is unset or bd is None else bd
-    bd_names, st_a, lt_a, top_a = _bundle_arrays(bd)
+    bd_names, st_a, lt_a, top_a = _bundle_arrays({} if bd is unset or bd is None else bd)
     del bd
-    _check_bulk(stats_a, st_a, lt_a, top_a)
-    slim_obj = {k: v for k, v in zip(_TOP_KEYS, attrgetter(*_TOP_KEYS)(doc)) if v is not unset}
+    parts.finish({k: v for k, v in zip(_TOP_KEYS, attrgetter(*_TOP_KEYS)(doc)) if v is not unset}, stats_a, bd_names,
+                 st_a, lt_a, top_a)
     del doc
-    return _assemble(source, slim_obj, slim_brokers, stat_names, per_broker, bundle_lists, list_depth, stats_a,
-                     bd_names, st_a, lt_a, top_a)
+    return _assemble(source, parts)
 
 
 def _bundle_arrays(bd: dict):

@@ -4,7 +4,8 @@
 * ``String.hashCode()`` and ``HashMap`` / ``ConcurrentHashMap`` iteration order, which break ties
   everywhere in Pulsar (stable sorts keep map order);
 * Java ``(int)`` casts (truncation toward zero, saturating, NaN → 0);
-* Guava ``Hashing.crc32().hashString(s).asInt()`` and ``Math.abs`` on ``int``.
+* Guava ``Hashing.crc32().hashString(s).asInt()`` and ``Math.abs`` on ``int``;
+* a ``double`` sum in iteration order, as a Java ``for`` loop adds (:func:`seq_sum`).
 
 Examples
 --------
@@ -26,6 +27,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 __all__ = [
+    "seq_sum",
     "percent_usage",
     "percent_usage_array",
     "java_string_hash",
@@ -234,3 +236,16 @@ def guava_crc32_as_int(s: str) -> int:
     """``Hashing.crc32().hashString(s, UTF_8).asInt()`` as a signed Java int."""
     v = zlib.crc32(s.encode("utf-8")) & 0xFFFFFFFF
     return v - (1 << 32) if v & 0x80000000 else v
+
+
+def seq_sum(values) -> float:
+    """Sum in iteration order, as a Java ``for`` loop does (numpy's pairwise ``sum`` rounds differently;
+    ``cumsum`` accumulates left to right, so its last element is the loop's result).
+
+    >>> seq_sum([0.1] * 10), seq_sum([])
+    (0.9999999999999999, 0.0)
+    """
+    a = np.asarray(values, dtype=np.float64)
+    if a.size == 0:
+        return 0.0
+    return float(np.cumsum(a)[-1])

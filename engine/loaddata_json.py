@@ -13,7 +13,12 @@ from .inputs import report_broker_id, resource_quota_from_json
 from .limits import epoch_ms
 from .model import BrokerData, BundleData, LoadData, LocalBrokerData, TimeAverageBrokerData
 
-__all__ = ["load_data_from_json"]
+__all__ = ["load_data_from_json", "TOP_KEYS"]
+
+#: the document's keys read here besides ``brokers`` and ``bundleData`` (the fast reader,
+#: :mod:`engine.fastload`, decodes these in its one pass; a new key is added here only)
+TOP_KEYS = ("timeAverageData", "now", "preallocatedBundleData", "recentlyUnloadedBundles", "bundleTopics",
+            "resourceQuotas", "defaultResourceQuota", "shedlabStrategyState", "shedlabPolicies")
 
 
 def load_data_from_json(obj, source: str = "<json>", broker: str | None = None) -> LoadData:

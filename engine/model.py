@@ -236,6 +236,16 @@ _RESOURCES = (("cpu", "cpu"), ("memory", "memory"), ("direct_memory", "directMem
 class LocalBrokerData:
     """A broker's load report (``/loadbalance/brokers/<id>``), Pulsar's ``LocalBrokerData``."""
 
+    #: the report's JSON fields the reader models (Jackson's names; the others, ``webServiceUrl`` among them,
+    #: are kept as ``extra``). The fast reader (:mod:`engine.fastload`) decodes these and ``webServiceUrl``,
+    #: so a new field is added here only.
+    JSON_KEYS = ("brokerId", "cpu", "memory", "directMemory", "bandwidthIn", "bandwidthOut",
+                 "msgThroughputIn", "msgThroughputOut", "msgRateIn", "msgRateOut", "lastUpdate", "lastStats",
+                 "bundleStats", "numTopics", "numBundles", "numConsumers", "numProducers", "bundles",
+                 "lastBundleGains", "lastBundleLosses", "brokerVersionString", "loadManagerClassName",
+                 "persistentTopicsEnabled", "nonPersistentTopicsEnabled", "startTimestamp", "maxResourceUsage",
+                 "loadReportType")
+
     broker_id: str
     cpu: ResourceUsage = field(default_factory=ResourceUsage)
     memory: ResourceUsage = field(default_factory=ResourceUsage)
@@ -365,12 +375,7 @@ class LocalBrokerData:
             bundles = list(last_stats)
         seen = set()
         bundles = [b for b in bundles if not (b in seen or seen.add(b))]
-        known = {"brokerId", "cpu", "memory", "directMemory", "bandwidthIn", "bandwidthOut", "msgThroughputIn",
-                 "msgThroughputOut", "msgRateIn", "msgRateOut", "lastUpdate", "lastStats", "bundleStats",
-                 "numTopics", "numBundles", "numConsumers", "numProducers", "bundles", "lastBundleGains",
-                 "lastBundleLosses", "brokerVersionString", "loadManagerClassName", "persistentTopicsEnabled",
-                 "nonPersistentTopicsEnabled", "startTimestamp", "maxResourceUsage", "loadReportType"}
-        extra = {k: v for k, v in obj.items() if k not in known}
+        extra = {k: v for k, v in obj.items() if k not in cls.JSON_KEYS}
         sums = {k: sum(getattr(s, a) for s in last_stats.values()) for a, k in NamespaceBundleStats._KEYS}
         data = cls(
             broker_id=bid, **res,

@@ -110,10 +110,26 @@ def _controls(options, value):
                   dcc.RadioItems(id=ids.HISTORY_RESOLUTION, value="hour", inline=True,
                                  options=[{"label": x, "value": x} for x in ("minute", "hour", "day")])],
                  className="history-field"),
-        html.Div([html.Label("Weights cpu, directMemory, bwIn, bwOut", htmlFor=ids.HISTORY_WEIGHTS),
-                  dcc.Input(id=ids.HISTORY_WEIGHTS, value="1, 0, 1, 1", debounce=True, className="text-input")],
-                 className="history-field"),
+        html.Div([html.Label("Resource weights"), *_weight_controls()], className="history-field history-weights"),
     ], className="history-controls")
+
+
+def _weight_controls() -> list:
+    """One named control per resource weight, as the Tuner shows a key: its ``broker.conf`` key, the value
+    (Pulsar's default to start with), the default and the key's doc."""
+    from dashboard.history.service import WEIGHT_KEYS
+    from engine.config import key_info
+
+    rows = []
+    for k in WEIGHT_KEYS:
+        info = key_info(k)
+        rows.append(html.Div([
+            html.Code(k, className="tk-key", title=info["doc"]),
+            dcc.Input(id=ids.history_weight(k), type="number", step=0.1, value=info["default"], debounce=True,
+                      className="text-input history-weight-input", name=k),
+            html.Span(f"default {info['default']:g}", className="tk-meta"),
+        ], className="history-weight", title=info["doc"], **{"data-key": k}))
+    return rows
 
 
 def _strategy_options() -> list[dict]:

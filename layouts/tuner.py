@@ -15,9 +15,9 @@ from dash import dcc, html
 from dashboard.tuner.release_diff import check_release, release_options
 from dashboard import ids, permalink
 from dashboard.figures.theme import STATUS, empty_figure, graph_config
-from dashboard.keys import (KeySpec, allowed_placements, conf_to_value, default_conf, explains, format_value,
-                            groups_for, key_spec, needs_own_shedding, placement_names, shedding_names, spaced_marks,
-                            MANAGER_KEYS, WEIGHT_KEYS)
+from dashboard.keys import (MANAGER_KEYS, WEIGHT_KEYS, KeySpec, conf_to_value, default_conf, format_value, groups_for,
+                            key_spec, spaced_marks)
+from engine.strategies import registry
 from dashboard.sources import DEFAULT_SOURCE, history_source_id, sample_state, source_info
 from engine.errors import InputError
 from dashboard.tuner.state import TunerState, coerce_state
@@ -40,16 +40,16 @@ def default_state(src: str = DEFAULT_SOURCE) -> TunerState:
 def strategy_options(kind: str, shed: str | None = None) -> list[dict]:
     """Dropdown options from the registry: the placements the shedding strategy's load manager runs; one
     that is itself a shedding strategy (AvgShedder) is offered only with itself as shedding strategy
-    (as Pulsar requires: :func:`dashboard.keys.needs_own_shedding`)."""
+    (as Pulsar requires: :func:`engine.strategies.registry.needs_own_shedding`)."""
     if kind == "shedding":
-        return [{"label": n, "value": n} for n in shedding_names()]
+        return [{"label": n, "value": n} for n in registry.names("shedding")]
     out = []
-    allowed = allowed_placements(shed)
-    for n in placement_names():
+    allowed = registry.manager_placements(shed)
+    for n in registry.names("placement"):
         if n not in allowed:
             continue
         opt = {"label": n, "value": n}
-        if needs_own_shedding(n, shed):
+        if registry.needs_own_shedding(n, shed):
             opt = {"label": f"{n} (needs {n} shedding)", "value": n, "disabled": True}
         out.append(opt)
     return out
@@ -69,8 +69,8 @@ def key_label(key: str) -> str:
 @lru_cache(maxsize=1)
 def _all_keys() -> tuple:
     keys = []
-    for s in shedding_names():
-        for p in placement_names():
+    for s in registry.names("shedding"):
+        for p in registry.names("placement"):
             for g in groups_for(s, p):
                 keys += [k for k in g.keys if k not in keys]
     for k in MANAGER_KEYS + WEIGHT_KEYS:
@@ -235,7 +235,7 @@ def _pips(k: int, n: int) -> list:
 
 def transfer_summary(tv, walk_inline: int = 2) -> html.Div:
     """TransferShedder's verdict: the std against the target, the hit count "k of n", the shedding
-    condition's parts and the max → min steps it took (a :class:`dashboard.transfer.TransferView`)."""
+    condition's parts and the max → min steps it took (a :class:`dashboard.tuner.transfer.TransferView`)."""
     kind = "over" if tv.sheds else ("pending" if tv.condition else "ok")
     conds = []
     if tv.std is not None:
@@ -500,7 +500,7 @@ def layout(**kwargs):
               sub="bars: what the strategy compared · markers: each weighted resource · lines move while you drag"),
         _card("AvgShedder pairs", _graph(ids.TUNER_FIG_PAIRS, "avgshedder-pairs", 360), card_id=ids.TUNER_PAIRS_CARD,
               sub="hottest with coolest, second with second-to-last … · gap and hit counts k of n",
-              hidden="pairs" not in explains(init.shed)),
+              hidden="pairs" not in registry.explains(init.shed)),
         _card("Unload plan", html.Div([
             html.Div(id=ids.TUNER_PLAN),
             html.Div([

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ..keys import explains
+from engine.strategies.registry import explains
 from .theme import LINE, STATUS, axis, base_layout, empty_figure, make_figure, short_names, title_ann
 
 __all__ = ["cycles_figure", "PALETTE"]

@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 
 from engine.strategies import registry
 
-from ..keys import explains
+from engine.strategies.registry import explains
 from .theme import (LINE, STATUS, axis, base_layout, drag_meta, drag_spec, empty_figure, make_figure,
                     short_names, status_color, title_ann)
 

@@ -13,7 +13,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from ..keys import explains
+from engine.strategies.registry import explains
 from .theme import (LINE, MB, RESOURCE, axis, base_layout, drag_meta, drag_spec, empty_figure, hline,
                     make_figure, short_names, status_color, status_label, title_ann)
 

@@ -38,7 +38,7 @@ def _title(tv) -> tuple[dict, dict]:
 
 
 def broker_load(tv, status: dict, verdicts, *, rev: str = "", height: int = 420) -> go.Figure:
-    """The figure of a :class:`dashboard.transfer.TransferView` (see the module docstring)."""
+    """The figure of a :class:`dashboard.tuner.transfer.TransferView` (see the module docstring)."""
     if tv is None or not tv.load:
         return empty_figure("No TransferShedder result: the load balancer or shedding is disabled, or there is at "
                             "most one broker", rev=rev)

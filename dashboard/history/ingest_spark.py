@@ -6,7 +6,7 @@
 ``SHEDLAB_INGEST_SPARK_MB`` (default :data:`SPARK_THRESHOLD_MB`) and Java is there.
 
 Every input format the pandas path reads is read here too, by the very same reader
-(:func:`.ingest.read_input`), and cleaned by the very same rules (:func:`.ingest.resolve_brokers`,
+(:func:`.readers.read_input`), and cleaned by the very same rules (:func:`.identity.resolve_brokers`,
 :func:`.ingest.validate_rows`, :func:`.ingest.dedupe_minutes`, the gap filling and
 :func:`.ingest.counter_increases`); what changes is where they run:
 
@@ -19,7 +19,7 @@ Every input format the pandas path reads is read here too, by the very same read
    combinations, each staged row carrying the index of its combination, its day range, or the error,
    raised in input order as the pandas path would: the same message naming the file and the field);
 2. **brokers** — the broker identity rules need every id of the input at once: the driver resolves
-   the distinct label combinations (a few per series) with :func:`.ingest.resolve_brokers`. The load
+   the distinct label combinations (a few per series) with :func:`.identity.resolve_brokers`. The load
    manager's counters (small: a few series) are collected and turned into the ``actions`` table
    on the driver;
 3. **clean and write** — one task per group of brokers (sorted blocks of the resolved ids) reads its
@@ -57,9 +57,10 @@ import pandas as pd
 from engine.errors import InputError
 from engine.limits import MAX_EPOCH_MS
 
-from .ingest import (_COLUMNS, _RAW_COLUMNS, COUNTER_ALIASES, MAX_GAP_MINUTES, METRIC_ALIASES, NORMALISE_REPORT_KEYS,
-                     _Acc, _clean_col, _sniff, counter_increases, dedupe_minutes, ingest, label_rule, load_broker_map,
-                     read_input, resolve_brokers, validate_rows, value_numbers)
+from .identity import _clean_col, load_broker_map, resolve_brokers
+from .ingest import (MAX_GAP_MINUTES, NORMALISE_REPORT_KEYS, counter_increases, dedupe_minutes, ingest, label_rule,
+                     validate_rows, value_numbers)
+from .readers import _COLUMNS, _RAW_COLUMNS, COUNTER_ALIASES, METRIC_ALIASES, _Acc, _sniff, read_input
 from .ingest_days import DAY_MS, MINUTE_MS, _cat, _dedupe_fill_day, _take, _write_day
 from .store import ALL_METRICS, BROKER_METRICS, META_FILE, DatasetWriter, write_actions
 
@@ -197,9 +198,9 @@ def _qr_decoder():
 def _fast_prometheus(path: Path, fmt: str, metric, broker_label):
     """The staged columns of a plain ``query_range`` file (``status: success``, a matrix of series with
     their string labels and ``[t, "v"]`` pairs) without the per-row Python of
-    :func:`.ingest.parse_prometheus`: msgspec decodes the typed shape, labels are resolved once per
-    series (by the same :class:`.ingest._Acc`), values go through the same rule. ``None`` for anything
-    else — the caller then reads the file with :func:`.ingest.read_input`, which accepts or refuses it
+    :func:`.readers.parse_prometheus`: msgspec decodes the typed shape, labels are resolved once per
+    series (by the same :class:`.readers._Acc`), values go through the same rule. ``None`` for anything
+    else — the caller then reads the file with :func:`.readers.read_input`, which accepts or refuses it
     with its own message."""
     import pyarrow as pa
 
@@ -716,7 +717,7 @@ def ingest_spark(inputs, out, *, fmt: str = "auto", metric: str | None = None, m
 
 
 def _resolve(combos: pd.DataFrame, cluster, broker_label, bmap, report: dict) -> pd.DataFrame:
-    """:func:`.ingest.resolve_brokers` on the distinct label combinations (weighted by their row counts
+    """:func:`.identity.resolve_brokers` on the distinct label combinations (weighted by their row counts
     where the report counts rows): the mapping ``_KEY → is_counter, new_broker``."""
     df = combos.copy()
     df["_k"] = np.arange(len(df))

@@ -6,9 +6,12 @@ session when done.
 """
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
+
 import pandas as pd
 
-from engine.config import LoadBalancerConfig
+from engine.config import LoadBalancerConfig, key_info
 from engine.errors import InputError, UsageError
 
 from .dataset import SAMPLE_NAME, dataset_by_name, list_datasets, read_meta, sample_dataset
@@ -16,7 +19,7 @@ from .jobs import DEFAULT_STRATEGY, PANDAS_MAX_ROWS, describe_error, estimate_ro
 
 __all__ = ["dataset_options", "dataset_info", "parse_weights", "parse_overrides", "parse_values", "job_params",
            "aggregates_for_view", "run_page_job", "sweep_defaults", "sweep_keys", "bundles_for_view",
-           "event_at", "job_result", "DEFAULT_WEIGHTS", "dataset_path"]
+           "event_at", "job_result", "DEFAULT_WEIGHTS", "dataset_path", "WEIGHT_KEYS"]
 
 #: the page names datasets, never paths: every value from the browser goes through this
 #: (:func:`.dataset.dataset_by_name`: a name under SHEDLAB_HISTORY_ROOTS, checked; "unknown dataset" else)
@@ -53,8 +56,17 @@ def dataset_info(path) -> dict:
             "has_bundles": bool(meta.get("has_bundles")), "text": " · ".join(parts), "incidents": inc}
 
 
+#: the modular load manager's resource weights, in the order of ``LoadBalancerConfig.weights`` (PIP-357 spelling)
+WEIGHT_KEYS = ("loadBalancerCPUResourceWeight", "loadBalancerDirectMemoryResourceWeight",
+               "loadBalancerBandwidthInResourceWeight", "loadBalancerBandwidthOutResourceWeight")
+
+
 def parse_weights(text) -> list[float]:
-    """``"1, 0, 1, 1"`` → the four resource weights (cpu, directMemory, bandwidthIn, bandwidthOut)."""
+    """The four resource weights (cpu, directMemory, bandwidthIn, bandwidthOut) of ``{broker.conf key: value}``
+    (the page's named controls; a key left empty or out is at Pulsar's default) or of text ``"1, 0, 1, 1"``
+    (the command line)."""
+    if isinstance(text, Mapping):
+        return [_weight(k, text.get(k)) for k in WEIGHT_KEYS]
     if text is None or str(text).strip() == "":
         return [float(x) for x in LoadBalancerConfig().weights]
     try:
@@ -63,6 +75,18 @@ def parse_weights(text) -> list[float]:
         raise UsageError(f"weights are four numbers (cpu, directMemory, bandwidthIn, bandwidthOut), got {text!r}") from None
     if len(w) != 4 or any(x < 0 for x in w):
         raise UsageError(f"weights are four non-negative numbers (cpu, directMemory, bandwidthIn, bandwidthOut), got {text!r}")
+    return w
+
+
+def _weight(key: str, value) -> float:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return float(key_info(key)["default"])
+    try:
+        w = float(value) if not isinstance(value, bool) else math.nan
+    except (TypeError, ValueError):
+        w = math.nan
+    if not (math.isfinite(w) and w >= 0):
+        raise UsageError(f"{key}: a weight is a non-negative number, got {value!r}")
     return w
 
 

@@ -16,7 +16,7 @@ from engine.config import PRESETS, LoadBalancerConfig
 from engine.errors import InputError
 
 from ..keys import coerce_values
-from ..state import clamp_int
+from ..tuner.state import clamp_int
 from .strategies import default_placement, pair_problem, placement_names, shedding_names
 from .scenarios import DEFAULT_SCENARIO, PRESET_LABELS, base_config, load
 from .snapshot import snapshot_source

@@ -7,9 +7,6 @@
 * :mod:`.whynot` — "why not?" for a broker or a bundle;
 * :mod:`.service` — one call per user action (:func:`~.service.tune`, :func:`~.service.cycles`,
   :func:`~.service.why_not`), so the callbacks are parse → one service call → figure builders.
-
-The former module paths (``dashboard.state``, ``dashboard.analysis``, ``dashboard.transfer``,
-``dashboard.whynot``) re-export these for the modules that still import them.
 """
 from .analysis import Analysis, analyze, build_manager, revision, run_cycles
 from .service import CyclesRun, Loaded, Tuned, cycles, load, revisions, tune, why_not

@@ -21,7 +21,7 @@ from engine.managers import make_manager, manager_kind
 from engine.results import Cycle, PlacementDecision
 from engine.strategies.spec import MODULAR
 
-from ..keys import explains
+from engine.strategies.registry import explains
 from ..sources import Snapshot
 
 __all__ = ["Analysis", "analyze", "build_manager", "run_cycles", "broker_status", "revision", "STATUS_ORDER"]

@@ -15,8 +15,9 @@ from engine.releases import DEFAULT_VERSION, version_from_reports
 from engine.errors import InputError, ShedlabError
 from engine.strategies import registry
 
-from ..keys import (allowed_placements, coerce_values, default_placement, needs_own_shedding, placement_names,
-                    shedding_names)
+from engine.strategies import registry
+
+from ..keys import coerce_values
 
 __all__ = ["TunerState", "STRATEGY_KEYS", "build_config", "state_from_config", "changed_values", "coerce_state",
            "clamp_int", "DEFAULT_SHED", "DEFAULT_PLACE"]
@@ -144,19 +145,19 @@ def build_config(state: TunerState, versions: Mapping | None = None) -> tuple[Lo
         except InputError as exc:
             errors.append(f"{exc}; ignored")
     shed, place = state.shed, state.place
-    if shed not in shedding_names():
+    if shed not in registry.names("shedding"):
         errors.append(f"unknown shedding strategy {shed!r}; using {DEFAULT_SHED}")
         shed = DEFAULT_SHED
-    if place not in placement_names():
+    if place not in registry.names("placement"):
         errors.append(f"unknown placement strategy {place!r}; using {DEFAULT_PLACE}")
         place = DEFAULT_PLACE
-    if needs_own_shedding(place, shed):
-        alt = default_placement(shed)
+    if registry.needs_own_shedding(place, shed):
+        alt = registry.default_placement(shed)
         errors.append(f"loadBalancerLoadPlacementStrategy={place} needs loadBalancerLoadSheddingStrategy="
                       f"{place} (Pulsar refuses to start with {shed}); showing {alt}")
         place = alt
-    elif place not in allowed_placements(shed):
-        alt = default_placement(shed)
+    elif place not in registry.manager_placements(shed):
+        alt = registry.default_placement(shed)
         errors.append(f"placement {place} does not run with {shed}'s load manager; showing {alt}")
         place = alt
     cfg = cfg.with_values({STRATEGY_KEYS[0]: registry.fqn(shed), STRATEGY_KEYS[1]: registry.fqn(place)})

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..keys import explains
+from engine.strategies.registry import explains
 
 __all__ = ["TransferView", "transfer_view", "hit_counts", "start_hit_count", "is_transfer", "REASONS"]
 

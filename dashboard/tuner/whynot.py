@@ -22,7 +22,9 @@ import numpy as np
 from engine.config import LoadBalancerConfig
 from engine.results import fmt_bytes, fmt_rate
 
-from ..keys import KeySpec, explains, format_value, groups_for, key_spec, value_to_conf
+from engine.strategies.registry import explains
+
+from ..keys import KeySpec, format_value, groups_for, key_spec, value_to_conf
 from .analysis import Analysis, build_manager
 
 __all__ = ["Flip", "WhyNot", "explain", "missed", "flips", "target_kind", "outcome"]

@@ -18,7 +18,7 @@ from ..results import BALANCED, OVERLOADED, SKIP, SUCCESS, SheddingResult
 from ..strategies.state import Stateful
 from ..view import LoadView
 
-__all__ = ["SheddingStrategy", "candidate_bundles", "sort_desc", "select_largest_first", "seq_sum", "finish_result"]
+__all__ = ["SheddingStrategy", "candidate_bundles", "sort_desc", "select_largest_first", "finish_result"]
 
 
 class SheddingStrategy(Stateful):
@@ -52,15 +52,6 @@ class SheddingStrategy(Stateful):
 
     def copy(self) -> "SheddingStrategy":
         return copy.deepcopy(self)
-
-
-def seq_sum(values) -> float:
-    """Sum in iteration order, as a Java ``for`` loop does (numpy's pairwise ``sum`` rounds differently;
-    ``cumsum`` accumulates left to right, so its last element is the loop's result)."""
-    a = np.asarray(values, dtype=np.float64)
-    if a.size == 0:
-        return 0.0
-    return float(np.cumsum(a)[-1])
 
 
 def candidate_bundles(view: LoadView, j: int, recent: np.ndarray) -> np.ndarray:

@@ -51,7 +51,8 @@ from ..results import (BALANCED, NO_BUNDLES, NO_LOAD_DATA, OVERLOADED, UNDERLOAD
                        Selection, SheddingResult, fmt_bytes)
 from ..strategies.spec import MODULAR, StrategySpec
 from ..strategies.state import StateValue, pairs, pairs_from_json, pairs_json
-from .base import SheddingStrategy, finish_result, select_largest_first, seq_sum
+from ..javacompat import seq_sum
+from .base import SheddingStrategy, finish_result, select_largest_first
 
 __all__ = ["SPEC", "ThresholdShedderDetails", "ThresholdShedderState", "ThresholdShedder"]
 

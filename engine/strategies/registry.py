@@ -42,10 +42,12 @@ import re
 import threading
 from pathlib import Path
 
-from ..errors import UsageError
+from .. import config
+from ..errors import InputError, UsageError
 from .spec import StrategySpec
 
-__all__ = ["specs", "spec", "placement_for", "placements_allowed", "default_placement", "register", "unregister",
+__all__ = ["specs", "spec", "find", "names", "explains", "placement_for", "placements_allowed", "default_placement",
+           "manager_placements", "needs_own_shedding", "paired_placement", "register", "unregister",
            "shedding_name", "placement_name", "fqn", "ENV", "SHEDDING", "PLACEMENT", "FQN", "BUILTIN_MODULES"]
 
 #: environment variable naming plug-in strategy modules (comma-separated, importable names)
@@ -79,9 +81,25 @@ _lock = threading.RLock()
 _state = {"loaded": False, "loading": False}
 
 
+def _check_keys(s: StrategySpec) -> None:
+    """Every key ``s`` reads or sweeps is a key of the config or one ``s`` declares (``new_keys``);
+    its declarations are the config's to accept (a new name, or the same declaration again)."""
+    own = {k.name for k in s.new_keys}
+    for k in (*s.config_keys, *(key for key, _v in s.sweep_grid)):
+        if k not in own and not config.is_key(k):
+            raise UsageError(f"strategy {s.name}: {k!r} is not a broker.conf key the config knows; a strategy "
+                             f"that reads a new key declares it in its module: StrategySpec(new_keys="
+                             f"(ConfigKey({k!r}, default, unit, doc, lo, hi, step),))")
+    try:
+        config.declare_keys(s.new_keys)
+    except InputError as exc:
+        raise UsageError(f"strategy {s.name}: {exc.message}") from None
+
+
 def register(s: StrategySpec) -> StrategySpec:
-    """Add a strategy. Registering the same spec again is a no-op; another spec under a registered
-    name is a :class:`~engine.errors.UsageError`."""
+    """Add a strategy, declaring the ``broker.conf`` keys it adds to the config. Registering the same spec
+    again is a no-op; another spec under a registered name, or a spec reading a key that is neither the
+    config's nor declared by the spec, is a :class:`~engine.errors.UsageError`."""
     if not isinstance(s, StrategySpec):
         raise UsageError(f"register() takes a StrategySpec, got {type(s).__name__}")
     with _lock:
@@ -90,6 +108,7 @@ def register(s: StrategySpec) -> StrategySpec:
             if old == s:
                 return old
             raise UsageError(f"strategy {s.name!r} is already registered (by {old.fqn})")
+        _check_keys(s)
         _SPECS[s.name] = s
         if s.is_shedding:
             SHEDDING[s.name] = s.factory
@@ -102,7 +121,10 @@ def register(s: StrategySpec) -> StrategySpec:
 def unregister(name: str) -> None:
     """Remove a strategy registered under ``name`` (a test's plug-in, after the test)."""
     with _lock:
-        _SPECS.pop(name, None)
+        gone = _SPECS.pop(name, None)
+        if gone is not None:
+            kept = {k.name for other in _SPECS.values() for k in other.new_keys}
+            config.forget_keys(k.name for k in gone.new_keys if k.name not in kept)
         SHEDDING.pop(name, None)
         PLACEMENT.pop(name, None)
         FQN.pop(name, None)
@@ -198,6 +220,29 @@ def spec(name: str) -> StrategySpec:
     return _SPECS[_resolve_any(name)]
 
 
+def find(name) -> StrategySpec | None:
+    """The spec of a strategy given its short or fully qualified name, or None for anything else (a page's
+    picker value, a permalink's text)."""
+    if not isinstance(name, str) or not name:
+        return None
+    try:
+        return spec(name)
+    except UsageError:
+        return None
+
+
+def names(role: str | None = None) -> list[str]:
+    """Short names of the registered strategies of ``role`` (all roles when None), in registration order."""
+    return [s.name for s in specs(role=role)]
+
+
+def explains(name) -> frozenset:
+    """What a strategy's results carry for figures and why-not (its spec's ``explains``; empty for an
+    unknown name)."""
+    s = find(name)
+    return s.explains if s is not None else frozenset()
+
+
 def _resolve_any(name) -> str:
     try:
         return _resolve(name, _SPECS, "")
@@ -238,6 +283,32 @@ def placements_allowed(shedding: str) -> list[str]:
     s = spec(shedding_name(shedding))
     return [p.name for p in specs(role="placement", load_manager=s.load_manager)
             if not p.is_shedding or p.name == s.name]
+
+
+def manager_placements(shedding) -> list[str]:
+    """Every placement the shedding strategy's load manager runs (Pulsar's default shedding strategy's
+    for an unknown name), including one that is itself a shedding strategy and so runs only with
+    itself (:func:`needs_own_shedding`): the pickers list it, disabled."""
+    from ..config import PULSAR_4_DEFAULTS
+
+    s = find(shedding) or spec(PULSAR_4_DEFAULTS.loadBalancerLoadSheddingStrategy)
+    return [p.name for p in specs(role="placement", load_manager=s.load_manager)]
+
+
+def needs_own_shedding(placement, shedding) -> bool:
+    """True when ``placement`` is also a shedding strategy (one instance plays both roles, as AvgShedder)
+    and ``shedding`` is another one: Pulsar refuses to start with that pair."""
+    p = find(placement)
+    return p is not None and p.is_shedding and p.name != shedding
+
+
+def paired_placement(shedding) -> str | None:
+    """The placement picked with a shedding strategy when one instance plays both roles (AvgShedder's
+    ``requires_placement`` is itself), else None: a placement the user chose stays when it can run."""
+    s = find(shedding)
+    req = s.requires_placement if s is not None and s.is_shedding else None
+    p = find(req)
+    return req if p is not None and p.is_shedding and req == s.name else None
 
 
 def default_placement(shedding: str) -> str | None:

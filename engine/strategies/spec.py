@@ -11,7 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-__all__ = ["StrategySpec", "StateValue", "EmptyState", "MODULAR", "EXTENSIBLE", "LOAD_MANAGERS"]
+from ..config import ConfigKey
+
+__all__ = ["StrategySpec", "StateValue", "EmptyState", "ConfigKey", "MODULAR", "EXTENSIBLE", "LOAD_MANAGERS"]
 
 #: the two load managers of Pulsar: ``ModularLoadManagerImpl`` and the Extensible Load Manager (PIP-192)
 MODULAR = "modular"
@@ -63,7 +65,8 @@ class StrategySpec:
     load_manager : str
         ``"modular"`` or ``"extensible"``: the load manager that runs it.
     config_keys : tuple
-        ``broker.conf`` keys it reads (the sliders shown for it).
+        ``broker.conf`` keys it reads (the sliders shown for it): keys of ``LoadBalancerConfig`` or of
+        ``new_keys``. A key that is neither fails the registration.
     requires_placement : str or None
         For a shedding strategy: the placement it pairs with (AvgShedder → AvgShedder, TransferShedder
         → the extensible LeastResourceUsageWithWeight); ``None`` = any placement of its load manager.
@@ -83,6 +86,10 @@ class StrategySpec:
         Other load managers that accept the same name with an equivalent of their own (Pulsar's
         round robin for ``loadBalancerSheddingExcludedNamespaces`` exists in both). Ours: not a
         Pulsar notion, it only tells the pickers which pairs can run.
+    new_keys : tuple
+        :class:`~engine.config.ConfigKey` declarations of the ``broker.conf`` keys this strategy adds
+        (Pulsar's name and default, unit, doc, slider range). The registry declares them to the config
+        when the spec registers; the strategy reads them as ``conf.<key>`` like any other key.
     """
 
     name: str
@@ -97,6 +104,7 @@ class StrategySpec:
     explains: frozenset
     title: str
     also_runs_in: frozenset = field(default=frozenset())
+    new_keys: tuple = ()
 
     def __post_init__(self):
         from ..errors import UsageError
@@ -107,6 +115,9 @@ class StrategySpec:
         object.__setattr__(self, "explains", frozenset(self.explains))
         object.__setattr__(self, "also_runs_in", frozenset(self.also_runs_in))
         object.__setattr__(self, "config_keys", tuple(self.config_keys))
+        object.__setattr__(self, "new_keys", tuple(self.new_keys))
+        if not all(isinstance(k, ConfigKey) for k in self.new_keys):
+            raise UsageError(f"strategy {self.name}: new_keys must be ConfigKey declarations")
         object.__setattr__(self, "sweep_grid", tuple((k, tuple(v)) for k, v in self.sweep_grid))
         if not self.roles or not self.roles <= ROLES:
             raise UsageError(f"strategy {self.name}: roles must be a non-empty subset of {sorted(ROLES)}")

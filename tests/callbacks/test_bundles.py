@@ -39,14 +39,21 @@ def ratio(component) -> float:
 
 def layout_call(source="gen", namespace=None, topic="t", gen_ns="a/b", rate=None, kbps=None, partitions=30,
                 bundles=180, options=(), algorithm=B.RANGE_EQUALLY_DIVIDE, auto=("on",), th=None, split=None):
-    return cb.show_layout(source, namespace, topic, gen_ns, rate, kbps, partitions, bundles, list(options), algorithm,
-                          list(auto), th or TH_DEFAULT, TH_IDS, split)
+    view = {"source": source, "namespace": namespace, "topic": topic, "gen_ns": gen_ns, "rate": rate, "kbps": kbps,
+            "partitions": partitions, "bundles": bundles, "options": list(options)}
+    config = {"algorithm": algorithm, "auto_enabled": list(auto), "th_values": th or TH_DEFAULT, "th_ids": TH_IDS}
+    out = cb.show_layout(view, config, split)
+    return tuple(out[k] for k in ("figure", "headline", "metrics", "auto", "info", "split_options", "split_bundle",
+                                  "alert"))
 
 
 def split_call(bundle, options=None, positions="", force=(), source="gen", namespace=None, partitions=30,
                bundles=180, algorithm=B.RANGE_EQUALLY_DIVIDE, th=None, rate=None):
-    return cb.show_split(bundle, options, positions, list(force), source, namespace, "t", "a/b", rate, None, partitions,
-                         bundles, [], algorithm, ["on"], th or TH_DEFAULT, TH_IDS)
+    view = {"source": source, "namespace": namespace, "topic": "t", "gen_ns": "a/b", "rate": rate, "kbps": None,
+            "partitions": partitions, "bundles": bundles, "options": []}
+    config = {"algorithm": algorithm, "auto_enabled": ["on"], "th_values": th or TH_DEFAULT, "th_ids": TH_IDS}
+    out = cb.show_split(bundle, positions, list(force), view, config, options=options)
+    return out["figure"], out["table"]
 
 
 def test_bundles_cb001_page_is_registered_with_its_ids():

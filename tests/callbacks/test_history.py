@@ -1,6 +1,7 @@
 """History page callbacks as plain functions (no browser, no Spark: jobs run with the pandas engine)."""
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
@@ -39,6 +40,16 @@ def pandas_jobs(monkeypatch):
     monkeypatch.setattr(S, "run_page_job", run_page_job)
 
 
+def _weights(cpu, direct_memory, bw_in, bw_out) -> dict:
+    """The weight controls as the page sends them: their ids (broker.conf keys) and values."""
+    keys = S.WEIGHT_KEYS
+    return {"ids": [ids.history_weight(k) for k in keys], "values": [cpu, direct_memory, bw_in, bw_out]}
+
+
+def _aggregates(path, start, end, resolution, weights):
+    return cb.show_aggregates(path=path, start=start, end=end, resolution=resolution, weights=weights, job=None)
+
+
 def test_history001_dataset_changed_bounds_the_range(sample):
     lo, hi, start, end, month, info = cb.dataset_changed(sample)
     assert (lo, hi, start, end, month) == ("2026-01-05", "2026-01-06", "2026-01-05", "2026-01-06", "2026-01-05")
@@ -51,24 +62,29 @@ def test_history001_dataset_changed_bounds_the_range(sample):
 
 @pytest.mark.parametrize("resolution,n_traces", [("minute", 5), ("hour", 8), ("day", 8)])
 def test_history002_aggregates_figure_per_resolution(sample, resolution, n_traces):
-    fig, hot, note = cb.show_aggregates(sample, "2026-01-05", "2026-01-06", resolution, "1, 0, 1, 1", None)
+    fig, hot, note = _aggregates(sample, "2026-01-05", "2026-01-06", resolution, _weights(1, 0, 1, 1)).values()
     assert len(fig.data) == n_traces and fig.layout.meta["resolution"] == resolution
     n = {"minute": 2880, "hour": 48, "day": 2}[resolution]
     assert len(fig.data[0].x) == n
     assert hot.layout.meta["rev"] == "history-hottest" and len(hot.data[0].y) == 10
     assert "pandas" in note or "cached" in note
     # opening it again comes from the cache
-    note2 = cb.show_aggregates(sample, "2026-01-05", "2026-01-06", resolution, "1, 0, 1, 1", None)[2]
+    note2 = _aggregates(sample, "2026-01-05", "2026-01-06", resolution, _weights(1, 0, 1, 1))["note"]
     assert note2.startswith("cached result")
 
 
 def test_history003_aggregates_range_weights_and_errors(sample):
-    fig = cb.show_aggregates(sample, "2026-01-06", "2026-01-06", "minute", "1,1,1,1", None)[0]
+    fig = _aggregates(sample, "2026-01-06", "2026-01-06", "minute", _weights(1, 1, 1, 1))["aggregates"]
     assert len(fig.data[0].x) == 1440
-    out = cb.show_aggregates(sample, "2026-01-05", "2026-01-06", "hour", "1, x", None)
-    assert out[0] is no_update and "weights are four" in _j(out[2])
+    out = _aggregates(sample, "2026-01-05", "2026-01-06", "hour", _weights(1, -1, 1, 1))
+    assert out["aggregates"] is no_update
+    assert "loadBalancerDirectMemoryResourceWeight: a weight is a non-negative number, got -1" in _j(out["note"])
+    # a control left empty is at Pulsar's default: the same aggregates as the defaults
+    same = _aggregates(sample, "2026-01-06", "2026-01-06", "minute", _weights(1, None, "", 1))["aggregates"]
+    default = _aggregates(sample, "2026-01-06", "2026-01-06", "minute", _weights(1, 0, 1, 1))["aggregates"]
+    assert json.loads(same.to_json())["data"] == json.loads(default.to_json())["data"]
     with pytest.raises(PreventUpdate):
-        cb.show_aggregates(sample, None, None, "hour", "", None)
+        _aggregates(sample, None, None, "hour", _weights(1, 0, 1, 1))
 
 
 def test_history004_strategy_changed_offers_its_keys():
@@ -78,12 +94,12 @@ def test_history004_strategy_changed_offers_its_keys():
 
 
 def _run(trigger, sample, **kw):
-    args = dict(path=sample, start="2026-01-05", end="2026-01-06", weights="1,0,1,1", strategy="AvgShedder",
+    args = dict(path=sample, start="2026-01-05", end="2026-01-06", weights=_weights(1, 0, 1, 1), strategy="AvgShedder",
                 overrides="", bundles="auto", x_key="loadBalancerAvgShedderLowThreshold", x_values="10, 20",
                 y_key="loadBalancerAvgShedderHitCountLowThreshold", y_values="4, 8")
     args.update(kw)
     seen = []
-    out = run_with_trigger(cb.run_history_job, trigger, seen.append, 0, 1, 0, *args.values(), prop="n_clicks")
+    out = run_with_trigger(functools.partial(cb.run_history_job, **args), trigger, seen.append, prop="n_clicks")
     return out, seen
 
 

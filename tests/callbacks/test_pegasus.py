@@ -68,8 +68,8 @@ def test_pegasus003_upload_text_then_plan_it():
     assert alert is None and contents is None                # reset: same file can come again
     assert src["kind"] == "upload" and src["label"] == "my cluster.txt"
     out = compute_plan(src, OPTS, None, "")
-    assert out[4] == out[5] == 13                            # 4 copy_pri + 9 copy_sec
-    assert out[6] is None
+    assert out["step_max"] == out["step"] == 13              # 4 copy_pri + 9 copy_sec
+    assert out["alert"] is None
 
 
 @pytest.mark.parametrize("payload,filename,message", [
@@ -85,7 +85,7 @@ def test_pegasus004_bad_upload_shows_an_alert_and_keeps_the_cluster(payload, fil
     assert src is no_update and contents is None
     assert message in alert.children and alert.role == "alert"
     # the previous cluster still plans
-    assert compute_plan(SAMPLE, OPTS, None, "")[6] is None
+    assert compute_plan(SAMPLE, OPTS, None, "")["alert"] is None
 
 
 def test_pegasus005_file_name_is_only_a_label():
@@ -99,7 +99,7 @@ def test_pegasus005_file_name_is_only_a_label():
 
 
 def test_pegasus006_compute_plan_outputs():
-    summary, health, options, table, smax, svalue, alert = compute_plan(SAMPLE, OPTS, None, "temp")
+    summary, health, options, table, smax, svalue, alert = compute_plan(SAMPLE, OPTS, None, "temp").values()
     assert smax == svalue == 18 and table == "temp" and alert is None
     assert [o["value"] for o in options] == ["", "temp", "usertable"]
     text = json.dumps(summary.to_plotly_json(), default=str)
@@ -109,15 +109,16 @@ def test_pegasus006_compute_plan_outputs():
 
 
 def test_pegasus007_toggles_change_the_plan():
-    per_table = compute_plan(SAMPLE, ["quirks"], None, "")[4]
-    cluster = compute_plan(SAMPLE, ["quirks", "cluster"], None, "")[4]
-    only_primary = compute_plan(SAMPLE, ["quirks", "only_primary"], None, "")[4]
+    per_table = compute_plan(SAMPLE, ["quirks"], None, "")["step_max"]
+    cluster = compute_plan(SAMPLE, ["quirks", "cluster"], None, "")["step_max"]
+    only_primary = compute_plan(SAMPLE, ["quirks", "only_primary"], None, "")["step_max"]
     assert (per_table, cluster, only_primary) == (18, 20, 10)
 
 
 def test_pegasus008_bad_seed_is_an_alert():
     out = compute_plan(SAMPLE, OPTS, "abc", "")
-    assert out[:6] == (no_update,) * 6 and "seed 'abc' is not an integer" in out[6].children
+    assert all(v is no_update for k, v in out.items() if k != "alert")
+    assert "seed 'abc' is not an integer" in out["alert"].children
 
 
 def test_pegasus009_step_slider_updates_the_counts():

@@ -3,6 +3,7 @@
 Runs are real engine runs on shipped scenarios, shortened with ``minutes`` to stay fast; expected
 numbers always come from the engine's own tables, never from constants.
 """
+import functools
 import json
 import re
 from urllib.parse import parse_qsl
@@ -249,43 +250,52 @@ def test_sim011_transfershedder_std_data(pair):
     assert cs.result_figures(two_avg)["std"] is None
 
 
+def _controls(scenario, minutes, sheds, places, presets) -> dict:
+    """The form's controls as the run callbacks receive them (``callbacks.simulator._form_states``)."""
+    ab = lambda pair: dict(zip(("a", "b"), pair))  # noqa: E731
+    return {"scenario": scenario, "minutes": minutes, "seed": 0, "shed": ab(sheds), "place": ab(places),
+            "preset": ab(presets), "key_ids": [], "key_values": [], "extra": {"a": "", "b": ""}}
+
+
 def test_sim012_run_simulation_callback_body(trig, sid):
     st = _state({"scenario": "bigo-jitter", "minutes": 15, "a": {"shed": "AvgShedder"},
                  "b": {"shed": "UniformLoadShedder"}})
-    form = ["bigo-jitter", 15, 0, "AvgShedder", "UniformLoadShedder", st.a.place, st.b.place, "", "", [], [], "", ""]
+    form = _controls("bigo-jitter", 15, ("AvgShedder", "UniformLoadShedder"), (st.a.place, st.b.place), ("", ""))
     seen = []
-    out = trig(cs.run_simulation, ids.SIM_RUN, seen.append, 1, None, *form, sid, None, prop="n_clicks")
+
+    def run(n_clicks, autorun, controls, previous, trigger=ids.SIM_RUN, prop="n_clicks"):
+        return trig(functools.partial(cs.run_simulation, n_clicks=n_clicks, autorun=autorun, controls=controls,
+                                      sid=sid, previous=previous), trigger, seen.append, prop=prop)
+    out = run(1, None, form, None)
     assert out["key"] == S.result_key(sid, st) and out["cached"] is False and "error" not in out
     assert seen[0][2].startswith("Simulator · starting") and seen[-1][0] == seen[-1][1] == str(2 * 15)
     assert all(len(v) == 6 for v in seen)  # the shell's strip and the page's bar
     # a permalink without cached results runs the link's state
     auto = {"nonce": "x", "state": st.to_json()}
-    again = trig(cs.run_simulation, ids.SIM_AUTORUN, seen.append, None, auto, *form, sid, out, prop="data")
+    again = run(None, auto, form, out, trigger=ids.SIM_AUTORUN, prop="data")
     assert again["key"] == out["key"] and again["cached"] is True
     # a scenario that cannot be loaded (an expired upload): an alert naming it, the previous results stay
-    bad = list(form)
-    bad[0] = "scenario:" + "f" * 20
-    got = trig(cs.run_simulation, ids.SIM_RUN, seen.append, 2, None, *bad, sid, out, prop="n_clicks")
+    bad = dict(form, scenario="scenario:" + "f" * 20)
+    got = run(2, None, bad, out)
     assert got["key"] == out["key"] and "upload it again" in got["error"] and "previous results stay" in got["error"]
     with pytest.raises(PreventUpdate):
-        trig(cs.run_simulation, ids.SIM_RUN, seen.append, None, None, *form, sid, None, prop="n_clicks")
+        run(None, None, form, None)
 
 
 def test_sim013_show_results_and_errors(pair):
     sid, meta = pair["sid"], pair["meta"]
     out = cs.show_results({"key": meta["key"], "cached": False, "warnings": ["run B: something ignored"]}, sid)
-    table, fa, fb, fc, fstd, std_hidden, head, kinds, alerts = out
-    text = str(table)
+    text = str(out["summary"])
     assert "TransferShedder" in text and "AvgShedder" in text
-    assert fa.layout.meta["run"].startswith("A ·") and fb.layout.meta["run"].startswith("B ·")
-    assert std_hidden is False and fstd.layout.meta["sync"] is True
-    assert {o["value"] for o in kinds} >= {"unload", "check"}
-    assert "something ignored" in str(alerts)
+    assert out["a"].layout.meta["run"].startswith("A ·") and out["b"].layout.meta["run"].startswith("B ·")
+    assert out["std_hidden"] is False and out["std"].layout.meta["sync"] is True
+    assert {o["value"] for o in out["kinds"]} >= {"unload", "check"}
+    assert "something ignored" in str(out["alerts"])
     # an error keeps everything on screen and says why
     out = cs.show_results({"key": meta["key"], "error": "bad thing"}, sid)
-    assert out[:8] == (no_update,) * 8 and "bad thing" in str(out[8])
+    assert all(v is no_update for k, v in out.items() if k != "alerts") and "bad thing" in str(out["alerts"])
     out = cs.show_results({"key": "simres:" + "0" * 32 + ":" + "0" * 24}, sid)  # not this session's
-    assert out[:8] == (no_update,) * 8 and "run again" in str(out[8])
+    assert all(v is no_update for k, v in out.items() if k != "alerts") and "run again" in str(out["alerts"])
     rows = str(cs.show_events({"key": meta["key"]}, ["unload"], "b", sid))
     b = pair["payload"]["runs"]["b"]
     first = b.events[b.events["kind"] == "unload"].iloc[0]
@@ -350,10 +360,14 @@ def test_sim017_sweep_runs_and_a_click_loads_the_cell(trig, sid):
     st = _state({"scenario": "bigo-homogeneous-start", "minutes": 25, "a": {"shed": "AvgShedder",
                                                                            "preset": "bigo-avgshedder"}})
     xk, yk = "loadBalancerAvgShedderLowThreshold", "loadBalancerAvgShedderHitCountLowThreshold"
-    form = ["bigo-homogeneous-start", 25, 0, "AvgShedder", st.b.shed, "AvgShedder", st.b.place, "bigo-avgshedder",
-            st.b.preset, [], [], "", ""]
+    form = _controls("bigo-homogeneous-start", 25, ("AvgShedder", st.b.shed), ("AvgShedder", st.b.place),
+                     ("bigo-avgshedder", st.b.preset))
     seen = []
-    meta = cs.run_sweep_job(seen.append, 1, xk, "10, 20", yk, "2, 8", *form, sid, None)
+
+    def sweep(n_clicks, x_values, y_values, previous):
+        return cs.run_sweep_job(seen.append, n_clicks=n_clicks, x_key=xk, x_values=x_values, y_key=yk,
+                                y_values=y_values, controls=form, sid=sid, previous=previous)
+    meta = sweep(1, "10, 20", "2, 8", None)
     assert "error" not in meta and meta["cached"] is False
     sw = S.load_sweep(meta["key"], sid)
     assert len(sw["cells"]) == 4 and {(c["x"], c["y"]) for c in sw["cells"]} == {
@@ -383,9 +397,9 @@ def test_sim017_sweep_runs_and_a_click_loads_the_cell(trig, sid):
             cs.resolve_form(ids.SIM_SWEEP_FIG, form={"state": st.to_json()}, saved=None, seen=None, link=None,
                             uploaded=None, current=st, click=c, plan=plan)
     # the same grid again: from the cache; a bad grid: a message, the previous sweep kept
-    again = cs.run_sweep_job(seen.append, 2, xk, "10, 20", yk, "2, 8", *form, sid, meta)
+    again = sweep(2, "10, 20", "2, 8", meta)
     assert again == {"key": meta["key"], "cached": True}
-    bad = cs.run_sweep_job(seen.append, 3, xk, "10, x", yk, "2", *form, sid, meta)
+    bad = sweep(3, "10, x", "2", meta)
     assert bad["key"] == meta["key"] and bad["error"].startswith("sweep:") and xk in bad["error"]
 
 

@@ -5,6 +5,7 @@ The ELM upload is the ``pulsar-client consume`` output of ``loadbalancer-broker-
 ``TopBundlesLoadData`` as Jackson writes them, see ``tests/engine/extensible/test_readers.py``), zipped
 and uploaded through the shell's ingest path, as a browser drop does.
 """
+import functools
 import io
 import zipfile
 from pathlib import Path
@@ -16,8 +17,9 @@ from dash.exceptions import PreventUpdate
 import callbacks.simulator as cs
 from dashboard import ids, sources
 from dashboard import simulator as S
-from dashboard.analysis import analyze
+from dashboard.tuner.analysis import analyze
 from layouts.simulator import layout
+from tests.callbacks.test_simulator import _controls
 from tests.dashboard.conftest import data_url
 
 DATA = Path(__file__).resolve().parents[1] / "engine" / "extensible" / "data"
@@ -53,9 +55,9 @@ def test_elm_upload_on_the_simulator_page_runs_transfer_shedder_from_the_snapsho
     st, errs = S.coerce_state({**st.to_json(), "minutes": 4,
                                "a": {**st.a.to_json(), "values": {"loadBalancerSheddingConditionHitCountThreshold": "0"}}})
     assert errs == []
-    form = [st.scenario, 4, 0, st.a.shed, st.b.shed, st.a.place, st.b.place, "", "", [], [], "", ""]
-    out = trig(cs.run_simulation, ids.SIM_AUTORUN, lambda *_: None, None, {"nonce": "n", "state": st.to_json()}, *form,
-               sid, None, prop="data")
+    form = _controls(st.scenario, 4, (st.a.shed, st.b.shed), (st.a.place, st.b.place), ("", ""))
+    out = trig(functools.partial(cs.run_simulation, n_clicks=None, autorun={"nonce": "n", "state": st.to_json()},
+                                 controls=form, sid=sid, previous=None), ids.SIM_AUTORUN, lambda *_: None, prop="data")
     assert "error" not in out and out["key"] == S.result_key(sid, st)
     payload = S.load_result(out["key"], sid)
     a = payload["runs"]["a"]
@@ -71,7 +73,7 @@ def test_elm_upload_on_the_simulator_page_runs_transfer_shedder_from_the_snapsho
     assert tuner.cycle.reason in ev.loc[(ev["minute"] == first) & (ev["kind"] == "check"), "reason"].iloc[0]
     # the page draws it (summary, figures) like any other run
     shown = cs.show_results(out, sid)
-    assert shown[1] is not None and "TransferShedder" in str(shown[6])
+    assert shown["a"] is not None and "TransferShedder" in str(shown["headline"])
 
 
 def test_start_from_choice_and_permalink(sid):

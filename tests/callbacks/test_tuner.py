@@ -1,4 +1,5 @@
 """Tuner callback bodies as plain functions."""
+import functools
 import json
 
 import pytest
@@ -92,15 +93,18 @@ def test_tuner005_sample_import_replaces():
 
 def _update(k_vals=(), base=None, source=SRC, shown=None, conf_import=None, seed=0):
     keys = ["loadBalancerBrokerThresholdShedderPercentage"]
-    return ct.update_tuner(list(k_vals), [], [], seed, 0, source, base, [_kid(k) for k in keys][:len(k_vals)], [], [],
-                           "ThresholdShedder", "LeastResourceUsageWithWeight", shown, conf_import)
+    controls = {"keys": {"ids": [_kid(k) for k in keys][:len(k_vals)], "values": list(k_vals)},
+                "flags": {"ids": [], "values": []}, "texts": {"ids": [], "values": []}}
+    return ct.update_tuner(controls=controls, seed=seed, step=0, source=source, base=base, shed="ThresholdShedder",
+                           place="LeastResourceUsageWithWeight", shown=shown, conf_import=conf_import)
 
 
 def test_tuner006_update_recomputes_and_saves_state():
     base = {"values": DEFAULT_VALUES, "nonce": None, "messages": []}
     out = _update([10.0], base)
-    (scores, pairs_fig, pairs_hidden, place, place_note, place_card, plan, ba, topics, shown, decision, alerts, conf,
-     info, qs, cfg, st) = out
+    scores, pairs_fig, pairs_hidden, place, place_note, place_card, ba, topics, shown, decision, conf, qs, cfg, st = (
+        out[k] for k in ("scores", "pairs", "pairs_hidden", "placement", "placement_note", "placement_card",
+                         "before_after", "topics", "shown", "decision", "conf_text", "qs", "config", "state"))
     # LeastResourceUsageWithWeight scores its candidates: a figure, not words; figures go as plain dicts
     # without a template object (dashboard.figures.theme.inline_template)
     assert all(isinstance(f, dict) and "template" not in f["layout"] for f in (scores, place, ba, topics))
@@ -116,19 +120,20 @@ def test_tuner006_update_recomputes_and_saves_state():
     assert "Unload 1 bundle" in json.dumps(decision, default=str)
     # 11 %: the same unload, so only what shows the config is re-sent (scores, decision), not the plan figures
     out = _update([11.0], base, shown=shown)
-    assert out[0] is not no_update and out[10] is not no_update
-    assert all(out[i] is no_update for i in (3, 4, 7, 8)) and out[6] is not no_update  # plan reasons name 11 %
+    assert out["scores"] is not no_update and out["decision"] is not no_update
+    assert all(out[k] is no_update for k in ("placement", "placement_note", "before_after", "topics"))
+    assert out["plan"] is not no_update  # plan reasons name 11 %
     # 12 %: nothing moves any more; the topic figure's ringed overlay is patched, not rebuilt
     out = _update([12.0], base, shown=shown)
-    assert isinstance(out[8], Patch) and out[7] is not no_update
-    ops = out[8].to_plotly_json()["operations"]
+    assert isinstance(out["topics"], Patch) and out["before_after"] is not no_update
+    ops = out["topics"].to_plotly_json()["operations"]
     assert [o["location"] for o in ops] == [["layout", "shapes"], ["layout", "editrevision"]]
     assert ops[0]["params"]["value"] == []  # no ring: nothing is unloaded
-    assert "Nothing moves" in json.dumps(out[10], default=str)
-    assert "loadBalancerBrokerThresholdShedderPercentage=12" in out[14]
+    assert "Nothing moves" in json.dumps(out["decision"], default=str)
+    assert "loadBalancerBrokerThresholdShedderPercentage=12" in out["qs"]
     # nothing is placed: the placement card says so in words
-    assert out[3] is no_update and out[5] == "card placement-as-text"
-    assert "No bundle is placed this cycle" in json.dumps(out[4], default=str)
+    assert out["placement"] is no_update and out["placement_card"] == "card placement-as-text"
+    assert "No bundle is placed this cycle" in json.dumps(out["placement_note"], default=str)
 
 
 def test_tuner007_update_waits_and_never_crashes():
@@ -137,14 +142,18 @@ def test_tuner007_update_waits_and_never_crashes():
     with pytest.raises(PreventUpdate):
         _update([10.0], {"values": {}, "nonce": "a"}, conf_import={"nonce": "b"})  # an import is pending
     out = _update([10.0], {"values": {}, "nonce": None}, source={"id": "upload:" + "e" * 20, "steps": 1})
-    assert all(x is no_update for i, x in enumerate(out) if i != 11)
-    assert "upload it again" in json.dumps(out[11], default=str)  # an alert; the previous figures stay
+    assert all(x is no_update for k, x in out.items() if k != "alerts")
+    assert "upload it again" in json.dumps(out["alerts"], default=str)  # an alert; the previous figures stay
 
 
 def test_tuner008_sync_controls_on_page_load(trig):
-    out = trig(ct.sync_controls, None, "ThresholdShedder", "LeastResourceUsageWithWeight", None, None, None, None,
-               None, None, None, None, None, SRC, 0, [], [], [], [], [], [])
-    shed, place, place_opts, children, base, seed, pairs_hidden, upload = out
+    no_controls = {kind: {"ids": [], "values": []} for kind in ("keys", "flags", "texts")}
+    out = trig(functools.partial(ct.sync_controls, shed="ThresholdShedder", place="LeastResourceUsageWithWeight",
+                                 reset=None, preset5=None, bigo=None, conf_contents=None, conf_import=None, link=None,
+                                 conf_name=None, base=None, config=None, source=SRC, seed=0, controls=no_controls),
+               None)
+    shed, place, place_opts, children, base, seed, pairs_hidden, upload = (
+        out[k] for k in ("shed", "place", "place_options", "controls", "base", "seed", "pairs_hidden", "upload"))
     assert (shed, place, seed, pairs_hidden, upload) == ("ThresholdShedder", "LeastResourceUsageWithWeight", 0, True, None)
     assert base["values"] == DEFAULT_VALUES and base["n"] == 1
     assert "loadBalancerBrokerThresholdShedderPercentage" in json.dumps(children, default=str)

@@ -92,8 +92,10 @@ def test_th001_history_minute_opens_in_the_tuner_and_reproduces_the_backtest(dat
         assert ",".join(got) == ev["bundles"] and got
         n_checked += 1
         # and the callback the page runs does the same
-        res = ct.update_tuner([], [], [], 0, 0, info, base, [], [], [], state.shed, state.place, None, None)
-        assert res[16]["src"] == want and res[16]["shed"] == strategy
+        no_controls = {kind: {"ids": [], "values": []} for kind in ("keys", "flags", "texts")}
+        res = ct.update_tuner(controls=no_controls, seed=0, step=0, source=info, base=base, shed=state.shed,
+                              place=state.place, shown=None, conf_import=None)
+        assert res["state"]["src"] == want and res["state"]["shed"] == strategy
     assert n_checked >= 1
 
 

@@ -6,8 +6,9 @@ import zipfile
 
 import pytest
 
-from dashboard import analysis, export, sources, whynot
-from dashboard.state import build_config, coerce_state
+from dashboard import export, sources
+from dashboard.tuner import analysis, whynot
+from dashboard.tuner.state import build_config, coerce_state
 
 
 def _a():

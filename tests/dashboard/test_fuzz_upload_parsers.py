@@ -18,7 +18,7 @@ from tests.engine.test_fuzz_parsers import FEW, FUZZ, JSON_VALUES, _is_result_or
 @FEW
 @given(st.binary(max_size=300), st.sampled_from(["prometheus", "vmexport", "promtool", "auto"]))
 def test_history_readers(raw, fmt):
-    from dashboard.history.ingest import read_input
+    from dashboard.history.readers import read_input
 
     with tempfile.TemporaryDirectory() as d:
         p = Path(d) / "in.json"
@@ -29,7 +29,7 @@ def test_history_readers(raw, fmt):
 @FEW
 @given(st.text(max_size=200))
 def test_history_broker_map(text):
-    from dashboard.history.ingest import load_broker_map
+    from dashboard.history.identity import load_broker_map
 
     with tempfile.TemporaryDirectory() as d:
         p = Path(d) / "map.yaml"

@@ -127,8 +127,9 @@ def test_hagree004_the_tuner_report_of_a_timeline_includes_predicted_vs_actual()
     import base64
     import uuid
 
-    from dashboard import analysis, export, sources
-    from dashboard.state import build_config, coerce_state
+    from dashboard import export, sources
+    from dashboard.tuner import analysis
+    from dashboard.tuner.state import build_config, coerce_state
     from engine.io import save_snapshot
     from tests.engine.test_agreement import MOVED, START, _snap
 

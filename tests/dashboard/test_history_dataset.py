@@ -11,7 +11,8 @@ import pytest
 from dashboard.history.dataset import (BROKER_METRICS, META_FILE, SCHEMA, fingerprint, read_long, read_meta,
                                        wide_brokers, write_long)
 from dashboard.history.generate import generate
-from dashboard.history.ingest import ingest, normalise, read_input
+from dashboard.history.ingest import ingest, normalise
+from dashboard.history.readers import read_input
 from engine.errors import InputError
 from engine.javacompat import percent_usage
 

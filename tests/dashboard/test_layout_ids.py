@@ -47,13 +47,13 @@ def dash_app():
 @pytest.fixture(scope="module")
 def layout_ids(dash_app):
     from layouts import tuner
-    from dashboard.keys import allowed_placements, shedding_names
-    from dashboard.state import TunerState
+    from engine.strategies import registry
+    from dashboard.tuner.state import TunerState
 
     found = []
     _walk(dash_app.validation_layout, found)
-    for shed in shedding_names():
-        for place in allowed_placements(shed):
+    for shed in registry.names("shedding"):
+        for place in registry.manager_placements(shed):
             _walk(tuner.controls(TunerState(shed=shed, place=place)), found)
     return found
 

@@ -84,7 +84,7 @@ def probe_registry(_tmp):
 
 
 def probe_tuner(_tmp):
-    from dashboard.state import coerce_state
+    from dashboard.tuner.state import coerce_state
     from layouts import tuner as LT
 
     options = [o["value"] for o in LT.strategy_options("shedding")]
@@ -93,9 +93,9 @@ def probe_tuner(_tmp):
     out = {"options": options, "shed": state.shed, "place": state.place, "errors": errors, "sliders": sliders,
            "placements": [o["value"] for o in LT.strategy_options("placement", NAME) if not o.get("disabled")]}
     # the analysis the page shows, on a shipped sample with the plug-in's threshold lowered
-    from dashboard.analysis import analyze
+    from dashboard.tuner.analysis import analyze
     from dashboard.sources import get_snapshot
-    from dashboard.state import build_config
+    from dashboard.tuner.state import build_config
 
     cfg, _ = build_config(state.with_values(FIRING))
     a = analyze(get_snapshot("sample:yahoo-japan-3-brokers"), cfg)

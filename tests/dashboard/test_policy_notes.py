@@ -1,6 +1,6 @@
 """The Tuner's view of the cluster's policies: the decision card lists what each policy
 step excluded and why; the scores figure marks each broker's isolation group."""
-from dashboard.analysis import analyze
+from dashboard.tuner.analysis import analyze
 from dashboard.figures.scores import broker_scores
 from dashboard.policy_notes import policy_lines, policy_steps, policy_summary
 from dashboard.sources import get_snapshot

@@ -428,7 +428,8 @@ def test_sec012_trusted_proxy_header_and_bad_files(tmp_path, monkeypatch):
 
 
 def test_sec013_permalinks_and_states_do_not_echo_huge_values():
-    from dashboard import permalink, state
+    from dashboard import permalink
+    from dashboard.tuner import state
 
     st, errs = permalink.decode({"src": "sample:bigo-threshold-first-unload", "seed": "9" * 5000,
                                  "loadBalancerBrokerOverloadedThresholdPercentage": "x" * 300_000})

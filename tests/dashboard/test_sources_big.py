@@ -7,7 +7,7 @@ starts at.
 import json
 
 from dashboard import sources
-from dashboard.analysis import analyze
+from dashboard.tuner.analysis import analyze
 from engine.config import LoadBalancerConfig
 from engine.fastload import FAST_MIN_BYTES, ColumnarLoadData
 from engine.io import load_data_from_json

@@ -11,8 +11,8 @@ import zipfile
 from pathlib import Path
 
 from dashboard import sources
-from dashboard.analysis import analyze, build_manager
-from dashboard.state import coerce_state
+from dashboard.tuner.analysis import analyze, build_manager
+from dashboard.tuner.state import coerce_state
 from engine.config import LoadBalancerConfig
 from engine.extensible import EXTENSIBLE_LRUWW_FQN, ExtensibleLoadManager
 from engine.extensible.samples import EXTENSIBLE_SAMPLES, extensible_sample_json

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from dashboard import sources
-from dashboard.analysis import analyze
+from dashboard.tuner.analysis import analyze
 from engine.config import LoadBalancerConfig
 
 from .conftest import data_url

@@ -2,6 +2,7 @@
 import pytest
 
 from dashboard import keys, permalink
+from engine.strategies import registry
 from dashboard.tuner.state import TunerState, build_config, changed_values, coerce_state, state_from_config
 from engine.config import BIGO_AVGSHEDDER, PULSAR_5_DEFAULTS, LoadBalancerConfig
 
@@ -71,11 +72,11 @@ def test_permalink003_strategy_keys_accepted_as_broker_conf_keys():
 
 
 def test_keys001_groups_follow_the_strategies():
-    for shed in keys.shedding_names():
-        for place in keys.allowed_placements(shed):
+    for shed in registry.names("shedding"):
+        for place in registry.manager_placements(shed):
             shown = [k for g in keys.groups_for(shed, place) for k in g.keys]
             assert len(shown) == len(set(shown))  # each key once
-            scls, pcls = keys.strategy_class("shedding", shed), keys.strategy_class("placement", place)
+            scls, pcls = registry.spec(shed).factory, registry.spec(place).factory
             for k in tuple(scls.config_keys) + tuple(getattr(pcls, "config_keys", ())):
                 assert k in shown, (shed, place, k)
     g = keys.groups_for("ThresholdShedder", "LeastResourceUsageWithWeight")

@@ -7,7 +7,7 @@ snapshot is the ``pulsar-client consume`` output of ``loadbalancer-broker-load-d
 
 The agreement tests compare the simulation's first shedding check with what the Tuner runs on the same
 snapshot and config (``engine.cli.shed.make_manager(...).do_load_shedding()``, the call behind
-``dashboard.analysis.analyze``).
+``dashboard.tuner.analysis.analyze``).
 """
 import io
 import zipfile
