@@ -18,7 +18,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from .javacompat import hashmap_capacity, java_map_rank, java_string_hashes, percent_usage_array
+from .javacompat import hashmap_capacity, java_map_rank, java_max_rows, java_string_hashes, percent_usage_array
 from .model import (
     BundleData,
     LoadData,
@@ -463,7 +463,8 @@ class LoadView:
         got = cache.get(w)
         if got is None:
             cpu_w, dm_w, in_w, out_w = w
-            got = np.maximum.reduce([self.cpu * cpu_w, self.direct_memory * dm_w, self.bandwidth_in * in_w,
+            with np.errstate(invalid="ignore"):  # Infinity * 0 is NaN, as in Java; java_max skips it
+                got = java_max_rows([self.cpu * cpu_w, self.direct_memory * dm_w, self.bandwidth_in * in_w,
                                      self.bandwidth_out * out_w]) / 100.0 if self.nb else np.zeros(0)
             cache[w] = got
         return got
@@ -472,7 +473,7 @@ class LoadView:
         """``getMaxResourceUsage()`` of every broker (float32 max / 100, memory excluded)."""
         if self.nb == 0:
             return np.zeros(0)
-        m = np.maximum.reduce([self.cpu, self.direct_memory, self.bandwidth_in, self.bandwidth_out])
+        m = java_max_rows([self.cpu, self.direct_memory, self.bandwidth_in, self.bandwidth_out])
         return (m.astype(np.float32) / np.float32(100.0)).astype(np.float32).astype(np.float64)
 
     def bundle_data(self, bundle: str) -> BundleData:

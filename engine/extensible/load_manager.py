@@ -37,7 +37,7 @@ from typing import Sequence
 from ..cadence import forget_expired
 from ..config import LoadBalancerConfig
 from ..errors import InputError, UsageError
-from ..javacompat import java_map_order
+from ..javacompat import java_double_math, java_map_order
 from ..load_manager import as_rng
 from ..model import LoadData, bundle_namespace
 from ..results import NO_BROKERS, Cycle, FilterStep, PlacementDecision, Unload, open_cycle
@@ -98,6 +98,7 @@ class ExtensibleLoadManager(HoldsStrategyStates):
       unchanged load data), so report ages, the TTL and the cool-down behave as on a live cluster.
     """
 
+    @java_double_math
     def __init__(self, data, config: LoadBalancerConfig | None = None, *, seed=None, shedding=None, placement=None,
                  policies: ExtensiblePolicies | None = None):
         self.notes: list[str] = []
@@ -151,6 +152,7 @@ class ExtensibleLoadManager(HoldsStrategyStates):
                           "LeastResourceUsageWithWeight is used")
         return ExtensibleLeastResourceUsageWithWeight()
 
+    @java_double_math
     def update(self, data) -> None:
         """New load data (a timeline step): an :class:`ExtensibleLoadData` (shallow-copied: the caller's
         objects are never modified; its top-K lists are shared, read only) or a modular
@@ -192,6 +194,7 @@ class ExtensibleLoadManager(HoldsStrategyStates):
                 "round_robin": self.round_robin.state()}
 
     # ------------------------------------------------------------------ placement (selectAsync)
+    @java_double_math
     def select_broker(self, bundle: str, *, candidates: Sequence[str] | None = None, non_persistent: bool = False,
                       exclude: Sequence[str] = ()) -> PlacementDecision:
         """``selectAsync(bundle, excludeBrokerSet)``: available brokers minus ``exclude`` → filter
@@ -233,6 +236,7 @@ class ExtensibleLoadManager(HoldsStrategyStates):
             dec.reason = f"namespace {ns} is in loadBalancerSheddingExcludedNamespaces: " + dec.reason
         return dec
 
+    @java_double_math
     def select_broker_for_assignment(self, bundle: str, non_persistent: bool = False) -> PlacementDecision:
         """A lookup of an unowned bundle: the current owner if the channel has one, else
         :meth:`select_broker`, recorded as the bundle's owner."""
@@ -247,6 +251,7 @@ class ExtensibleLoadManager(HoldsStrategyStates):
         return dec
 
     # ------------------------------------------------------------------ shedding (UnloadScheduler)
+    @java_double_math
     def do_load_shedding(self, now: int | None = None) -> Cycle:
         """One ``UnloadScheduler.execute`` at ``now`` (the snapshot's time by default)."""
         cfg, view = self.config, self.view
