@@ -168,6 +168,8 @@ class ExtensibleLoadManager(HoldsStrategyStates):
             self.recently_unloaded[b] = max(int(t), self.recently_unloaded.get(b, 0))
         for b, t in view.recently_unloaded_brokers.items():
             self.recently_unloaded_brokers[b] = max(int(t), self.recently_unloaded_brokers.get(b, 0))
+        if view.ownership is not None:  # the channel itself: our assignments are in it while they stand
+            self._assigned.clear()
         self.view = view
         self.now = int(view.now)
 
@@ -202,8 +204,9 @@ class ExtensibleLoadManager(HoldsStrategyStates):
         ``loadBalancerSheddingExcludedNamespaces``).
 
         With ``candidates`` only the strategy runs, on exactly those brokers (in the given order).
-        ``non_persistent`` is accepted for interface compatibility: the extensible pipeline has no
-        topic-type filter.
+        ``non_persistent``: the lookup is for a non-persistent topic (``BrokerIsolationPoliciesFilter``
+        then keeps, for a namespace without an isolation policy, only brokers with
+        ``nonPersistentTopicsEnabled``; otherwise those with ``persistentTopicsEnabled``).
         """
         view, cfg = self.view, self.config
         ns = bundle_namespace(bundle)
@@ -222,7 +225,7 @@ class ExtensibleLoadManager(HoldsStrategyStates):
         skip = set(exclude)
         base = [b for b in avail if b not in skip]
         steps = [FilterStep("available brokers (broker registry)" + (" minus excluded" if skip else ""), base, avail)]
-        fr = FilterContext(view, cfg, self.policies).filter(base, bundle)
+        fr = FilterContext(view, cfg, self.policies, owners=self.owners).filter(base, bundle, non_persistent)
         steps.extend(fr.steps)
         c = fr.candidates
         if not c:
@@ -265,7 +268,7 @@ class ExtensibleLoadManager(HoldsStrategyStates):
             return cyc
         self.recently_unloaded = forget_expired(self.recently_unloaded, self.now,
                                                 cfg.loadBalancerSheddingGracePeriodMinutes)
-        filters = FilterContext(view, cfg, self.policies)
+        filters = FilterContext(view, cfg, self.policies, owners=self.owners)
         res, _ = self.shedding.run(view, cfg, self.recently_unloaded, self.shedding.state_value(),
                                    recently_unloaded_brokers=self.recently_unloaded_brokers, now_ms=self.now,
                                    filters=filters, owners=self.owners())
