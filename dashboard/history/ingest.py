@@ -61,7 +61,7 @@ of the other by host, or else by the first DNS label (``broker=10.0.0.1`` ↔ ``
 ``pod=pulsar-broker-0`` ↔ ``broker=pulsar-broker-0.pulsar-broker.ns.svc``); the merged id is the one
 carrying a port (Pulsar's ``host:port`` broker id), else the ``broker`` label's. The counters' ids
 (``broker`` on the ELM's, the scrape's ``instance`` on the modular leader's) take the brokers' ids the
-same way when they line up, and stay as they are otherwise (a counter never creates a broker). Otherwise ingest
+same way when they line up, else as :mod:`.counter_ids` says (never a broker the dataset lacks). Otherwise ingest
 refuses with an :class:`~engine.errors.InputError` naming both shapes and ``--broker-map`` /
 ``--broker-label`` (exit 2): Shedlab never invents a broker.
 
@@ -140,6 +140,7 @@ from engine.bounded import loads_json
 from engine.errors import InputError
 from engine.limits import MAX_EPOCH_MS
 
+from .counter_ids import counters_to_known_brokers
 from .dataset import ALL_METRICS, BUNDLE_METRICS, MINUTE_MS, write_actions, write_long
 
 __all__ = ["ingest", "read_input", "normalise", "validate_rows", "label_rule", "value_numbers", "dedupe_minutes", "NORMALISE_REPORT_KEYS", "METRIC_ALIASES", "COUNTER_ALIASES", "parse_prometheus",
@@ -497,6 +498,8 @@ def resolve_brokers(raw: pd.DataFrame, *, broker_label: str | None = None, broke
                     "--broker-label LABEL", field=s)
             sel = in_c & (shape == s)
             merged[sel] = value[sel].map(lambda x, m=m: m.get(x, x))
+    if sets:  # counters with an id no broker series has: the broker the series pair it with, else none
+        counters_to_known_brokers({k: _clean_col(df[v]) for k, v in _LBL.items()}, merged, in_c & is_counter, in_c & ~is_counter, rep)
     df["broker"] = merged.where(merged.notna(), None)
     rep["broker_identity"] = sorted(set(shape.dropna()))
     return df
