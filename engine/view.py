@@ -308,28 +308,34 @@ class LoadView:
     @cached_property
     def msg_rate(self) -> np.ndarray:
         """``msgRateIn + msgRateOut`` of each broker's report."""
-        return self.msg_rate_in + self.msg_rate_out
+        with np.errstate(over="ignore"):  # doubles overflow to Infinity, as in Java
+            return self.msg_rate_in + self.msg_rate_out
 
     @cached_property
     def msg_throughput(self) -> np.ndarray:
         """``msgThroughputIn + msgThroughputOut`` of each broker's report."""
-        return self.msg_throughput_in + self.msg_throughput_out
+        with np.errstate(over="ignore"):
+            return self.msg_throughput_in + self.msg_throughput_out
 
     @cached_property
     def short_rate(self) -> np.ndarray:
-        return self.st[:, 2] + self.st[:, 3]
+        with np.errstate(over="ignore"):
+            return self.st[:, 2] + self.st[:, 3]
 
     @cached_property
     def short_throughput(self) -> np.ndarray:
-        return self.st[:, 0] + self.st[:, 1]
+        with np.errstate(over="ignore"):
+            return self.st[:, 0] + self.st[:, 1]
 
     @cached_property
     def long_rate(self) -> np.ndarray:
-        return self.lt[:, 2] + self.lt[:, 3]
+        with np.errstate(over="ignore"):
+            return self.lt[:, 2] + self.lt[:, 3]
 
     @cached_property
     def long_throughput(self) -> np.ndarray:
-        return self.lt[:, 0] + self.lt[:, 1]
+        with np.errstate(over="ignore"):
+            return self.lt[:, 0] + self.lt[:, 1]
 
     @cached_property
     def num_bundles(self) -> np.ndarray:
