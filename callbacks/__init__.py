@@ -6,6 +6,7 @@ import importlib
 from layouts import PAGES
 
 from . import shell  # noqa: E402,F401  (the app shell: source picker, uploads, live cluster)
+from . import release_pickers, tuner_releases  # noqa: E402,F401  (release pickers: Simulator, History; Tuner diff)
 
 for _name, _path, _title in PAGES:
     try:

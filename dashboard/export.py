@@ -21,7 +21,7 @@ import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
 from engine.commands import commands_text
-from engine.config import PULSAR_4_DEFAULTS, key_info, to_broker_conf
+from engine.config import key_info, release_defaults, to_broker_conf
 
 from .analysis import Analysis
 from .figures.cycles import cycles_figure
@@ -281,10 +281,14 @@ def build_report(a: Analysis, state: TunerState, *, permalink: str | None = None
     ratios = ", ".join(f"{k} {_ratio(b)} → {_ratio(af)}" for k, (b, af) in a.ratios.items())
     parts.append(f"<p class='muted'>max/min across brokers (after = estimate): {_e(ratios)}</p></section>")
     # --- config diff
-    parts.append("<section><h2>Configuration (changes from Pulsar 4.x defaults)</h2>")
-    diff = [(k, getattr(PULSAR_4_DEFAULTS, k), getattr(cfg, k)) for k in _changed(cfg)]
+    rel = cfg.pulsarVersion
+    defaults = release_defaults(rel)
+    parts.append(f"<section><h2>Configuration (changes from Pulsar {_e(rel)} defaults)</h2>")
+    parts.append(f"<p id='pulsar-release'>Decided as Pulsar <b>{_e(rel)}</b> (its load balancer's behaviour and "
+                 f"defaults; docs/releases.md says what differs between releases).</p>")
+    diff = [(k, getattr(defaults, k), getattr(cfg, k)) for k in _changed(cfg) if k != "pulsarVersion"]
     if diff:
-        parts.append("<table class='conf'><tr><th>broker.conf key</th><th>Pulsar 4.x default</th><th>value</th>"
+        parts.append(f"<table class='conf'><tr><th>broker.conf key</th><th>Pulsar {_e(rel)} default</th><th>value</th>"
                      "<th>unit</th><th>what it does</th></tr>")
         for k, d, v in diff:
             info_k = key_info(k)
@@ -293,8 +297,8 @@ def build_report(a: Analysis, state: TunerState, *, permalink: str | None = None
                          f"<td>{_e(info_k['doc'])}</td></tr>")
         parts.append("</table>")
     else:
-        parts.append("<p>All keys at Pulsar 4.x defaults.</p>")
-    conf = to_broker_conf(cfg) or "# all keys at Pulsar 4.x defaults\n"
+        parts.append(f"<p>All keys at Pulsar {_e(rel)} defaults.</p>")
+    conf = to_broker_conf(cfg) or f"# all keys at Pulsar {rel} defaults\n"
     parts.append(f"<h3 style='margin-top:12px'>broker.conf lines</h3><pre>{_e(conf)}</pre></section>")
     # --- why not
     if whynot is not None:

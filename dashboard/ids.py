@@ -39,7 +39,9 @@ TUNER_STEP_ROW = "tuner-step-row"          # html.Div: holds TUNER_STEP (hidden 
 TUNER_CONTROLS = "tuner-controls"          # html.Div: the key controls (re-rendered per strategy pair)
 TUNER_KEY = "tuner-key"                    # pattern type: dcc.Slider of one numeric broker.conf key
 TUNER_FLAG = "tuner-flag"                  # pattern type: dcc.RadioItems of one true/false key
-TUNER_TEXT = "tuner-text"                  # pattern type: dcc.Input of any other key
+TUNER_TEXT = "tuner-text"                  # pattern type: dcc.Input of any other key (and the release picker)
+TUNER_RELEASE_COMPARE = "tuner-release-compare"  # dcc.Dropdown: the release to compare the decision with
+TUNER_RELEASE_DIFF = "tuner-release-diff"  # the two releases' decisions side by side
 TUNER_KEY_VALUE = "tuner-key-value"        # pattern type: the value label beside it (clientside while dragging)
 TUNER_FMT = "tuner-fmt"                    # dcc.Store: {key: {unit, scale, digits}} for clientside labels
 TUNER_BASE = "tuner-base"                  # dcc.Store: changed keys not shown as controls + applied import nonce
@@ -86,7 +88,7 @@ TUNER_CYCLES_STATE = "tuner-cycles-state"  # dcc.Store: TUNER_STATE relayed once
 TUNER_WHY_STATE = "tuner-why-state"        # dcc.Store: TUNER_STATE relayed while a why-not target is picked
 
 
-# ---------------------------------------------------------------- tuner page: TransferShedder view (issue 7)
+# ---------------------------------------------------------------- tuner page: TransferShedder view
 TUNER_TS_SUMMARY = "tuner-ts-summary"      # html.Div (in the decision card): std vs target, hit count k of n
 TUNER_TS_HITS = "tuner-ts-hits"            # html.Span: the hit-count pips "●●○○ 2 of 4"
 TUNER_TS_WALK = "tuner-ts-walk"            # html.Ul: TransferShedder's max -> min steps with their numbers
@@ -151,6 +153,7 @@ SIM_PLACE = "sim-place"                    # pattern type: dcc.Dropdown, placeme
 SIM_PRESET = "sim-preset"                  # pattern type: dcc.Dropdown, base config of one side
 SIM_CONTROLS = "sim-controls"              # pattern type: html.Div, the key sliders of one side
 SIM_EXTRA = "sim-extra"                    # pattern type: dcc.Textarea, other changed keys (broker.conf lines)
+SIM_RELEASE = "sim-release"                # pattern type: dcc.Dropdown, the Pulsar release one side decides as
 SIM_EXTRA_NOTE = "sim-extra-note"          # pattern type: html.Div, problems with those lines
 SIM_KEY = "sim-key"                        # pattern type: dcc.Slider of one key of one side
 SIM_KEY_VALUE = "sim-key-value"            # pattern type: its value label (clientside while dragging)
@@ -222,6 +225,7 @@ HISTORY_HOT_GRAPH = "history-hot-graph"          # dcc.Graph: hottest brokers
 HISTORY_AGG_NOTE = "history-agg-note"            # html.Div: where the aggregates came from
 HISTORY_STRATEGY = "history-strategy"            # dcc.Dropdown: strategy to backtest
 HISTORY_OVERRIDES = "history-overrides"          # dcc.Textarea: KEY=VALUE broker.conf overrides
+HISTORY_RELEASE = "history-release"              # dcc.Dropdown: the Pulsar release the backtest decides as
 HISTORY_BUNDLES_MODE = "history-bundles-mode"    # dcc.RadioItems: auto / synthetic bundles
 HISTORY_X_KEY = "history-x-key"                  # dcc.Dropdown: sweep key on x
 HISTORY_X_VALUES = "history-x-values"            # dcc.Input: sweep values on x

@@ -393,5 +393,7 @@ def _known(key: str) -> bool:
 
 
 def default_conf(key: str) -> str:
-    """Pulsar 4.x default of a key as ``broker.conf`` text."""
+    """Pulsar 4.x default of a key as ``broker.conf`` text (the release: ``""``, read from the data)."""
+    if key == "pulsarVersion":
+        return ""
     return fmt_conf_value(getattr(PULSAR_4_DEFAULTS, key))

@@ -4,6 +4,8 @@ from __future__ import annotations
 import pandas as pd
 from dash import dcc, html
 
+from dashboard.tuner.release_diff import release_options
+from engine.releases import DEFAULT_VERSION
 from dashboard import ids
 from dashboard.figures.theme import empty_figure, graph_config
 from dashboard.history.jobs import DEFAULT_STRATEGY
@@ -133,6 +135,10 @@ def _backtest_card():
             html.Div([html.Label("Strategy", htmlFor=ids.HISTORY_STRATEGY),
                       dcc.Dropdown(id=ids.HISTORY_STRATEGY, value=DEFAULT_STRATEGY, clearable=False,
                                    options=_strategy_options())], className="history-field"),
+            html.Div([html.Label("Pulsar release", htmlFor=ids.HISTORY_RELEASE),
+                      dcc.Dropdown(id=ids.HISTORY_RELEASE, value="", clearable=False,
+                                   options=release_options(f"default ({DEFAULT_VERSION})"))],
+                     className="history-field"),
             html.Div([html.Label("broker.conf overrides (KEY=VALUE lines)", htmlFor=ids.HISTORY_OVERRIDES),
                       dcc.Textarea(id=ids.HISTORY_OVERRIDES, value="", className="history-textarea",
                                    placeholder="loadBalancerAvgShedderLowThreshold=15\nmaxUnloadPercentage=0.5")],

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dash import dcc, html
 
+from dashboard.tuner.release_diff import check_release, release_options
 from dashboard import ids
 from dashboard import simulator as S
 from dashboard.simulator.findings import finding_options
@@ -89,6 +90,10 @@ def side_panel(state: S.SimState, side: str) -> html.Section:
         html.Label("Base config (the scenario's keys apply on top)", className="field-label"),
         dcc.Dropdown(id=ids.sim_side(ids.SIM_PRESET, side), options=preset_options(), value=sp.preset,
                      clearable=False, className="tuner-dd"),
+        html.Label("Pulsar release (one per side: an upgrade's A/B)", className="field-label"),
+        dcc.Dropdown(id=ids.sim_side(ids.SIM_RELEASE, side), options=release_options("the scenario's release"),
+                     value=check_release(dict(sp.values).get("pulsarVersion", "")), clearable=False,
+                     className="tuner-dd"),
         html.Div(side_controls(state, side), id=ids.sim_side(ids.SIM_CONTROLS, side), className="sim-controls"),
         html.Label("Other keys (broker.conf lines)", className="field-label"),
         dcc.Textarea(id=ids.sim_side(ids.SIM_EXTRA, side), value=S.extra_text(sp, shown), className="sim-extra",

@@ -12,6 +12,7 @@ from functools import lru_cache
 
 from dash import dcc, html
 
+from dashboard.tuner.release_diff import check_release, release_options
 from dashboard import ids, permalink
 from dashboard.figures.theme import STATUS, empty_figure, graph_config
 from dashboard.keys import (KeySpec, allowed_placements, conf_to_value, default_conf, explains, format_value,
@@ -214,7 +215,7 @@ def decision_card(a, inline: int = 3) -> list:
 
 
 def policy_card(a, limit: int = 20) -> list:
-    """Which of the cluster's policies constrained each placement of the cycle (issue 18): per placement,
+    """Which of the cluster's policies constrained each placement of the cycle: per placement,
     each policy step, then every broker it excluded and why (``dashboard.policy_notes``), as one text
     block bounded to the first ``limit`` placements ("… and N more"). Empty without policies."""
     head = policy_summary(a.snap.ld)
@@ -457,6 +458,15 @@ def layout(**kwargs):
                        className="field-label"),
             dcc.Dropdown(id=ids.TUNER_PLACE, options=strategy_options("placement", init.shed), value=init.place,
                          clearable=False, className="tuner-dd"),
+            html.Label("Pulsar release decided as", htmlFor=ids.tuner_text("pulsarVersion"), className="field-label"),
+            dcc.Dropdown(id=ids.tuner_text("pulsarVersion"), options=release_options(),
+                         value=check_release(init.value_dict.get("pulsarVersion", "")), clearable=False,
+                         className="tuner-dd"),
+            html.Label("Compare with release (an upgrade)", htmlFor=ids.TUNER_RELEASE_COMPARE,
+                       className="field-label"),
+            dcc.Dropdown(id=ids.TUNER_RELEASE_COMPARE, options=release_options("no comparison"), value="",
+                         clearable=False, className="tuner-dd"),
+            html.Div(id=ids.TUNER_RELEASE_DIFF, className="release-diff"),
             html.Div([html.Label("Seed of random placement draws", htmlFor=ids.TUNER_SEED, className="field-label"),
                       dcc.Input(id=ids.TUNER_SEED, type="number", min=0, step=1, value=init.seed, debounce=True,
                                 className="tuner-seed")], className="seed-row"),

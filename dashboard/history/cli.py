@@ -128,6 +128,8 @@ def _parser() -> argparse.ArgumentParser:
                            help=f"a shedding strategy of the modular load manager (default {DEFAULT_STRATEGY})")
             j.add_argument("--set", type=_kv, action="append", default=[], metavar="KEY=VALUE")
             j.add_argument("--conf", help="a broker.conf file (its load-balancer keys apply)")
+            j.add_argument("--pulsar-version", dest="pulsar_version", metavar="X.Y[.Z]",
+                           help="decide as this Pulsar release (its behaviour and defaults; default 4.2.4)")
             j.add_argument("--bundles", default="auto", choices=["auto", "real", "synthetic"])
             j.add_argument("--synthetic-bundles", type=int, default=8)
             j.add_argument("--chunks", type=int, default=1,
@@ -144,6 +146,8 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("dataset")
     a.add_argument("--conf", metavar="broker.conf", help="the cluster's broker.conf (default: Pulsar's defaults)")
     a.add_argument("--set", type=_kv, action="append", default=[], metavar="KEY=VALUE")
+    a.add_argument("--pulsar-version", dest="pulsar_version", metavar="X.Y[.Z]",
+                   help="decide as this Pulsar release (its behaviour and defaults; default 4.2.4)")
     a.add_argument("--start")
     a.add_argument("--end")
     a.add_argument("--json", action="store_true")
@@ -168,6 +172,16 @@ def _job_params(a) -> dict:
         p["top_n"] = a.top
     else:
         values = {}
+        base = None
+        if a.pulsar_version:
+            from engine.config import release_defaults
+            from engine.errors import InputError
+
+            try:
+                base = release_defaults(a.pulsar_version)
+            except InputError as exc:
+                raise UsageError(f"--pulsar-version: {exc.message}") from None
+            values["pulsarVersion"] = base.pulsarVersion
         if a.conf:
             from pathlib import Path
 
@@ -176,7 +190,7 @@ def _job_params(a) -> dict:
             from engine.io import read_input_text
 
             text = read_input_text(Path(a.conf))  # bounded like every input (SHEDLAB_MAX_INPUT_MB)
-            cfg = parse_broker_conf(text, source=a.conf).config
+            cfg = parse_broker_conf(text, base=base, source=a.conf).config
             values.update(dict(line.split("=", 1) for line in to_broker_conf(cfg).splitlines() if "=" in line))
         values.update(dict(a.set))
         p.update(strategy=a.strategy, set=values, bundles=a.bundles, synthetic_bundles=a.synthetic_bundles,
@@ -217,6 +231,10 @@ def _check_args(a) -> None:
         if v is not None and not lo <= v <= hi:
             raise UsageError(f"--{name} must be in {lo}..{hi:,}, got {v}")
 
+    if a.cmd in ("ingest", "generate"):
+        from engine.cli.common import check_out_dir
+
+        check_out_dir(a.out)
     if a.cmd == "ingest":
         rng("max-gap", a.max_gap, 0, 10_080)
     elif a.cmd == "generate":
@@ -330,13 +348,24 @@ def _agreement(a) -> int:
     ds = resolve_dataset(a.dataset)
     text = read_input_text(a.conf) if a.conf else ""
     text += "".join(f"\n{k}={v}" for k, v in a.set)
+    if a.pulsar_version:
+        from engine.errors import InputError
+        from engine.releases import release
+
+        try:
+            release(a.pulsar_version)
+        except InputError as exc:
+            raise UsageError(f"--pulsar-version: {exc.message}") from None
     ag = history_agreement(ds, a.start, a.end, conf_text=text, conf_source=a.conf or "--set", engine=a.engine,
-                           use_cache=not a.no_cache)
+                           use_cache=not a.no_cache, pulsar_version=a.pulsar_version)
     if a.html:
         from dashboard.export import build_agreement_report
         from dashboard.figures.history import agreement_figure
 
-        Path(a.html).write_text(build_agreement_report(ag, agreement_figure(ag), conf=text))
+        try:
+            Path(a.html).write_text(build_agreement_report(ag, agreement_figure(ag), conf=text))
+        except OSError as exc:
+            raise UsageError(f"--html {a.html}: cannot write: {exc.strerror or exc}") from None
     print(json.dumps(ag.to_json(), indent=1, default=str) if a.json else agreement_text(ag))
     return 0
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from engine.config import LoadBalancerConfig, to_broker_conf
+from engine.config import LoadBalancerConfig, release_defaults, to_broker_conf
 from engine.errors import InputError, UsageError
 
 from .dataset import RATE_METRICS, RESULTS_DIR, fingerprint, read_long, read_meta, wide_brokers, wide_bundles
@@ -48,8 +48,11 @@ CACHE_EXPIRE = 30 * 86400
 
 
 def config_from_params(params: dict) -> LoadBalancerConfig:
-    """The config of a job: Pulsar defaults plus ``params["set"]`` (``broker.conf`` key → value)."""
-    return LoadBalancerConfig().with_values({k: str(v) for k, v in (params.get("set") or {}).items()})
+    """The config of a job: the defaults of the release it decides as (``params["set"]["pulsarVersion"]``,
+    else the default release) plus the other keys of ``params["set"]`` (``broker.conf`` key → value)."""
+    values = {k: str(v) for k, v in (params.get("set") or {}).items()}
+    base = release_defaults(values.pop("pulsarVersion", None) or None)
+    return base.with_values(values) if values else base
 
 
 def normalise_params(job: str, params: dict | None) -> dict:
@@ -74,6 +77,8 @@ def normalise_params(job: str, params: dict | None) -> dict:
         cfg = config_from_params(p)
         # the changed keys only, in broker.conf form: stable and readable
         out["set"] = dict(line.split("=", 1) for line in to_broker_conf(cfg).splitlines() if "=" in line)
+        if cfg.pulsarVersion != LoadBalancerConfig().pulsarVersion:  # the release is no broker.conf line
+            out["set"]["pulsarVersion"] = cfg.pulsarVersion
         out["bundles"] = p.get("bundles") or "auto"
         out["synthetic_bundles"] = int(p.get("synthetic_bundles") or 8)
         if int(p.get("chunks") or 1) > 1:  # Spark only: time chunks in parallel (same events; see backtest.run_chunks)

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from engine.agreement import HOUR_MS, Agreement, compare
-from engine.config import LoadBalancerConfig, parse_broker_conf
+from engine.config import LoadBalancerConfig, parse_broker_conf, release_defaults
 from engine.errors import InputError, UsageError
 
 from .dataset import actual_actions, read_long, read_meta, wide_bundles
@@ -119,21 +119,28 @@ def observed_broker_sheds(actions: pd.DataFrame, dataset) -> tuple[pd.DataFrame,
     return h.groupby("hour", as_index=False)["unloads"].sum(), "unload_broker"
 
 
-def _config(conf_text: str | None, config: LoadBalancerConfig | None, source: str) -> LoadBalancerConfig:
+def _config(conf_text: str | None, config: LoadBalancerConfig | None, source: str,
+            pulsar_version: str | None = None) -> LoadBalancerConfig:
+    """The config compared: ``broker.conf`` text over the defaults of ``pulsar_version``'s release (the
+    default release when ``None``), or ``config``."""
     if conf_text is not None:
         if len(conf_text) > MAX_CONF_CHARS:
             raise InputError(f"broker.conf larger than {MAX_CONF_CHARS // 1024} KiB", source=source)
-        return parse_broker_conf(conf_text, source=source).config
-    return config or LoadBalancerConfig()
+        return parse_broker_conf(conf_text, base=release_defaults(pulsar_version), source=source).config
+    if config is not None:
+        return config
+    return release_defaults(pulsar_version)
 
 
 def history_agreement(dataset, start=None, end=None, *, conf_text: str | None = None,
                       config: LoadBalancerConfig | None = None, conf_source: str = "broker.conf",
-                      engine: str = "auto", max_days: float | None = None, use_cache: bool = True) -> Agreement:
+                      engine: str = "auto", max_days: float | None = None, use_cache: bool = True,
+                      pulsar_version: str | None = None) -> Agreement:
     """Predicted vs actual for ``[start, end]`` of a dataset, the engine run with ``conf_text`` (the
     cluster's ``broker.conf``) or ``config``. The prediction is the History backtest job
     (:func:`.jobs.run_job`, cached; ``engine`` ``auto`` = pandas for small ranges, Spark for big
-    ones). ``max_days`` bounds the range (the page's synchronous comparison)."""
+    ones). ``max_days`` bounds the range (the page's synchronous comparison). ``pulsar_version``: the
+    release decided as (its defaults under ``conf_text``)."""
     from engine.backtest import backtest_spec, shedding_strategies
     from engine.config import to_broker_conf
     from engine.strategies import shedding_name
@@ -142,7 +149,7 @@ def history_agreement(dataset, start=None, end=None, *, conf_text: str | None = 
     from .jobs import run_job
 
     dataset = resolve_dataset(dataset)
-    cfg = _config(conf_text, config, conf_source)
+    cfg = _config(conf_text, config, conf_source, pulsar_version)
     name = shedding_name(cfg.loadBalancerLoadSheddingStrategy)
     try:
         backtest_spec(name)
@@ -185,6 +192,7 @@ def history_agreement(dataset, start=None, end=None, *, conf_text: str | None = 
     else:
         notes.append("predicted bundles are synthetic (no bundle metrics): only counts compare")
     values = dict(line.split("=", 1) for line in to_broker_conf(cfg).splitlines() if "=" in line)
+    values["pulsarVersion"] = cfg.pulsarVersion
     res = run_job("backtest", dataset, {"start": start, "end": end, "strategy": name, "set": values,
                                         "bundles": "auto"}, engine=engine, use_cache=use_cache)
     ev = res["events"]

@@ -11,6 +11,7 @@ import hashlib
 from dataclasses import dataclass, field
 
 from engine.config import LoadBalancerConfig
+from engine.releases import broker_versions
 
 from .. import sources
 from ..sources import Snapshot
@@ -60,7 +61,7 @@ def load(state: TunerState) -> Loaded:
     """The snapshot and the config of ``state`` (raises :class:`~engine.errors.ShedlabError` for an
     unknown or expired source)."""
     snap = sources.get_snapshot(state.src, state.step)
-    cfg, errors = build_config(state)
+    cfg, errors = build_config(state, broker_versions(snap.ld))
     return Loaded(state, snap, cfg, tuple(errors))
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Mapping
 
-from engine.config import PULSAR_4_DEFAULTS, LoadBalancerConfig, key_info, to_broker_conf
+from engine.config import PULSAR_4_DEFAULTS, LoadBalancerConfig, key_info, release_defaults, to_broker_conf
+from engine.releases import DEFAULT_VERSION, version_from_reports
 from engine.errors import InputError, ShedlabError
 from engine.strategies import registry
 
@@ -108,7 +109,7 @@ def coerce_state(data) -> tuple[TunerState, list[str]]:
     return state, errors
 
 
-def build_config(state: TunerState) -> tuple[LoadBalancerConfig, list[str]]:
+def build_config(state: TunerState, versions: Mapping | None = None) -> tuple[LoadBalancerConfig, list[str]]:
     """The engine config of a state, and one line per key or value that had to be dropped.
 
     Keys are applied one by one, so a bad value loses only itself. A placement that is itself a
@@ -117,8 +118,22 @@ def build_config(state: TunerState) -> tuple[LoadBalancerConfig, list[str]]:
     (:func:`engine.strategies.registry.default_placement`) so the page still shows a decision.
     """
     errors: list[str] = []
-    cfg = LoadBalancerConfig()
+    chosen = state.value_dict.get("pulsarVersion") or ""
+    if not chosen and versions:  # read from the data: the brokers' brokerVersionString
+        reading = version_from_reports(dict(versions))
+        if reading.chosen:
+            chosen = reading.chosen
+        elif reading.mixed:
+            errors.append(f"{reading.note}; deciding as Pulsar {DEFAULT_VERSION} until you pick the leader's "
+                          f"release")
+    try:
+        cfg = release_defaults(chosen or None)
+    except InputError as exc:
+        errors.append(f"{exc}; ignored")
+        cfg = release_defaults(None)
     for k, v in state.values:
+        if k == "pulsarVersion":
+            continue
         try:
             key_info(k)
         except KeyError:

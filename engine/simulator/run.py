@@ -231,7 +231,12 @@ def run_scenario(scenario, *, strategy: str | None = None, placement: str | None
     else:
         cfg = config
     if set:
-        cfg = cfg.with_values({str(k): (v if not isinstance(v, bool) else str(v).lower()) for k, v in set.items()},
-                              source="--set")
+        set = dict(set)
+        if set.get("pulsarVersion"):  # another release: its defaults under the keys already changed
+            cfg = cfg.on_release(str(set.pop("pulsarVersion")))
+        set.pop("pulsarVersion", None)
+        if set:
+            cfg = cfg.with_values({str(k): (v if not isinstance(v, bool) else str(v).lower()) for k, v in set.items()},
+                                  source="--set")
     cfg = config_with_strategy(cfg, strategy, placement)
     return simulate(sc, cfg, seed=seed, minutes=minutes, leader=leader, progress=progress, cancel=cancel)

@@ -73,7 +73,9 @@ def test_frozen_and_hashable():
 
 
 def test_pulsar5_preset():
-    diff = changed_keys(PULSAR_5_DEFAULTS)
+    assert changed_keys(PULSAR_5_DEFAULTS) == {}          # against its own release's defaults: nothing
+    diff = changed_keys(PULSAR_5_DEFAULTS, LoadBalancerConfig())
+    assert diff.pop("pulsarVersion") == ("4.2.4", "5.0.1")
     assert diff == {
         "loadBalancerLoadSheddingStrategy": (IMPL + "ThresholdShedder", IMPL + "AvgShedder"),
         "loadBalancerLoadPlacementStrategy": (IMPL + "LeastLongTermMessageRate", IMPL + "AvgShedder"),
@@ -144,10 +146,12 @@ def test_bad_values_rejected_naming_the_key(line, key):
 def test_export_round_trip():
     c = PULSAR_5_DEFAULTS.with_values({"loadBalancerSheddingExcludedNamespaces": "x/y,a/b",
                                        "loadBalancerAvgShedderLowThreshold": "12.5"})
-    text = to_broker_conf(c)
-    assert "maxUnloadPercentage=0.5" in text
+    text = to_broker_conf(c)           # the lines a 5.0 operator pastes: what differs from 5.0's defaults
+    assert "maxUnloadPercentage" not in text and "pulsarVersion" not in text
     assert "loadBalancerSheddingExcludedNamespaces=a/b,x/y" in text
-    assert parse_broker_conf(text).config == c
+    assert parse_broker_conf(text, base=PULSAR_5_DEFAULTS).config == c
+    text4 = to_broker_conf(c, LoadBalancerConfig())  # against 4.x: the 5.0 defaults are lines too
+    assert "maxUnloadPercentage=0.5" in text4 and "pulsarVersion" not in text4
     assert to_broker_conf(LoadBalancerConfig()) == ""
 
 
