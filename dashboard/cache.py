@@ -164,7 +164,12 @@ def _manager_class():
                     pass
 
         def job_running(self, job):
-            return self._ours(job) and super().job_running(job)
+            import psutil
+
+            try:
+                return self._ours(job) and super().job_running(job)
+            except psutil.NoSuchProcess:  # reaped between Dash's pid_exists and its Process(): finished
+                return False
 
     return _Reaping
 

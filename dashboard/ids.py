@@ -256,6 +256,27 @@ HISTORY_AGREE_TABLE = "history-agree-table"      # html.Div: disagreeing unloads
 HISTORY_AGREE_REPORT = "history-agree-report"    # html.Button: download the predicted-vs-actual report
 HISTORY_AGREE_DOWNLOAD = "history-agree-download"  # dcc.Download: the report file
 
+# ---------------------------------------------------------------- history page: recommend a setting
+RECOMMEND_OBJECTIVE = "recommend-objective"      # dcc.Textarea: goals and constraints ("min unloads_per_day; ...")
+RECOMMEND_KEYS = "recommend-keys"                # dcc.Dropdown (multi): the keys to search
+RECOMMEND_TRIALS = "recommend-trials"            # dcc.Input: complete trials the study should hold
+RECOMMEND_HOLDOUT = "recommend-holdout"          # dcc.Input: days held out at the end of the range
+RECOMMEND_RUN = "recommend-run"                  # html.Button: run (or continue) the study (background)
+RECOMMEND_CANCEL = "recommend-cancel"            # html.Button: cancel the running study (its trials stay)
+RECOMMEND_PROGRESS = "recommend-progress"        # html.Progress: trials done
+RECOMMEND_PROGRESS_TEXT = "recommend-progress-text"  # html.Span: what the study is doing
+RECOMMEND_JOB = "recommend-job"                  # dcc.Store: {"ok", "key" | "error"} of the last study run
+RECOMMEND_ALERT = "recommend-alert"              # html.Div: problems (bad objective, ...) and the verdict
+RECOMMEND_EXPLAIN = "recommend-explain"          # html.Div: the recommendation in words, measures side by side
+RECOMMEND_PARETO = "recommend-pareto"            # dcc.Graph: trials on the objective's axes, current marked
+RECOMMEND_IMPORTANCE = "recommend-importance"    # dcc.Graph: which keys matter
+RECOMMEND_ACTIONS = "recommend-actions"          # html.Div: open in Tuner / compare in Simulator links
+RECOMMEND_CONF = "recommend-conf"                # html.Pre: the changed keys as broker.conf lines
+RECOMMEND_CONF_EXPORT = "recommend-conf-export"  # html.Button: download the broker.conf lines
+RECOMMEND_REPORT = "recommend-report"            # html.Button: download the HTML report
+RECOMMEND_DOWNLOAD = "recommend-download"        # dcc.Download: the broker.conf lines or the report
+
+
 # ---------------------------------------------------------------- bundles page
 BUNDLES_SOURCE = "bundles-source"                # dcc.Dropdown: generated / snapshot sample / uploaded file
 BUNDLES_UPLOAD = "bundles-upload"                # dcc.Upload: topics list text, broker-stats JSON, snapshot

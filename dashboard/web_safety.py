@@ -178,7 +178,9 @@ def _callback_body_problem(body, callback_map) -> str | None:
                 return f"{k} do not match the callback"
     if not spec.get("no_output"):
         n_out = _n_outputs(spec.get("outputs_indices"))
-        if isinstance(body["outputs"], list) != isinstance(spec.get("outputs_indices"), list) or len(outs) != n_out:
+        # named (dict) outputs arrive as a list, like several positional ones
+        if isinstance(body["outputs"], list) != isinstance(spec.get("outputs_indices"), (list, dict)) \
+                or len(outs) != n_out:
             return "outputs do not match the callback"
     return None
 

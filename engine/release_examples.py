@@ -9,7 +9,7 @@ on every release line.
 Examples
 --------
 >>> EXAMPLES["uniform_without_delta"]("4.0.8"), EXAMPLES["uniform_without_delta"]("4.1")
-('unloads t/ns/a from b-max', 'nothing unloaded')
+('unloads t/ns/a from b-max to b-min', 'nothing unloaded')
 """
 from __future__ import annotations
 

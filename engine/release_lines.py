@@ -26,7 +26,7 @@ Examples
 >>> release("2.11.0")
 Traceback (most recent call last):
 ...
-engine.errors.InputError: release line 2.11 is not modelled; Shedlab decides for Pulsar 3.0, 3.3, 4.0, 4.1, 4.2, 5.0
+engine.errors.InputError: field pulsarVersion: release line 2.11 is not modelled; Shedlab decides for Pulsar 3.0, 3.3, 4.0, 4.1, 4.2, 5.0
 
 Notes
 -----

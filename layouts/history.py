@@ -179,6 +179,7 @@ def _backtest_card():
 
 def layout(**kwargs):
     from dashboard.history.service import dataset_options
+    from layouts.recommend import card as recommend_card
 
     try:
         options = dataset_options()
@@ -208,6 +209,7 @@ def layout(**kwargs):
                       config=graph_config("history-hottest")),
         ], className="card"),
         _backtest_card(),
+        recommend_card(),
         _agreement_card(),
         html.Section([
             html.Div([html.H3("Bundles over time"), html.Div(id=ids.HISTORY_BUNDLE_NOTE, className="muted small")],

@@ -21,6 +21,9 @@
     python -m dashboard.history agreement DATASET --conf broker.conf [--start T] [--end T] [--json]
                                        [--html REPORT.html] [--engine auto|spark|pandas] [--no-cache]
     python -m dashboard.history list
+    python -m dashboard.history recommend DATASET --strategy AvgShedder --objective "min unloads_per_day; ..."
+                                       [--trials 30] [--holdout 7d] [--keys K1,K2] [--range KEY=LO:HI]... [--json]
+    python -m dashboard.history recommend --scenario NAME [--strategy S] --objective ... [--seeds 3]
 
 Common options of the jobs: ``--engine spark|pandas|auto`` (default ``spark``: this command is for
 big datasets and cron), ``--no-cache``, ``--json``. DATASET is a path or a name under the datasets
@@ -155,6 +158,9 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--engine", default="auto", choices=["spark", "pandas", "auto"],
                    help="the backtest that predicts: auto = pandas for small ranges, Spark for big ones")
     a.add_argument("--no-cache", action="store_true")
+    from .recommend_cli import add_parser as _add_recommend
+
+    _add_recommend(sub, _kv)
     sub.add_parser("list", help="list the datasets under the datasets directory").add_argument("--json", action="store_true")
     return ap
 
@@ -282,6 +288,10 @@ def main(argv=None) -> int:
             return 0
         if a.cmd == "agreement":
             return _agreement(a)
+        if a.cmd == "recommend":
+            from .recommend_cli import run as _recommend
+
+            return _recommend(a)
         if a.cmd == "ingest":
             from dashboard.spark import set_cli_conf
 

@@ -174,6 +174,9 @@ def changed_values(cfg: LoadBalancerConfig, base: LoadBalancerConfig | None = No
 
 
 def state_from_config(cfg: LoadBalancerConfig, src: str = "", seed: int = 0, step=None) -> TunerState:
-    """The state that reproduces ``cfg``."""
+    """The state that reproduces ``cfg`` (its release too, unless it is the default one)."""
+    values = changed_values(cfg)
+    if cfg.pulsarVersion != DEFAULT_VERSION:
+        values["pulsarVersion"] = cfg.pulsarVersion
     return TunerState(src=src, shed=cfg.shedding_strategy, place=cfg.placement_strategy,
-                      values=tuple(sorted(changed_values(cfg).items())), seed=seed, step=step)
+                      values=tuple(sorted(values.items())), seed=seed, step=step)

@@ -8,6 +8,7 @@ from dashboard.tuner import service
 from dashboard.tuner.analysis import analyze, run_cycles
 from dashboard.tuner.state import TunerState, build_config
 from engine.errors import ShedlabError
+from engine.releases import broker_versions
 
 BIGO = "sample:bigo-threshold-first-unload"
 YAHOO = "sample:yahoo-japan-3-brokers"
@@ -20,7 +21,8 @@ def _state(src=BIGO, shed="ThresholdShedder", place="LeastLongTermMessageRate", 
 def test_service001_tune_is_snapshot_config_analyse():
     st = _state(loadBalancerBrokerThresholdShedderPercentage=5, loadBalancerNoSuchKey=1)
     got = service.tune(st)
-    cfg, errors = build_config(st)
+    cfg, errors = build_config(st, broker_versions(got.snap.ld))     # the release the brokers report
+    assert cfg.pulsarVersion == "4.1.0"
     assert got.config == cfg and list(got.errors) == errors and any("loadBalancerNoSuchKey" in e for e in errors)
     want = analyze(sources.get_snapshot(st.src, st.step), cfg, st.seed)
     assert [(u.broker, u.bundle, u.destination) for u in got.analysis.cycle.unloads] == \

@@ -1,0 +1,403 @@
+"""Recommend a setting: search a strategy's keys for the operator's objective, validate on held-out data.
+
+The question an operator asks is "what should my ``broker.conf`` say so that ..." — an objective in their
+words (:mod:`.objective`: goals and constraints over the measures Shedlab computes). This module answers
+it with an Optuna study:
+
+* **the space**: the keys the strategy reads (its spec's sweep keys by default, any of
+  :func:`engine.backtest.sweep_keys` on request) over their ranges (the Tuner's slider range of the key,
+  or ``KEY=LO:HI``);
+* **the trials**: each trial one backtest on the fit days of a History range (:class:`.recommend_targets.
+  HistoryTarget`: a batch of trials in one pass over the history, on pandas or Spark) or one simulation of
+  a scenario per fit seed (:class:`.recommend_targets.ScenarioTarget`); Optuna's TPE sampler proposes
+  the batch (several goals: a Pareto front; constraints: its constrained sampling);
+* **the study** lives in the app's cache directory (``studies/<name>.log``, Optuna's journal file), named
+  by everything that defines it (dataset fingerprint, fit days, strategy, space, objective, current
+  setting): the same request later continues it, a larger ``trials`` adds trials, nothing is repeated;
+* **honest results**: the recommended and the current setting run side by side on the held-out days
+  (or seeds); a recommendation that does not beat the current setting there says so.
+
+Pruning is not used: a batch of trials shares one pass over the history, so stopping one early saves
+nothing.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import warnings
+from dataclasses import dataclass
+
+from engine.config import LoadBalancerConfig, to_broker_conf
+from engine.errors import UsageError
+
+from .objective import HISTORY, Objective
+
+__all__ = ["KeyRange", "search_space", "recommend", "study_dir", "MAX_TRIALS", "MAX_KEYS", "MAX_BATCH"]
+
+MAX_TRIALS = 2000
+MAX_KEYS = 8
+MAX_BATCH = 64
+
+
+@dataclass(frozen=True)
+class KeyRange:
+    key: str
+    type: str  # "int" | "float"
+    lo: float
+    hi: float
+    step: float | None = None
+
+    def to_json(self) -> dict:
+        return {"key": self.key, "type": self.type, "lo": self.lo, "hi": self.hi, "step": self.step}
+
+    def distribution(self):
+        from optuna.distributions import FloatDistribution, IntDistribution
+
+        if self.type == "int":
+            return IntDistribution(int(self.lo), int(self.hi))
+        return FloatDistribution(self.lo, self.hi, step=self.step)
+
+
+def _parse_range(text: str) -> tuple[str, float, float]:
+    if "=" not in text or ":" not in text.split("=", 1)[1]:
+        raise UsageError(f"--range takes KEY=LO:HI, got {text!r}")
+    k, v = text.split("=", 1)
+    a, b = v.split(":", 1)
+    try:
+        lo, hi = float(a), float(b)
+    except ValueError:
+        raise UsageError(f"--range takes KEY=LO:HI with numbers, got {text!r}") from None
+    if not (math.isfinite(lo) and math.isfinite(hi)) or lo >= hi:
+        raise UsageError(f"--range {k.strip()}: LO must be below HI (finite numbers), got {text!r}")
+    return k.strip(), lo, hi
+
+
+def _default_range(key: str, ks, grid) -> tuple:
+    """A key of the strategy's sweep grid: the grid's span widened by one grid step each side (inside the
+    Tuner's slider range); another key: the slider range."""
+    if not grid or ks.lo is None or ks.hi is None:
+        return ks.lo, ks.hi
+    vals = sorted(float(v) for v in grid)
+    pad = (vals[-1] - vals[0]) / max(len(vals) - 1, 1)
+    return max(ks.lo, vals[0] - pad), min(ks.hi, vals[-1] + pad)
+
+
+def search_space(strategy: str, keys=None, ranges=None) -> list[KeyRange]:
+    """The keys to search and their ranges. ``keys``: names (default: the spec's sweep grid keys), each one
+    of :func:`engine.backtest.sweep_keys`; ``ranges``: ``["KEY=LO:HI", ...]`` (a key named only here is
+    searched too), else the sweep grid's span widened by a step (:func:`_default_range`)."""
+    from dashboard.keys import key_spec
+    from engine.backtest import sweep_keys
+    from engine.strategies import registry
+
+    spec = registry.spec(strategy)
+    allowed = sweep_keys(spec)
+    given = {}
+    for r in ranges or []:
+        k, lo, hi = _parse_range(r)
+        given[k] = (lo, hi)
+    grid = dict(spec.sweep_grid)
+    names = list(keys) if keys else [k for k, _v in spec.sweep_grid]
+    names += [k for k in given if k not in names]
+    if not names:
+        raise UsageError(f"{spec.name} has no key to search")
+    if len(names) > MAX_KEYS:
+        raise UsageError(f"at most {MAX_KEYS} keys at once, got {len(names)}")
+    out = []
+    for k in names:
+        if k not in allowed:
+            raise UsageError(f"{k} is not a key {spec.name} reads; keys: {', '.join(allowed)}")
+        ks = key_spec(k)
+        lo, hi = given.get(k, _default_range(k, ks, grid.get(k)))
+        if lo is None or hi is None:
+            raise UsageError(f"{k} has no range: give one with --range {k}=LO:HI")
+        if ks.type == "int":
+            lo, hi = math.ceil(lo), math.floor(hi)
+            if lo >= hi:
+                raise UsageError(f"{k} takes whole numbers: the range holds only {lo}")
+            out.append(KeyRange(k, "int", float(lo), float(hi)))
+        else:
+            step = ks.step if ks.step and ks.step > 0 else (hi - lo) / 100.0
+            step = min(step, (hi - lo) / 20.0)
+            step = float(f"{step:.1g}")
+            n = math.floor((hi - lo) / step + 1e-9)
+            out.append(KeyRange(k, "float", float(lo), float(lo + n * step), step))
+    return out
+
+
+def study_dir():
+    """``<cache dir>/studies`` (private, like the rest of the cache)."""
+    from dashboard.cache import cache_dir, private_dir
+
+    return private_dir(cache_dir() / "studies")
+
+
+def _hash(obj) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _open_study(name: str, objective: Objective, seed: int, done: int, n_startup: int):
+    import optuna
+    from optuna.storages import JournalStorage
+    from optuna.storages.journal import JournalFileBackend
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    path = study_dir() / f"{name}.log"
+    storage = JournalStorage(JournalFileBackend(str(path)))
+
+    def constraints(trial):
+        return trial.user_attrs.get("constraints", [])
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # constant_liar / constraints are "experimental" in Optuna
+        sampler = optuna.samplers.TPESampler(seed=seed + done, multivariate=True, constant_liar=True,
+                                             n_startup_trials=n_startup,
+                                             constraints_func=constraints if objective.constraints else None)
+        study = optuna.create_study(study_name=name, storage=storage, directions=objective.directions,
+                                    sampler=sampler, load_if_exists=True)
+    return study, path
+
+
+def _value_text(kr: KeyRange | None, v) -> str:
+    if kr is not None and kr.type == "int":
+        return str(int(round(float(v))))
+    x = float(v)
+    return str(int(x)) if x.is_integer() and abs(x) < 1e15 else f"{x:.6g}"
+
+
+def _pareto(points: list[list[float]], directions: list[str]) -> list[int]:
+    """Indices of the non-dominated points."""
+    sign = [1.0 if d == "minimize" else -1.0 for d in directions]
+    pts = [[s * v for s, v in zip(sign, p)] for p in points]
+    out = []
+    for i, p in enumerate(pts):
+        if not any(all(a <= b for a, b in zip(q, p)) and any(a < b for a, b in zip(q, p))
+                   for j, q in enumerate(pts) if j != i):
+            out.append(i)
+    return out
+
+
+def _gain(objective: Objective, m: dict, cur: dict) -> float:
+    """Summed relative improvement of ``m`` over ``cur`` on the goals (positive: better)."""
+    out = 0.0
+    for g in objective.goals:
+        a, b = m[g.measure.key], cur[g.measure.key]
+        d = (b - a) if g.direction == "minimize" else (a - b)
+        out += d / max(abs(b), 1e-9 + 1e-6 * abs(a), 1.0 if b == 0 else 0.0)
+    return out
+
+
+def _choose(objective: Objective, trials: list[dict], current: dict) -> dict | None:
+    """The recommended trial: feasible, better than the current setting on the fit data if any is.
+    One goal: the best value (ties: the smallest change). Several: on the Pareto front, among the points no
+    worse than the current setting on any goal (else all of it), the largest summed relative improvement."""
+    feas = [t for t in trials if t["feasible"]]
+    if not feas:
+        return None
+    if len(objective.goals) == 1:
+        g = objective.goals[0]
+        sign = 1.0 if g.direction == "minimize" else -1.0
+        return min(feas, key=lambda t: (sign * t["measures"][g.measure.key], t["distance"], t["number"]))
+    front = [feas[i] for i in _pareto([objective.values(t["measures"]) for t in feas], objective.directions)]
+    better = [t for t in front if _beats(objective, t["measures"], current)] or front
+    return max(better, key=lambda t: (_gain(objective, t["measures"], current), -t["distance"], -t["number"]))
+
+
+def _beats(objective: Objective, rec: dict, cur: dict) -> bool:
+    """``rec`` beats ``cur``: meets the constraints (or misses them by less), no goal worse, one better."""
+    rv, cv = objective.violations(rec), objective.violations(cur)
+    if not objective.feasible(rec) and not all(max(a, 0) <= max(b, 0) for a, b in zip(rv, cv)):
+        return False
+    worse = any(g.better(cur[g.measure.key], rec[g.measure.key]) for g in objective.goals)
+    better = any(g.better(rec[g.measure.key], cur[g.measure.key]) for g in objective.goals)
+    return better and not worse
+
+
+def _importances(study, space: list[KeyRange], objective: Objective) -> dict:
+    """Per goal: each key's share (PED-ANOVA, Optuna's evaluator that needs no extra library)."""
+    from optuna.importance import PedAnovaImportanceEvaluator, get_param_importances
+    from optuna.trial import TrialState
+
+    keys = [k.key for k in space]
+    done = [t for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))]
+    out = {}
+    for i, g in enumerate(objective.goals):
+        if len(keys) == 1:
+            out[g.measure.key] = {keys[0]: 1.0}
+            continue
+        if len(done) < 4:
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                imp = get_param_importances(study, evaluator=PedAnovaImportanceEvaluator(), params=keys,
+                                            target=lambda t, i=i: t.values[i], normalize=True)
+        except Exception:  # noqa: BLE001 - too few distinct trials: no importances rather than a failure
+            continue
+        out[g.measure.key] = {k: float(v) for k, v in imp.items()}
+    return out
+
+
+def _pct(a: float, b: float) -> str:
+    if b == 0:
+        return "" if a == 0 else " (from 0)"
+    return f" ({100.0 * (a - b) / abs(b):+.0f} %)"
+
+
+def _fmt(x) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    return f"{x:,.1f}" if abs(x) >= 10 else f"{x:.2f}"
+
+
+def explain(objective: Objective, changes: list[tuple], fit: dict, cur_fit: dict, hold: dict | None,
+            cur_hold: dict | None, beats: bool | None, importances: dict, labels: tuple) -> list[str]:
+    """The recommendation in words: what changes, what it buys on the fit and held-out data."""
+    out = []
+    if fit is None:
+        return ["No setting tried meets the constraints on the fit data: loosen them or widen the ranges."]
+    if not changes:
+        return ["No setting tried does better than the current one on the fit data: keep it."]
+    out.append("Change " + ", ".join(f"{k} from {a} to {b}" for k, a, b in changes) + ".")
+    for g in objective.goals:
+        k = g.measure.key
+        out.append(f"On the fit data ({labels[0]}): {k} {_fmt(fit[k])} instead of {_fmt(cur_fit[k])}"
+                   f"{_pct(fit[k], cur_fit[k])} — {g.measure.words()}.")
+    for c in objective.constraints:
+        k = c.measure.key
+        out.append(f"{k} {_fmt(fit[k])} (current {_fmt(cur_fit[k])}; limit {c.op} {c.bound:g}).")
+    if hold is not None:
+        parts = ", ".join(f"{g.measure.key} {_fmt(hold[g.measure.key])} vs {_fmt(cur_hold[g.measure.key])}"
+                          for g in objective.goals)
+        cons = "; ".join(f"{c.measure.key} {_fmt(hold[c.measure.key])} ({'met' if c.violation(hold[c.measure.key]) <= 0 else 'NOT met'})"
+                         for c in objective.constraints)
+        if beats:
+            out.append(f"On the held-out data ({labels[1]}) it beats the current setting: {parts}"
+                       + (f"; {cons}" if cons else "") + ".")
+        else:
+            out.append(f"On the held-out data ({labels[1]}) it does NOT beat the current setting: {parts}"
+                       + (f"; {cons}" if cons else "") + ". Keep the current setting, or fit on more days.")
+    else:
+        out.append("No held-out data: the result is measured on the data it was fitted to.")
+    for goal, imp in importances.items():
+        top = sorted(imp.items(), key=lambda kv: -kv[1])
+        out.append(f"What matters for {goal}: " + ", ".join(f"{k} {100 * v:.0f} %" for k, v in top) + ".")
+    return out
+
+
+def recommend(fit_target, hold_target, objective: Objective, space: list[KeyRange], current: LoadBalancerConfig,
+              *, trials: int = 30, batch: int = 8, seed: int = 0, identity: dict | None = None,
+              fresh: bool = False, progress=None, info: dict | None = None) -> dict:
+    """Run (or continue) the study and return the recommendation as a JSON-able dict.
+
+    ``fit_target`` / ``hold_target`` (or ``None``): :mod:`.recommend_targets` objects; ``current``: the
+    operator's setting (each trial is it with the space's keys changed); ``trials``: how many complete
+    trials the study should hold (a stored study with fewer gets the rest; with as many, none run);
+    ``identity``: what names the study besides the objective, space and current setting (dataset
+    fingerprint and days, or scenario); ``fresh``: drop the stored study first; ``progress(done, total,
+    text)``."""
+    from optuna.trial import TrialState
+
+    if not 1 <= int(trials) <= MAX_TRIALS:
+        raise UsageError(f"--trials must be in 1..{MAX_TRIALS}, got {trials}")
+    if not 1 <= int(batch) <= MAX_BATCH:
+        raise UsageError(f"--batch must be in 1..{MAX_BATCH}, got {batch}")
+    by_key = {k.key: k for k in space}
+    cur_values = {k.key: getattr(current, k.key) for k in space}
+    ident = {"v": 1, **(identity or {}), "objective": objective.text, "space": [k.to_json() for k in space],
+             "current": to_broker_conf(current), "seed": int(seed)}
+    name = f"recommend-{_hash(ident)}"
+    if fresh:
+        for f in study_dir().glob(f"{name}.log*"):
+            f.unlink()
+    study, path = _open_study(name, objective, int(seed), 0, 0)
+    for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):  # a cancelled run's batch
+        study.tell(t.number, state=TrialState.FAIL)
+    done = len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
+    resumed = done > 0
+    study, _p = _open_study(name, objective, int(seed), done, max(4, min(10, int(trials) // 3)))
+    measures = objective.measures
+    todo = max(0, int(trials) - done)
+    report = progress or (lambda *a: None)
+
+    def cfg_of(values: dict) -> LoadBalancerConfig:
+        return current.with_values({k: _value_text(by_key.get(k), v) for k, v in values.items()})
+
+    cur_fit = None
+    new = 0
+    while True:
+        n = min(int(batch), todo - new)
+        asked = [study.ask({k.key: k.distribution() for k in space}) for _ in range(max(n, 0))]
+        configs = [cfg_of(t.params) for t in asked]
+        if cur_fit is None:
+            configs.insert(0, current)
+        report(new, max(todo, 1), f"trials {done + new + 1}–{done + new + len(asked)} of {trials} "
+                                  f"({fit_target.label})" if asked else "measuring the current setting")
+        got = fit_target.evaluate(configs, measures)
+        if cur_fit is None:
+            cur_fit, got = got[0], got[1:]
+        for t, m in zip(asked, got):
+            t.set_user_attr("measures", m)
+            t.set_user_attr("constraints", objective.violations(m))
+            study.tell(t, objective.values(m))
+        new += len(asked)
+        if new >= todo:
+            break
+    report(todo, max(todo, 1), "held-out check")
+
+    rows = []
+    for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
+        m = t.user_attrs.get("measures") or {}
+        if any(x.measure.key not in m for x in objective.goals):
+            continue
+        dist = math.sqrt(sum(((float(t.params[k.key]) - float(cur_values[k.key])) / (k.hi - k.lo)) ** 2
+                             for k in space))
+        rows.append({"number": t.number, "values": {k: _value_text(by_key[k], v) for k, v in t.params.items()},
+                     "measures": m, "feasible": objective.feasible(m), "distance": round(dist, 6)})
+    chosen = _choose(objective, rows, cur_fit)
+    feasible_any = chosen is not None
+    if chosen is not None and objective.feasible(cur_fit) and not _beats(objective, chosen["measures"], cur_fit):
+        chosen = None  # nothing better than the current setting on the fit data
+    feas = [r for r in rows if r["feasible"]]
+    front = [feas[i]["number"] for i in _pareto([objective.values(r["measures"]) for r in feas],
+                                                objective.directions)] if feas else []
+    changes = []
+    hold = cur_hold = beats = None
+    spread = None
+    if chosen is not None:
+        changes = [(k, _value_text(by_key[k], cur_values[k]), v) for k, v in chosen["values"].items()
+                   if _value_text(by_key[k], cur_values[k]) != v]
+        if hold_target is not None:
+            cur_hold, hold = hold_target.evaluate([current, cfg_of(chosen["values"])], measures)
+            spread = getattr(hold_target, "spread", None) or None
+            beats = _beats(objective, hold, cur_hold)
+    importances = _importances(study, space, objective)
+    labels = (fit_target.label, hold_target.label if hold_target is not None else "")
+    rec_conf = ""
+    if chosen is not None:
+        rec_conf = "\n".join(f"{k}={v}" for k, _a, v in changes)
+    verdict = ("no-feasible-setting" if not feasible_any else "no-better-setting" if chosen is None else "no-holdout" if hold is None
+               else "beats-current" if beats else "does-not-beat-current")
+    return {
+        "kind": fit_target.where, **(info or {}),
+        "objective": objective.to_json(),
+        "space": [k.to_json() for k in space],
+        "current": {"values": {k: _value_text(by_key[k], v) for k, v in cur_values.items()},
+                    "broker_conf": to_broker_conf(current), "fit": cur_fit, "holdout": cur_hold,
+                    "feasible": objective.feasible(cur_fit)},
+        "recommended": None if chosen is None else {
+            "number": chosen["number"], "values": chosen["values"], "fit": chosen["measures"], "holdout": hold,
+            "changes": [{"key": k, "from": a, "to": b} for k, a, b in changes], "broker_conf": rec_conf},
+        "holdout": {"label": labels[1], "beats": beats, "spread": spread} if hold_target is not None else None,
+        "fit_label": labels[0],
+        "verdict": verdict,
+        "explanation": explain(objective, changes, chosen["measures"] if chosen else None if not feasible_any
+                               else {}, cur_fit, hold, cur_hold,
+                               beats, importances, labels),
+        "importances": importances,
+        "trials": rows,
+        "pareto": front,
+        "study": {"name": name, "path": str(path), "trials": len(rows), "new_trials": new, "resumed": resumed,
+                  "runs": fit_target.backtests + (hold_target.backtests if hold_target is not None else 0)},
+    }

@@ -1,0 +1,141 @@
+"""A recommendation from request parameters (the command line and the History page share this), and its
+text for a terminal.
+
+``params``: ``dataset`` (a path or name) or ``scenario`` (a shipped name or a file), ``strategy``,
+``objective`` (text, :mod:`.objective`), ``trials``, ``holdout`` (days, History) or ``seeds`` (held-out
+seeds, scenario), ``set`` (the current setting: broker.conf key → value over Pulsar's defaults or the
+scenario's config), ``keys`` / ``ranges`` (the space, :func:`.recommend.search_space`), ``start`` /
+``end``, ``bundles``, ``synthetic_bundles``, ``engine`` (``pandas`` | ``spark`` | ``auto``), ``batch``,
+``seed``, ``minutes`` (scenario), ``placement`` (scenario), ``fresh``.
+"""
+from __future__ import annotations
+
+from engine.config import LoadBalancerConfig
+from engine.errors import UsageError
+
+from .objective import HISTORY, SCENARIO, parse_objective
+
+__all__ = ["run_recommendation", "recommendation_text", "DEFAULT_SCENARIO_SEEDS"]
+
+DEFAULT_SCENARIO_SEEDS = 3
+
+
+def _current(base: LoadBalancerConfig, values: dict | None) -> LoadBalancerConfig:
+    return base.with_values({str(k): str(v) for k, v in (values or {}).items()}, source="--set")
+
+
+def run_recommendation(params: dict, progress=None, *, dataset_resolver=None) -> dict:
+    """The recommendation for ``params`` (see the module doc). ``dataset_resolver``: name → path (the web
+    app passes :func:`.dataset.dataset_by_name`; default :func:`.dataset.resolve_dataset`)."""
+    from engine.backtest import backtest_spec
+
+    from .recommend import recommend, search_space
+    from .recommend_targets import HistoryTarget, ScenarioTarget, parse_holdout, split_days
+
+    p = dict(params)
+    trials = int(p["trials"]) if p.get("trials") is not None else 30
+    batch, seed = int(p["batch"]) if p.get("batch") is not None else 8, int(p.get("seed") or 0)
+    from .recommend import MAX_BATCH, MAX_TRIALS
+
+    if not 1 <= trials <= MAX_TRIALS:  # before any data is read
+        raise UsageError(f"--trials must be in 1..{MAX_TRIALS}, got {trials}")
+    if not 1 <= batch <= MAX_BATCH:
+        raise UsageError(f"--batch must be in 1..{MAX_BATCH}, got {batch}")
+    if p.get("scenario"):
+        from engine.simulator import load_scenario
+        from engine.simulator.pairing import config_with_strategy
+
+        obj = parse_objective(p.get("objective"), SCENARIO)
+        sc = load_scenario(p["scenario"])
+        strategy = p.get("strategy") or None
+        current = config_with_strategy(_current(sc.lb_config(None), p.get("set")), strategy, p.get("placement"))
+        from engine.strategies import registry
+
+        name = registry.shedding_name(current.loadBalancerLoadSheddingStrategy)
+        if strategy and registry.spec(strategy).name != name:
+            raise UsageError(f"{strategy} does not run as the scenario's shedding strategy")
+        space = search_space(name, p.get("keys"), p.get("ranges"))
+        n_hold = int(p.get("seeds") if p.get("seeds") is not None else DEFAULT_SCENARIO_SEEDS)
+        if not 0 <= n_hold <= 20:
+            raise UsageError(f"--seeds must be in 0..20, got {n_hold}")
+        minutes = p.get("minutes")
+        if minutes is not None:
+            from engine.limits import MAX_SIMULATION_MINUTES
+
+            if not 1 <= int(minutes) <= MAX_SIMULATION_MINUTES:
+                raise UsageError(f"--minutes must be in 1..{MAX_SIMULATION_MINUTES:,}")
+        fit = ScenarioTarget(sc, [seed + 1], minutes=minutes)
+        hold = ScenarioTarget(sc, [seed + 2 + i for i in range(n_hold)], minutes=minutes) if n_hold else None
+        ident = {"scenario": sc.name, "scenario_hash": _scenario_hash(sc), "minutes": minutes, "fit": fit.seeds}
+        info = {"scenario": sc.name, "strategy": name}
+    else:
+        from .dataset import fingerprint, read_meta, resolve_dataset
+
+        if not p.get("dataset"):
+            raise UsageError("recommend needs a DATASET (or --scenario NAME)")
+        ds = (dataset_resolver or resolve_dataset)(p["dataset"])
+        obj = parse_objective(p.get("objective"), HISTORY)
+        name = backtest_spec(p.get("strategy") or "AvgShedder").name
+        current = _current(LoadBalancerConfig(), p.get("set"))
+        space = search_space(name, p.get("keys"), p.get("ranges"))
+        meta = read_meta(ds)
+        holdout = parse_holdout(p["holdout"]) if p.get("holdout") not in (None, "") else None
+        fit_days, hold_days = split_days(meta, p.get("start"), p.get("end"), holdout)
+        engine = p.get("engine") or "pandas"
+        if engine not in ("pandas", "spark", "auto"):
+            raise UsageError(f"--engine must be pandas, spark or auto, got {engine!r}")
+        if engine == "auto":
+            from .jobs import PANDAS_MAX_ROWS, estimate_rows
+
+            engine = "pandas" if estimate_rows(ds, fit_days[0], fit_days[-1], meta=meta) <= PANDAS_MAX_ROWS \
+                else "spark"
+        bundles = p.get("bundles") or "auto"
+        if bundles not in ("auto", "real", "synthetic"):
+            raise UsageError(f"--bundles must be auto, real or synthetic, got {bundles!r}")
+        if engine == "spark" and bundles == "real":
+            raise UsageError("recommend on Spark replays synthetic bundles; use --engine pandas for the "
+                             "dataset's own bundle metrics")
+        if engine == "spark":
+            bundles = "synthetic"  # what the Spark trials replay (the day files' broker rows only)
+        kw = dict(bundles=bundles, synthetic_bundles=int(p.get("synthetic_bundles") or 8),
+                  weights=current.weights, engine=engine)
+        if progress:
+            progress(0, 1, f"reading {len(fit_days) + len(hold_days)} day(s) of {ds.name}")
+        fit = HistoryTarget(ds, fit_days, name, **kw)
+        hold = HistoryTarget(ds, hold_days, name, **kw) if hold_days else None
+        ident = {"dataset": fingerprint(ds), "fit": fit_days, "bundles": bundles, "k": kw["synthetic_bundles"]}
+        info = {"dataset": str(ds), "dataset_name": ds.name, "strategy": name, "engine": engine,
+                "fit_days": fit_days, "holdout_days": hold_days}
+    return recommend(fit, hold, obj, space, current, trials=trials, batch=batch, seed=seed, identity=ident,
+                     fresh=bool(p.get("fresh")), progress=progress, info=info)
+
+
+def _scenario_hash(sc) -> str:
+    import hashlib
+    raw = repr(sc)  # a frozen dataclass: a scenario file edited gives a new study
+    return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+def recommendation_text(res: dict) -> str:
+    """The recommendation for a terminal: the verdict, the broker.conf lines, the measures side by side."""
+    where = res.get("dataset_name") or res.get("scenario")
+    st = res["study"]
+    lines = [f"recommend {res['strategy']} on {where}: {res['objective']['text']}",
+             f"  study {st['name']}: {st['trials']} trials ({st['new_trials']} new"
+             f"{', resumed' if st['resumed'] else ''}), {st['runs']} "
+             f"{'backtests' if res['kind'] == HISTORY else 'simulations'} this run"]
+    rec = res.get("recommended")
+    keys = [g["measure"] for g in res["objective"]["goals"]] + [c["measure"] for c in res["objective"]["constraints"]]
+    w = max(len(k) for k in keys) + 2
+    lines.append(f"  {'measure':<{w}}{'current':>12}{'recommended':>14}   data")
+    for label, cur, new in (("fit", res["current"]["fit"], rec and rec["fit"]),
+                            ("held out", res["current"].get("holdout"), rec and rec.get("holdout"))):
+        if not cur:
+            continue
+        for k in keys:
+            lines.append(f"  {k:<{w}}{cur[k]:>12.2f}{(new[k] if new else float('nan')):>14.2f}   {label}")
+    lines.append("")
+    lines += [f"  {s}" for s in res["explanation"]]
+    if rec and rec["broker_conf"]:
+        lines += ["", "broker.conf:", rec["broker_conf"]]
+    return "\n".join(lines)

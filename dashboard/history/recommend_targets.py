@@ -1,0 +1,195 @@
+"""What one trial of a recommendation runs: a backtest on a History range (pandas or Spark) or a scenario
+simulation, for a batch of configs at once, and the objective's measures of each.
+
+* :class:`HistoryTarget` reads the range once and runs each batch of configs in one pass over it
+  (:class:`engine.backtest.BacktestSet`: each minute's view built once for every config due then), on
+  pandas in this process, or on Spark: the batch dealt into groups, each group one task that reads the
+  day files itself and streams them through its BacktestSet, as the sweep does (:mod:`.sweep`).
+* :class:`ScenarioTarget` simulates the scenario once per config and seed (placement draws at random, so
+  several seeds give the spread).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from engine.config import LoadBalancerConfig
+from engine.errors import InputError, UsageError
+
+from .objective import HISTORY, SCENARIO, history_measures, scenario_measures, usage_range_per_minute
+
+__all__ = ["HistoryTarget", "ScenarioTarget", "split_days", "parse_holdout"]
+
+
+def parse_holdout(text) -> int:
+    """``"7d"``, ``"7"`` or ``7`` → 7 (days); ``UsageError`` otherwise."""
+    s = str(text).strip().lower()
+    if s.endswith("d"):
+        s = s[:-1]
+    try:
+        n = int(s)
+    except ValueError:
+        raise UsageError(f"--holdout takes a number of days such as 7d, got {text!r}") from None
+    if not 0 <= n <= 3660:
+        raise UsageError(f"--holdout must be 0..3660 days, got {n}")
+    return n
+
+
+def split_days(meta: dict, start, end, holdout_days: int | None) -> tuple[list, list]:
+    """The range's days cut in ``(fit days, held-out days)``: the last ``holdout_days`` are held out
+    (default: a quarter of the days, at least one when there are two or more; 0: none)."""
+    from .jobs import days_in_range
+
+    days = days_in_range(meta, start, end)
+    if not days:
+        raise InputError("the time range holds no day of the dataset", field="range")
+    h = max(1, len(days) // 4) if holdout_days is None and len(days) >= 2 else int(holdout_days or 0)
+    if h >= len(days):
+        raise UsageError(f"--holdout {h}d leaves no day to fit on: the range has {len(days)} day(s)")
+    return (days[:-h] if h else days), (days[-h:] if h else [])
+
+
+class HistoryTarget:
+    """Backtests of one strategy on the days ``days`` of a History dataset."""
+
+    where = HISTORY
+
+    def __init__(self, dataset, days: list, strategy: str, *, bundles: str = "auto", synthetic_bundles: int = 8,
+                 weights=None, engine: str = "pandas"):
+        from .dataset import read_meta
+
+        self.dataset, self.days, self.strategy = dataset, list(days), strategy
+        self.bundles, self.k = bundles, int(synthetic_bundles)
+        self.engine = engine
+        self.start, self.end = self.days[0], self.days[-1]
+        self.label = self.start if self.start == self.end else f"{self.start} .. {self.end}"
+        self.backtests = 0
+        meta = read_meta(dataset)
+        self._has_bundles = bool(meta.get("has_bundles")) and bundles != "synthetic"
+        self._bw, self._kw = self._read()
+        w = weights if weights is not None else LoadBalancerConfig().weights
+        self.minutes_ms, self.usage_range = usage_range_per_minute(self._bw, w)
+        self.n_days = max(len(self.minutes_ms), 1) / 1440.0
+        if engine == "spark":
+            self._bw = None  # Spark reads the day files in its tasks
+
+    def _read(self):
+        from .dataset import read_long, wide_brokers, wide_bundles
+        from .layout import has_wide, read_wide
+
+        if has_wide(self.dataset):
+            bw = read_wide(self.dataset, self.start, self.end)
+            long = (read_long(self.dataset, self.start, self.end, bundles=True, categorical=True)
+                    if self._has_bundles and self.engine != "spark" else None)
+        else:
+            long = read_long(self.dataset, self.start, self.end, categorical=True)
+            bw = wide_brokers(long)
+        if not len(bw):
+            raise InputError(f"no broker minutes in {self.label}", field="range")
+        kw = None
+        if long is not None and self.bundles != "synthetic":
+            kw = wide_bundles(long)
+            if kw.empty and self.bundles != "real":
+                kw = None
+        return bw, kw
+
+    def run(self, configs: list[LoadBalancerConfig], progress=None) -> list[pd.DataFrame]:
+        """The events of each config over the days (one pass for the batch)."""
+        self.backtests += len(configs)
+        if self.engine == "spark":
+            return self._spark(configs, progress)
+        from engine.backtest import backtest_set_frames
+
+        return backtest_set_frames(self._bw, self._kw, self.strategy, configs, synthetic_bundles=self.k,
+                                   state_limit=0, progress=progress)
+
+    def evaluate(self, configs, measures, progress=None) -> list[dict]:
+        return [history_measures(ev, self.minutes_ms, self.usage_range, self.n_days, measures)
+                for ev in self.run(configs, progress)]
+
+    def _spark(self, configs, progress):
+        """The batch on Spark: configs dealt into groups (the executor cores, the heaviest first), each
+        group one task reading the range's day files and streaming them through its BacktestSet."""
+        from dashboard.spark import get_spark, job_group
+
+        from .sparkio import read_broker_minutes
+        from .sweep import _file_source, cell_groups, default_groups
+
+        spark = get_spark()
+        df = read_broker_minutes(spark, self.dataset, self.start, self.end)
+        source = _file_source(df, "synthetic", None)
+        if source is None:
+            raise UsageError("recommend on Spark reads a dataset's wide layout with synthetic bundles "
+                             "(--bundles synthetic); use --engine pandas otherwise")
+        cells = list(range(len(configs)))
+        ivals = [max(1, int(c.loadBalancerSheddingIntervalMinutes)) for c in configs]
+        groups = cell_groups(cells, ivals, default_groups(spark, len(cells)))
+        udf = _configs_udf(source, self.strategy, self.k, {g: [(c, configs[c]) for c in grp]
+                                                           for g, grp in enumerate(groups)})
+        with job_group(spark, "recommend", "shedlab recommend"):
+            rows = (spark.range(0, len(groups), 1, len(groups))
+                    .mapInPandas(udf, schema="cell long, timestamp long, n_bundles long").toPandas())
+        out = []
+        for c in cells:
+            part = rows[rows["cell"] == c]
+            out.append(pd.DataFrame({"timestamp": pd.to_datetime(part["timestamp"].to_numpy(), unit="ms"),
+                                     "n_bundles": part["n_bundles"].to_numpy(dtype=np.int64)}))
+        return out
+
+
+def _configs_udf(source: dict, strategy: str, k: int, members: dict):
+    """``mapInPandas`` over one row per group (``id``): the group's configs streamed over the day files."""
+
+    def fn(batches):
+        from engine.backtest import Backtest, BacktestSet, BrokerBlock
+
+        from .sweep import _day_frames
+
+        for b in batches:
+            for g in b["id"].tolist():
+                cells = members[int(g)]
+                bts = BacktestSet(Backtest(strategy, cfg, synthetic_bundles=k, state_limit=0) for _c, cfg in cells)
+                for frame in _day_frames(source, None, None):
+                    bts.feed(BrokerBlock(frame))
+                    rows = []
+                    for (c, _cfg), bt in zip(cells, bts.members):
+                        rows.extend((c, e["timestamp"], e["n_bundles"]) for e in bt.events)
+                        bt.events.clear()
+                    if rows:
+                        yield pd.DataFrame(rows, columns=["cell", "timestamp", "n_bundles"])
+
+    return fn
+
+
+class ScenarioTarget:
+    """Simulations of a scenario, one per config and seed; each measure is the mean over the seeds and
+    its spread (min, max) is kept."""
+
+    where = SCENARIO
+
+    def __init__(self, scenario, seeds: list[int], *, minutes: int | None = None):
+        from engine.simulator import load_scenario
+
+        self.scenario = load_scenario(scenario) if isinstance(scenario, str) else scenario
+        self.seeds = [int(s) for s in seeds]
+        self.minutes = minutes
+        self.label = f"seed{'s' if len(self.seeds) > 1 else ''} {', '.join(map(str, self.seeds))}"
+        self.backtests = 0
+        self.spread: list[dict] = []
+
+    def evaluate(self, configs, measures, progress=None) -> list[dict]:
+        from engine.simulator import simulate
+
+        out, self.spread = [], []
+        total = len(configs) * len(self.seeds)
+        for i, cfg in enumerate(configs):
+            per = []
+            for j, s in enumerate(self.seeds):
+                if progress is not None:
+                    progress(i * len(self.seeds) + j, total)
+                per.append(scenario_measures(simulate(self.scenario, cfg, seed=s, minutes=self.minutes), measures))
+                self.backtests += 1
+            keys = per[0].keys()
+            out.append({k: float(np.mean([p[k] for p in per])) for k in keys})
+            self.spread.append({k: [float(min(p[k] for p in per)), float(max(p[k] for p in per))] for k in keys})
+        return out
