@@ -173,14 +173,16 @@ def _hour(ms) -> np.ndarray:
 
 def compare(pred_hours: pd.DataFrame, obs_hours: pd.DataFrame, *, pred_brokers: pd.DataFrame | None = None,
             obs_brokers: pd.DataFrame | None = None, moves: tuple | None = None, source: str = "",
-            strategy: str = "", notes=()) -> Agreement:
+            strategy: str = "", notes=(), unit: str = "unloads") -> Agreement:
     """The general comparison.
 
     ``pred_hours`` / ``obs_hours``: columns ``hour`` (epoch ms, start of the hour) and ``unloads``;
     ``pred_brokers`` / ``obs_brokers``: ``hour``, ``broker`` rows of brokers that shed in that hour
     (``obs_brokers=None``: the source does not say who shed — broker precision/recall are ``None``);
     ``moves``: ``(predicted, observed)`` move frames when both sides know the bundles (the agreement is
-    then their ``(interval, bundle)`` Jaccard index, else the per-hour count Jaccard index)."""
+    then their ``(interval, bundle)`` Jaccard index, else the per-hour count Jaccard index). ``unit``:
+    what the per-hour counts count (``"unloads"``, or ``"brokers shed"`` when only the cluster's
+    ``unload_broker`` counter observed it); in ``metrics["unit"]``."""
     notes = list(notes)
     ph = pred_hours.groupby("hour")["unloads"].sum() if len(pred_hours) else pd.Series(dtype=float)
     oh = obs_hours.groupby("hour")["unloads"].sum() if len(obs_hours) else pd.Series(dtype=float)
@@ -211,7 +213,7 @@ def compare(pred_hours: pd.DataFrame, obs_hours: pd.DataFrame, *, pred_brokers: 
     n_pb = sum(len(v) for v in pb.values())
     metrics = {"predicted_unloads": float(p.sum()), "observed_unloads": float(o.sum()), "hours": len(hours),
                "count_agreement": count_agreement, "broker_precision": None, "broker_recall": None,
-               "bundle_precision": None, "bundle_recall": None}
+               "bundle_precision": None, "bundle_recall": None, "unit": unit}
     if obs_brokers is not None:
         n_ob = sum(len(v) for v in ob.values())
         both = sum(len(pb.get(h, set()) & ob.get(h, set())) for h in hours)
@@ -240,7 +242,7 @@ def compare(pred_hours: pd.DataFrame, obs_hours: pd.DataFrame, *, pred_brokers: 
         move_table = move_table[["time", "bundle", "broker", "predicted_destination", "observed_destination",
                                  "status"]].astype({"time": "int64"})
     else:
-        metrics.update(agreement=count_agreement, basis="unloads per hour (counts)")
+        metrics.update(agreement=count_agreement, basis=f"{unit} per hour (counts)")
     return Agreement(table, move_table, metrics, notes, source, strategy)
 
 
@@ -277,7 +279,8 @@ def agreement_text(ag: Agreement, limit: int = 40) -> str:
     """The comparison as plain text (the command lines print it)."""
     m = ag.metrics
     lines = [f"predicted vs actual — {ag.source}" + (f" ({ag.strategy})" if ag.strategy else ""),
-             f"agreement {_pct(m['agreement'])} ({m['basis']}); unloads predicted {m['predicted_unloads']:g}, "
+             f"agreement {_pct(m['agreement'])} ({m['basis']}); {m.get('unit', 'unloads')} predicted "
+             f"{m['predicted_unloads']:g}, "
              f"observed {m['observed_unloads']:g}, count agreement {_pct(m['count_agreement'])}",
              f"shedding brokers per hour: precision {_pct(m['broker_precision'])}, recall {_pct(m['broker_recall'])}"]
     if m.get("bundle_precision") is not None or m.get("bundle_recall") is not None:

@@ -4,7 +4,7 @@
 BundleData (2.1 M validated field reads on a 1,000-broker, 100,000-bundle snapshot). The two bulk
 parts of a LoadData JSON — every broker's ``lastStats`` entries and the ``bundleData`` entries — are
 read here as columns instead: each field of all entries is pulled in one pass, checked with numpy
-against the same rules (:mod:`engine.limits`: finite, not negative, at most ``MAX_QUANTITY``; counts
+against the same rules (:mod:`engine.limits`: finite, not negative (every finite double); counts
 integral and at most ``MAX_COUNT``, ``cacheSize`` at most ``MAX_JAVA_LONG``; ``maxSamples`` at least 1)
 and kept as arrays. Everything else in the snapshot (the brokers' own fields, time averages,
 preallocations, recently unloaded bundles, quotas, policies, strategy state) is small and is read by
@@ -467,10 +467,7 @@ def _report_totals(base: LoadData, parts: _Parts, starts) -> None:
         for attr, key in (("msg_throughput_in", "msgThroughputIn"), ("msg_throughput_out", "msgThroughputOut"),
                           ("msg_rate_in", "msgRateIn"), ("msg_rate_out", "msgRateOut")):
             if rep.get(key) is None:
-                v = float(sum(cols[key][a:b]))
-                if not v <= MAX_QUANTITY:  # the reader refuses a default sum out of range
-                    raise _Fallback("a report sum out of range")
-                setattr(L, attr, v)
+                setattr(L, attr, float(sum(cols[key][a:b])))  # overflows to inf as the broker's sum does
         for attr, key, col in (("num_topics", "numTopics", "topics"), ("num_consumers", "numConsumers", "consumerCount"),
                                ("num_producers", "numProducers", "producerCount")):
             if rep.get(key) is None:

@@ -127,7 +127,15 @@ def _zk_from_files(files: dict[str, bytes], source: str) -> LoadData:
                            f"older resource-quota/namespace/<bundle> (e.g. {both[0]}): the first is used, as "
                            "current Pulsar reads only that one")
     ld.resource_quotas = {**legacy_quotas, **quotas}
-    ld.bundle_data.update(bdata)
+    # the leader's bundleData holds the bundles the brokers report (lastStats); a bundle-data node no
+    # broker reports is only in the store, and updateBundleData forgets and deletes it
+    active = {b for bd in ld.brokers.values() for b in bd.local.last_stats}
+    stale = [b for b in bdata if b not in active]
+    if stale:
+        ld.warnings.append(f"{source}: {len(stale)} bundle-data node(s) of bundles no broker reports (e.g. "
+                           f"{stale[0]}) are left out: Pulsar's leader builds its bundle data from the brokers' "
+                           "lastStats and deletes those nodes (updateBundleData)")
+    ld.bundle_data.update((b, d) for b, d in bdata.items() if b in active)
     for bid, t in tavg.items():
         if bid in ld.brokers:
             ld.brokers[bid].time_average = t
@@ -149,7 +157,10 @@ def load_zk_dump(path: Path) -> LoadData:
     ``resource-quota/<bundle>`` (``LoadBalanceResources.QuotaResources``, what current Pulsar reads),
     the older ``resource-quota/namespace/<bundle>`` (``ResourceQuotaCache``, Pulsar 2.x) and
     ``resource-quota/default``. Any other ``bundle-data`` / ``resource-quota`` node with data is
-    listed in one warning; nodes without data (parents) are skipped.
+    listed in one warning; nodes without data (parents) are skipped. The snapshot's bundle data is
+    the leader's: the ``bundle-data`` nodes of the bundles some broker reports in its ``lastStats``
+    (``ModularLoadManagerImpl.updateBundleData``); a node of a bundle no broker reports is left out
+    with a warning (the leader deletes it from the store).
 
     Notes
     -----

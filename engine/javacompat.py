@@ -4,6 +4,7 @@
 * ``String.hashCode()`` and ``HashMap`` / ``ConcurrentHashMap`` iteration order, which break ties
   everywhere in Pulsar (stable sorts keep map order);
 * Java ``(int)`` casts (truncation toward zero, saturating, NaN → 0);
+* ``LocalBrokerData.max(...)``: a loop of ``d > max`` from ``-Infinity``, so a NaN never wins;
 * Guava ``Hashing.crc32().hashString(s).asInt()`` and ``Math.abs`` on ``int``;
 * a ``double`` sum in iteration order, as a Java ``for`` loop adds (:func:`seq_sum`).
 
@@ -20,6 +21,7 @@ Examples
 """
 from __future__ import annotations
 
+import functools
 import math
 import zlib
 from typing import Iterable, Sequence
@@ -39,6 +41,9 @@ __all__ = [
     "java_int",
     "java_long",
     "java_abs_int",
+    "java_max",
+    "java_double_math",
+    "java_max_rows",
     "guava_crc32_as_int",
     "INT_MAX",
     "INT_MIN",
@@ -63,10 +68,10 @@ def percent_usage(usage: float, limit: float) -> float:
 
 def percent_usage_array(usage, limit) -> np.ndarray:
     """Vectorised :func:`percent_usage` over arrays (float64 result of float32 arithmetic)."""
-    u = np.asarray(usage, dtype=np.float64).astype(np.float32)
-    lim = np.asarray(limit, dtype=np.float64)
-    l32 = lim.astype(np.float32)
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"):  # (float) of a double above Float.MAX_VALUE is Infinity, as in Java
+        u = np.asarray(usage, dtype=np.float64).astype(np.float32)
+        lim = np.asarray(limit, dtype=np.float64)
+        l32 = lim.astype(np.float32)
         q = (u / np.where(lim > 0, l32, np.float32(1.0))).astype(np.float32)
         p = (q * _F100).astype(np.float32)
     return np.where(lim > 0, p.astype(np.float64), 0.0)
@@ -225,6 +230,39 @@ def java_long(x: float) -> int:
     if x <= -(2**63):
         return -(2**63)
     return int(x)
+
+
+def java_double_math(fn):
+    """Run ``fn`` with numpy's floating-point warnings off: Java's double arithmetic overflows to
+    Infinity, gives NaN for ``Infinity - Infinity`` and Infinity for ``x / 0`` without a word, and
+    Pulsar decides on those values; the load managers' entry points decide the same way, quietly."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            return fn(*args, **kwargs)
+    return wrapper
+
+
+def java_max(values: Iterable[float]) -> float:
+    """``LocalBrokerData.max(double...)``: the largest value by ``d > max`` starting from ``-Infinity``.
+
+    A NaN (``Infinity / Infinity``, ``Infinity * 0`` weight) is never larger, so it is skipped, and
+    all NaN gives ``-Infinity``; Python's ``max`` would return a NaN in first place.
+
+    >>> java_max([float("nan"), 30.0, 20.0]), java_max([float("nan")])
+    (30.0, -inf)
+    """
+    m = -math.inf
+    for d in values:
+        if d > m:
+            m = d
+    return m
+
+
+def java_max_rows(columns: Sequence[np.ndarray]) -> np.ndarray:
+    """:func:`java_max` element-wise over equal-length arrays (one per argument)."""
+    stacked = np.stack([np.asarray(c, dtype=np.float64) for c in columns])
+    return np.where(np.isnan(stacked), -np.inf, stacked).max(axis=0)
 
 
 def java_abs_int(v: int) -> int:

@@ -26,22 +26,27 @@ variable                           default                   what it bounds
 =================================  ========================  =========================================
 
 Numeric fields of the inputs have fixed ranges (:data:`MAX_EPOCH_MS`, :data:`MAX_COUNT`,
-:data:`MAX_QUANTITY`), checked with the field named.
+:data:`MAX_QUANTITY`, :data:`MAX_SCENARIO_NUMBER`), checked with the field named.
 
-Departures from Pulsar: Pulsar's Jackson readers take any ``long`` for a time and any finite
-``double`` for a rate; Shedlab refuses times after year 9999 and rates, usages and limits above
-1e19 (far beyond anything a broker reports, and what keeps sums over a cluster finite). Counts are
-Java ``int`` fields in Pulsar too, so their range is Pulsar's.
+Rates, throughputs, usages and limits in Pulsar's formats take every finite ``double``, as Pulsar's
+Jackson readers do (up to Java's ``Double.MAX_VALUE``, which Pulsar's own tests report); sums and
+products over them overflow to infinity under IEEE 754 in Shedlab as in Pulsar, and the decisions
+follow (Java's comparisons with ``NaN`` and ``Infinity`` are emulated where Pulsar meets them).
+Departures from Pulsar: Pulsar's Jackson readers take any ``long`` for a time; Shedlab refuses
+times after year 9999 (dates stay printable). Counts are Java ``int`` fields in Pulsar too, so
+their range is Pulsar's. Scenario numbers (Shedlab's own format) without a range of their own are
+at most :data:`MAX_SCENARIO_NUMBER`, so a simulation's sums stay finite.
 """
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 
 from .errors import InputError, UsageError
 
 __all__ = ["Limit", "LIMITS", "limit", "limit_bytes", "check_run_memory", "limits_table", "MAX_EPOCH_MS",
-           "MAX_COUNT", "MAX_JAVA_LONG", "MAX_QUANTITY", "MAX_SIMULATION_MINUTES", "CYCLE_BYTES_PER_BROKER",
+           "MAX_COUNT", "MAX_JAVA_LONG", "MAX_QUANTITY", "MAX_SCENARIO_NUMBER", "MAX_SIMULATION_MINUTES", "CYCLE_BYTES_PER_BROKER",
            "CYCLE_BYTES_PER_BUNDLE", "TOPIC_BYTES_TEXT", "TOPIC_BYTES_JSON", "TOPIC_BYTES_READ",
            "simulation_bytes", "simulation_steps", "check_run_steps", "cycles_bytes", "epoch_ms", "FIXED_RANGES", "fixed_ranges_table"]
 
@@ -51,9 +56,11 @@ MAX_EPOCH_MS = 253_402_300_799_999
 MAX_COUNT = 2**31 - 1
 #: Java's Long.MAX_VALUE (long fields that are not times)
 MAX_JAVA_LONG = 2**63 - 1
-#: largest rate / throughput / usage / limit accepted (above Long.MAX_VALUE, so every value a Java
-#: long or a real report holds passes; sums over millions of bundles stay finite)
-MAX_QUANTITY = 1e19
+#: largest rate / throughput / usage / limit accepted in Pulsar's formats: every finite double
+#: (Java's Double.MAX_VALUE), as Pulsar reads them
+MAX_QUANTITY = sys.float_info.max
+#: largest scenario number without a range of its own (Shedlab's format; a simulation's sums stay finite)
+MAX_SCENARIO_NUMBER = 1e19
 #: longest simulation (the scenario format's cap: one year of minutes)
 MAX_SIMULATION_MINUTES = 525_600
 
@@ -190,8 +197,10 @@ FIXED_RANGES = (
     ("counts (topics, bundles, producers, consumers, samples)", f"0 .. {MAX_COUNT:,} (Java int)",
      "load reports, bundle data"),
     ("`cacheSize`", f"0 .. {MAX_JAVA_LONG:,} (Java long)", "bundle stats"),
-    ("rates, throughputs, usages, limits, scenario numbers without their own range", f"finite, at most {MAX_QUANTITY:.0e} in absolute value",
-     "snapshots, scenarios"),
+    ("rates, throughputs, usages, limits", "every finite double (up to Java's `Double.MAX_VALUE`); not negative",
+     "snapshots, load reports, ELM data, topic stats"),
+    ("scenario numbers without their own range", f"finite, at most {MAX_SCENARIO_NUMBER:.0e} in absolute value",
+     "scenarios"),
     ("simulated minutes (`minutes:`, `--minutes`)", f"1 .. {MAX_SIMULATION_MINUTES:,} (one year)",
      "`engine simulate`, `history generate --simulator`"),
     ("scenario name templates", "`{i}` or `{i:FORMAT}` with a width under 100", "scenario `count:` entries"),

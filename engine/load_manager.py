@@ -32,7 +32,7 @@ import numpy as np
 
 from .config import LoadBalancerConfig
 from .errors import InputError, UsageError
-from .javacompat import java_map_rank
+from .javacompat import java_double_math, java_map_rank
 from .release_lines import modular_startup
 from .model import BundleData, LoadData, bundle_namespace
 from .placement.base import NamespacePolicies, PlacementContext
@@ -82,6 +82,7 @@ class ModularLoadManager(HoldsStrategyStates):
     >>> [(u.broker, u.destination) for u in cyc.unloads][:1]  # doctest: +SKIP
     """
 
+    @java_double_math
     def __init__(self, data, config: LoadBalancerConfig | None = None, *, seed=None, shedding=None,
                  placement=None, policies: NamespacePolicies | None = None, view: LoadView | None = None):
         self.config = config or LoadBalancerConfig()
@@ -144,6 +145,7 @@ class ModularLoadManager(HoldsStrategyStates):
         else:
             self.placement = make_placement(pname)
 
+    @java_double_math
     def update(self, data, view: LoadView | None = None) -> None:
         """New load reports (a timeline step): rebuild the view and tell the strategies which
         brokers are active. Recently unloaded bundles and preallocations of the snapshot are merged
@@ -256,6 +258,7 @@ class ModularLoadManager(HoldsStrategyStates):
             raise InputError(f"unknown broker(s): {', '.join(unknown)}", field="--candidates")
         return np.array([v.broker_index[b] for b in names], dtype=np.int64)
 
+    @java_double_math
     def select_broker(self, bundle: str, *, candidates: Sequence[str] | None = None,
                       non_persistent: bool = False) -> PlacementDecision:
         """Pulsar's ``selectBroker(bundle)``: filters, strategy and the overload retry (§4.2).
@@ -432,6 +435,7 @@ class ModularLoadManager(HoldsStrategyStates):
                 return pre[bundle]
         return self.view.bundle_data(bundle)  # Pulsar's default (§2.4)
 
+    @java_double_math
     def select_broker_for_assignment(self, bundle: str, non_persistent: bool = False) -> PlacementDecision:
         """A new or orphaned bundle's lookup: an existing preallocation, else ``selectBroker`` and
         preallocate the bundle on the chosen broker."""
@@ -455,6 +459,7 @@ class ModularLoadManager(HoldsStrategyStates):
         return dec
 
     # ------------------------------------------------------------------ shedding (§4.3)
+    @java_double_math
     def do_load_shedding(self, now: int | None = None) -> Cycle:
         """One ``doLoadShedding`` at ``now`` (the snapshot's time by default)."""
         cfg, v = self.config, self.view

@@ -33,7 +33,7 @@ from typing import Iterable, Mapping
 import numpy as np
 
 from .errors import InputError
-from .javacompat import percent_usage
+from .javacompat import java_max, percent_usage
 from .limits import MAX_COUNT, MAX_EPOCH_MS, MAX_JAVA_LONG, MAX_QUANTITY
 
 __all__ = [
@@ -96,9 +96,10 @@ class _Reader:
         return f"{self.path}.{key}" if self.path else key
 
     def num(self, key, default=0.0, nonneg=True, max_=MAX_QUANTITY):
-        """A finite number within ``[0 or -max_, max_]`` (:data:`engine.limits.MAX_QUANTITY` unless
-        told): a rate of 1e300 would turn every sum and score into inf."""
-        v = self.obj.get(key, default)
+        """A finite number within ``[0 or -max_, max_]`` (:data:`engine.limits.MAX_QUANTITY`, every
+        finite double, unless told). A missing key gives ``default`` as it is: a total the reader
+        sums itself over ``lastStats`` overflows to infinity as the broker's own sum does."""
+        v = self.obj.get(key)
         if v is None:
             return default
         if isinstance(v, bool) or not isinstance(v, (int, float)):
@@ -279,16 +280,17 @@ class LocalBrokerData:
         Pulsar takes the max of the float percentages and divides the *float* by 100, so the result
         is float32-rounded (e.g. 30/100 % gives 0.30000001192092896).
         """
-        m = max(self.cpu.percent_usage(), self.direct_memory.percent_usage(),
-                self.bandwidth_in.percent_usage(), self.bandwidth_out.percent_usage())
-        return float(np.float32(np.float32(m) / np.float32(100.0)))
+        m = java_max((self.cpu.percent_usage(), self.direct_memory.percent_usage(),
+                      self.bandwidth_in.percent_usage(), self.bandwidth_out.percent_usage()))
+        with np.errstate(over="ignore"):
+            return float(np.float32(np.float32(m) / np.float32(100.0)))
 
     def max_resource_usage_with_weight(self, cpu_w: float, direct_memory_w: float, bw_in_w: float,
                                        bw_out_w: float) -> float:
         """``getMaxResourceUsageWithWeight``: max of weighted percentages (in double) / 100."""
-        return max(self.cpu.percent_usage() * cpu_w, self.direct_memory.percent_usage() * direct_memory_w,
-                   self.bandwidth_in.percent_usage() * bw_in_w,
-                   self.bandwidth_out.percent_usage() * bw_out_w) / 100.0
+        return java_max((self.cpu.percent_usage() * cpu_w, self.direct_memory.percent_usage() * direct_memory_w,
+                         self.bandwidth_in.percent_usage() * bw_in_w,
+                         self.bandwidth_out.percent_usage() * bw_out_w)) / 100.0
 
     @property
     def msg_rate(self) -> float:

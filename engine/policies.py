@@ -775,38 +775,41 @@ class ExtensibleClusterPolicies(ExtensiblePolicies):
     def has_policies(self, namespace: str) -> bool:
         return self.cp.has_policies(namespace)
 
-    def _counts(self, ns: str, data) -> dict:
+    def _counts(self, ns: str, data, owners=None) -> dict:
+        """broker → owned bundles of ``ns``'s anti-affinity group (``getAntiAffinityNamespaceOwnedBrokers``
+        over the channel's ownership entries: ``owners()``, else the snapshot's owners)."""
         group = self.cp.group_of(ns)
         if group is None:
             return {}
         g = group.lower()
         out = {}
-        for bundle, owner in data.owners().items():
+        for bundle, owner in (owners or data.owners)().items():
             x = self.cp.group_of(bundle_namespace(bundle))
             if owner and x is not None and x.lower() == g:
                 out[owner] = out.get(owner, 0) + 1
         return out
 
-    def explain_anti_affinity(self, brokers, bundle, data):
+    def explain_anti_affinity(self, brokers, bundle, data, owners=None):
         ns = bundle_namespace(bundle)
         if self.cp.group_of(ns) is None:
             return brokers, []
         enabled = bool(getattr(self.conf, "failureDomainsEnabled", False))
-        return anti_affinity(self.cp, ns, list(brokers), self._counts(ns, data), enabled)
+        return anti_affinity(self.cp, ns, list(brokers), self._counts(ns, data, owners), enabled)
 
-    def anti_affinity_filter(self, brokers, bundle, data):
-        return self.explain_anti_affinity(brokers, bundle, data)[0]
+    def anti_affinity_filter(self, brokers, bundle, data, owners=None):
+        return self.explain_anti_affinity(brokers, bundle, data, owners)[0]
 
-    def explain_isolation(self, brokers, bundle, data):
+    def explain_isolation(self, brokers, bundle, data, non_persistent=False):
         ns = bundle_namespace(bundle)
 
-        def topic_ok(b):  # a bundle object of a lookup is persistent (hasNonPersistentTopic false)
-            return data.lookup_data(b).persistent_topics_enabled
+        def topic_ok(b):  # a non-persistent topic's lookup gives a bundle with hasNonPersistentTopic
+            look = data.lookup_data(b)
+            return look.non_persistent_topics_enabled if non_persistent else look.persistent_topics_enabled
 
         return apply_isolation(self.cp, ns, list(brokers), topic_ok)
 
-    def isolation_filter(self, brokers, bundle, data):
-        return self.explain_isolation(brokers, bundle, data)[0]
+    def isolation_filter(self, brokers, bundle, data, non_persistent=False):
+        return self.explain_isolation(brokers, bundle, data, non_persistent)[0]
 
 
 def broker_groups(cp: ClusterPolicies | None, brokers: list) -> dict:

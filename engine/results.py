@@ -98,13 +98,14 @@ class Details:
 
 
 def fmt_rate(v: float) -> str:
-    """``12345.6`` → ``'12,346 msg/s'``."""
-    return f"{v:,.0f} msg/s"
+    """``12345.6`` → ``'12,346 msg/s'``; above 1e15 in exponent form (``1.8e+308 msg/s``)."""
+    return f"{v:,.0f} msg/s" if not abs(v) >= 1e15 else f"{v:.2g} msg/s"
 
 
 def fmt_bytes(v: float) -> str:
-    """Bytes/s in MiB/s (Pulsar's "MB" is MiB)."""
-    return f"{v / 1048576:,.3f} MB/s"
+    """Bytes/s in MiB/s (Pulsar's "MB" is MiB); above 1e15 MB/s in exponent form."""
+    mb = v / 1048576
+    return f"{mb:,.3f} MB/s" if not abs(mb) >= 1e15 else f"{mb:.2g} MB/s"
 
 
 class LazyText:

@@ -281,7 +281,7 @@ def _rate(stats: dict, key: str, source, field) -> float:
         raise InputError(f"must be a number, got {json.dumps(v)[:40]}", source=source, field=f"{field}.{key}")
     v = float(v)
     if math.isnan(v) or math.isinf(v) or v < 0 or v > MAX_QUANTITY:
-        raise InputError(f"must be a finite number in 0..{MAX_QUANTITY:g}, got {v}", source=source,
+        raise InputError(f"must be a finite number, not negative, got {v}", source=source,
                          field=f"{field}.{key}")
     return v
 

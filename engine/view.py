@@ -18,7 +18,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from .javacompat import hashmap_capacity, java_map_rank, java_string_hashes, percent_usage_array
+from .javacompat import hashmap_capacity, java_map_rank, java_max_rows, java_string_hashes, percent_usage_array
 from .model import (
     BundleData,
     LoadData,
@@ -308,28 +308,34 @@ class LoadView:
     @cached_property
     def msg_rate(self) -> np.ndarray:
         """``msgRateIn + msgRateOut`` of each broker's report."""
-        return self.msg_rate_in + self.msg_rate_out
+        with np.errstate(over="ignore"):  # doubles overflow to Infinity, as in Java
+            return self.msg_rate_in + self.msg_rate_out
 
     @cached_property
     def msg_throughput(self) -> np.ndarray:
         """``msgThroughputIn + msgThroughputOut`` of each broker's report."""
-        return self.msg_throughput_in + self.msg_throughput_out
+        with np.errstate(over="ignore"):
+            return self.msg_throughput_in + self.msg_throughput_out
 
     @cached_property
     def short_rate(self) -> np.ndarray:
-        return self.st[:, 2] + self.st[:, 3]
+        with np.errstate(over="ignore"):
+            return self.st[:, 2] + self.st[:, 3]
 
     @cached_property
     def short_throughput(self) -> np.ndarray:
-        return self.st[:, 0] + self.st[:, 1]
+        with np.errstate(over="ignore"):
+            return self.st[:, 0] + self.st[:, 1]
 
     @cached_property
     def long_rate(self) -> np.ndarray:
-        return self.lt[:, 2] + self.lt[:, 3]
+        with np.errstate(over="ignore"):
+            return self.lt[:, 2] + self.lt[:, 3]
 
     @cached_property
     def long_throughput(self) -> np.ndarray:
-        return self.lt[:, 0] + self.lt[:, 1]
+        with np.errstate(over="ignore"):
+            return self.lt[:, 0] + self.lt[:, 1]
 
     @cached_property
     def num_bundles(self) -> np.ndarray:
@@ -463,7 +469,8 @@ class LoadView:
         got = cache.get(w)
         if got is None:
             cpu_w, dm_w, in_w, out_w = w
-            got = np.maximum.reduce([self.cpu * cpu_w, self.direct_memory * dm_w, self.bandwidth_in * in_w,
+            with np.errstate(invalid="ignore"):  # Infinity * 0 is NaN, as in Java; java_max skips it
+                got = java_max_rows([self.cpu * cpu_w, self.direct_memory * dm_w, self.bandwidth_in * in_w,
                                      self.bandwidth_out * out_w]) / 100.0 if self.nb else np.zeros(0)
             cache[w] = got
         return got
@@ -475,7 +482,7 @@ class LoadView:
             if self.nb == 0:
                 got = np.zeros(0)
             else:
-                m = np.maximum.reduce([self.cpu, self.direct_memory, self.bandwidth_in, self.bandwidth_out])
+                m = java_max_rows([self.cpu, self.direct_memory, self.bandwidth_in, self.bandwidth_out])
                 got = (m.astype(np.float32) / np.float32(100.0)).astype(np.float32).astype(np.float64)
             self.__dict__["_unweighted"] = got
         return got

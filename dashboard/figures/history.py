@@ -185,18 +185,19 @@ def agreement_figure(ag) -> go.Figure:
     def pct(x):
         return "n/a" if x is None else f"{100 * x:.0f} %"
 
+    unit = m.get("unit", "unloads")  # "brokers shed" when only the unload_broker counter observed it
     title = (f"agreement {pct(m['agreement'])} ({m['basis']}) · shedding brokers precision "
              f"{pct(m['broker_precision'])}, recall {pct(m['broker_recall'])}")
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.45, 0.55], vertical_spacing=0.1,
-                        subplot_titles=("unloads per hour (UTC)", "brokers that shed, per hour"))
+                        subplot_titles=(f"{unit} per hour (UTC)", "brokers that shed, per hour"))
     # each hour's two bars sit inside that hour (explicit widths: one hour alone still has a width)
     bar_w = [0.42 * 3_600_000] * len(h)
     fig.add_trace(go.Bar(x=h["hour"], y=h["observed"], name="the cluster did", marker_color="#1b365d",
                          width=bar_w, offset=0.06 * 3_600_000,
-                         hovertemplate="%{x|%Y-%m-%d %H:00}: %{y:g} unloads observed<extra></extra>"), row=1, col=1)
+                         hovertemplate="%{x|%Y-%m-%d %H:00}: %{y:g} " + unit + " observed<extra></extra>"), row=1, col=1)
     fig.add_trace(go.Bar(x=h["hour"], y=h["predicted"], name=f"the engine predicts ({ag.strategy})",
                          marker_color=LINE["threshold"], width=bar_w, offset=0.52 * 3_600_000,
-                         hovertemplate="%{x|%Y-%m-%d %H:00}: %{y:g} unloads predicted<extra></extra>"), row=1, col=1)
+                         hovertemplate="%{x|%Y-%m-%d %H:00}: %{y:g} " + unit + " predicted<extra></extra>"), row=1, col=1)
     known = h["observed_brokers"].notna().all() if len(h) else False
     pts = {"both": ([], []), "predicted only": ([], []), "observed only": ([], [])}
     for r in h.itertuples():
@@ -220,7 +221,7 @@ def agreement_figure(ag) -> go.Figure:
     fig.update_layout(**lay, barmode="overlay",
                       title=dict(text=title, x=0, xanchor="left", y=0.98, yanchor="top", font=dict(size=13)),
                       meta={"rev": "history-agreement", "agreement": m["agreement"], "basis": m["basis"]})
-    fig.update_yaxes(title_text="unloads", row=1, col=1)
+    fig.update_yaxes(title_text=unit, row=1, col=1)
     fig.update_yaxes(type="category", row=2, col=1)
     lo, hi = h["hour"].min(), h["hour"].max()  # padding: one hour alone still reads as hours
     fig.update_xaxes(range=[lo - pd.Timedelta(hours=0.5), hi + pd.Timedelta(hours=1.5)])

@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from engine.javacompat import java_double_math
+
 from .theme import LINE, MB, STATUS, axis, base_layout, empty_figure, make_figure, short_names, status_color, title_ann
 
 __all__ = ["before_after", "ratio_text"]
@@ -21,6 +23,7 @@ def ratio_text(v) -> str:
     return f"{v:,.2f}×" if v is not None else "∞ (a broker has no traffic)"
 
 
+@java_double_math  # Infinity throughputs (Double.MAX_VALUE reports) plot without a warning
 def before_after(view, before_thr, after_thr, before_rate, after_rate, status: dict, ratios: dict | None = None, *,
                  rev: str = "", height: int = 340, top: int = 40) -> go.Figure:
     """Grouped bars of broker throughput before/after (MB/s), and the max/min ratios beside them."""

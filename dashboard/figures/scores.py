@@ -13,7 +13,9 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
+from engine.javacompat import java_double_math
 from engine.strategies.registry import explains
+
 from .theme import (LINE, MB, RESOURCE, axis, base_layout, drag_meta, drag_spec, empty_figure, hline,
                     make_figure, short_names, status_color, status_label, title_ann)
 
@@ -126,6 +128,7 @@ def _group_marks(order, x, groups: dict) -> list:
     return out
 
 
+@java_double_math  # Infinity scores (Double.MAX_VALUE reports) plot without a warning
 def broker_scores(view, result, cfg, status: dict, *, rev: str = "", height: int = 380,
                   groups: dict | None = None) -> go.Figure:
     """The scores figure of one shedding result (see the module docstring). ``groups`` (broker → its

@@ -11,6 +11,7 @@ import pandas as pd
 
 from engine.errors import InputError
 
+from .counter_ids import counters_to_known_brokers
 from .readers import _LBL, _RAW_COLUMNS, COUNTER_ALIASES, DIRECT_SHAPE, ID_LABELS, _read_bytes
 
 __all__ = ["resolve_brokers", "load_broker_map"]
@@ -148,6 +149,9 @@ def resolve_brokers(raw: pd.DataFrame, *, broker_label: str | None = None, broke
                     "--broker-label LABEL", field=s)
             sel = in_c & (shape == s)
             merged[sel] = value[sel].map(lambda x, m=m: m.get(x, x))
+    if sets:  # counters with an id no broker series has: the broker the series pair it with, else none
+        counters_to_known_brokers({k: _clean_col(df[v]) for k, v in _LBL.items()}, merged, in_c & is_counter,
+                                  in_c & ~is_counter, rep)
     df["broker"] = merged.where(merged.notna(), None)
     rep["broker_identity"] = sorted(set(shape.dropna()))
     return df

@@ -62,7 +62,7 @@ of the other by host, or else by the first DNS label (``broker=10.0.0.1`` ↔ ``
 ``pod=pulsar-broker-0`` ↔ ``broker=pulsar-broker-0.pulsar-broker.ns.svc``); the merged id is the one
 carrying a port (Pulsar's ``host:port`` broker id), else the ``broker`` label's. The counters' ids
 (``broker`` on the ELM's, the scrape's ``instance`` on the modular leader's) take the brokers' ids the
-same way when they line up, and stay as they are otherwise (a counter never creates a broker). Otherwise ingest
+same way when they line up, else as :mod:`.counter_ids` says (never a broker the dataset lacks). Otherwise ingest
 refuses with an :class:`~engine.errors.InputError` naming both shapes and ``--broker-map`` /
 ``--broker-label`` (exit 2): Shedlab never invents a broker.
 

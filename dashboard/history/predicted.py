@@ -8,6 +8,10 @@ What the cluster did, per UTC hour:
   ``updateBundleUnloadingMetrics``, as the replay counts every selected bundle); when a range has only the ELM's breakdown, the increase of
   ``unload_broker_breakdown`` with ``result="Success"`` (a transfer is an unload decision there).
   Without counters, the bundle ownership changes below are counted instead (said in the notes).
+  Without a counter of unloaded bundles and without bundle metrics, the ``unload_broker`` counter
+  (``pulsar_lb_unload_broker_count``: one per broker and cycle that unloaded at least one bundle) is
+  compared with the engine's brokers shed per cycle (the unit says "brokers shed"); with none of these
+  either, the refusal names the counters the range has and the ones it would need.
 * **which brokers shed** — only when the dataset has bundle metrics (``pulsar_bundle_*``): a bundle's
   series is exported by its owner, so a bundle whose ``broker`` changes between two minutes moved
   off that broker (:func:`ownership_moves`; a bundle reported by two brokers in one minute is in a
@@ -92,6 +96,29 @@ def observed_unloads(actions: pd.DataFrame) -> tuple[pd.DataFrame, str | None]:
     return h.groupby("hour", as_index=False)["unloads"].sum(), used
 
 
+_UNLOAD_BUNDLE = "pulsar_lb_unload_bundle_count / pulsar_lb_unload_bundle_total"
+#: counter -> the Prometheus names it is ingested from (``.ingest.COUNTER_ALIASES``)
+_COUNTER_NAMES = {"unload_bundle": _UNLOAD_BUNDLE,
+                  "unload_broker": "pulsar_lb_unload_broker_count / pulsar_lb_unload_broker_total",
+                  "unload_broker_breakdown{result=Success}": "pulsar_lb_unload_broker_breakdown_total"}
+
+
+def observed_broker_sheds(actions: pd.DataFrame, dataset) -> tuple[pd.DataFrame, str]:
+    """``(hour epoch ms, brokers shed)`` per hour from the ``unload_broker`` counter, for a range without
+    a counter of unloaded bundles and without bundle metrics; :class:`InputError` naming the counters
+    the range has and the ones it would need when it has none of them either."""
+    a = actions[actions["counter"] == "unload_broker"] if actions is not None and len(actions) else None
+    if a is None or a.empty:
+        have = sorted(set(actions["counter"])) if actions is not None and len(actions) else []
+        need = "; ".join(f"{k} ({v})" for k, v in _COUNTER_NAMES.items())
+        raise InputError((f"the range has the load manager's counters {', '.join(have)} but none that counts "
+                          if have else "the range has none of the load manager's counters ")
+                         + f"unloads — it needs one of: {need} (ingest them from Prometheus) — nor bundle metrics "
+                         "(pulsar_bundle_*): nothing observed to compare with", source=str(dataset))
+    h = pd.DataFrame({"hour": _ms(a["hour"]), "unloads": a["increase"].astype(float).to_numpy()})
+    return h.groupby("hour", as_index=False)["unloads"].sum(), "unload_broker"
+
+
 def _config(conf_text: str | None, config: LoadBalancerConfig | None, source: str,
             pulsar_version: str | None = None) -> LoadBalancerConfig:
     """The config compared: ``broker.conf`` text over the defaults of ``pulsar_version``'s release (the
@@ -146,11 +173,14 @@ def history_agreement(dataset, start=None, end=None, *, conf_text: str | None = 
             alive = kw[["timestamp", "broker"]].drop_duplicates()  # a broker reporting bundles is present
             moves = ownership_moves(kw, alive, notes)
         del kw
-    if used is None:
-        if moves is None:
-            raise InputError("the range has neither the load manager's counters (pulsar_lb_unload_*; ingest them "
-                             "from Prometheus) nor bundle metrics: nothing observed to compare with",
-                             source=str(dataset))
+    unit = "unloads"
+    if used is None and moves is None:
+        obs_hours, used = observed_broker_sheds(actions, dataset)
+        unit = "brokers shed"
+        notes.append(f"the range has no unload_bundle counter ({_UNLOAD_BUNDLE}) and no bundle metrics: compared "
+                     "per hour are the brokers shed — the cluster's unload_broker counter (one per broker and "
+                     "cycle with at least one bundle unloaded) against the engine's brokers shed per cycle")
+    elif used is None:
         notes.append("no unload counters in the range: observed unloads are the bundle ownership changes")
         obs_hours = pd.DataFrame({"hour": (moves["time"].astype("int64") // HOUR_MS) * HOUR_MS, "unloads": 1.0})
     else:
@@ -168,16 +198,17 @@ def history_agreement(dataset, start=None, end=None, *, conf_text: str | None = 
     ev = res["events"]
     t = _ms(ev["timestamp"]) if len(ev) else np.zeros(0, dtype=np.int64)
     ph = (t // HOUR_MS) * HOUR_MS
-    pred_hours = pd.DataFrame({"hour": ph, "unloads": ev["n_bundles"].astype(float).to_numpy()})
+    pred_hours = pd.DataFrame({"hour": ph, "unloads": (ev["n_bundles"].astype(float).to_numpy() if unit == "unloads"
+                                                      else np.ones(len(ev)))})
     pred_brokers = pd.DataFrame({"hour": ph, "broker": ev["broker"].astype(str).to_numpy()}).drop_duplicates()
     cycles = actions[actions["counter"] == "unload_broker"]["increase"].sum() if len(actions) else 0.0
-    if cycles:
+    if cycles and unit == "unloads":
         # updateBundleUnloadingMetrics adds the number of brokers of each cycle's selection
         notes.append(f"brokers shed, summed over the shedding cycles: the cluster {float(cycles):g} "
                      f"(unload_broker counter), the engine {len(ev)}")
     label = f"{meta.get('name') or dataset} {str(start or meta.get('start'))[:16]} … {str(end or meta.get('end'))[:16]}"
     return compare(pred_hours, obs_hours, pred_brokers=pred_brokers, obs_brokers=obs_brokers, source=label,
-                   strategy=name, notes=notes)
+                   strategy=name, notes=notes, unit=unit)
 
 def timeline_from_bytes(raw: bytes, source: str) -> list:
     """A timeline upload: a JSON list of LoadData snapshots, ``{"snapshots": [...]}`` or JSON lines (one

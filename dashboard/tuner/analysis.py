@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.config import LoadBalancerConfig, to_broker_conf
+from engine.javacompat import java_double_math
 from engine.load_manager import ModularLoadManager
 from engine.managers import make_manager, manager_kind
 from engine.results import Cycle, PlacementDecision
@@ -151,6 +152,7 @@ def _ratio(a: np.ndarray):
     return hi / lo
 
 
+@java_double_math  # report values up to Double.MAX_VALUE: sums may be Infinity, as in Pulsar
 def _derive(snap: Snapshot, cfg, seed, cycle: Cycle, lm) -> Analysis:
     v = snap.view
     br, bt = v.msg_rate.astype(float), v.msg_throughput.astype(float)

@@ -23,7 +23,8 @@ from ..policy_hooks import ExtensiblePolicies
 from ..results import FilterStep
 from .snapshot import ExtensibleLoadData, extensible_config
 
-__all__ = ["ExtensiblePolicies", "FilterContext", "FilterResult", "BrokerFilterError", "transferable"]
+__all__ = ["ExtensiblePolicies", "FilterContext", "FilterResult", "BrokerFilterError", "transferable",
+           "topic_type_filter"]
 
 _SEMVER = re.compile(r"^(\d+)\.(\d+)\.(\d+)")
 
@@ -50,7 +51,9 @@ class FilterContext:
     is dropped, unlike the modular filter), ``BrokerVersionFilter`` (with ``preferLaterVersions``, keep
     the highest version; an unparsable version is a filter failure: ``transferable`` is then false,
     while a placement goes on with what the other filters left, as ``selectAsync`` does), then the
-    anti-affinity and isolation filters of :class:`ExtensiblePolicies`.
+    anti-affinity and isolation filters of :class:`ExtensiblePolicies`. The anti-affinity filter counts
+    the owned bundles of the channel (``owners``): an assignment the leader has just made counts for
+    the next one, as the channel's ownership entries do in Pulsar.
 
     Notes
     -----
@@ -62,8 +65,11 @@ class FilterContext:
     """
 
     def __init__(self, data: ExtensibleLoadData, conf: LoadBalancerConfig,
-                 policies: ExtensiblePolicies | None = None):
+                 policies: ExtensiblePolicies | None = None, owners=None):
         self.data, self.conf = data, extensible_config(conf)
+        #: ``owners() -> {bundle: broker}``: the service-unit channel as the leader sees it now (its own
+        #: assignments and unloads included); the snapshot's owners when not given
+        self.owners = owners if owners is not None else data.owners
         self.policies = policies or ExtensiblePolicies()
         if hasattr(self.policies, "bind_conf"):
             self.policies.bind_conf(self.conf)  # failureDomainsEnabled
@@ -112,15 +118,20 @@ class FilterContext:
         self._base[brokers] = res
         return res
 
-    def filter(self, brokers: list, bundle: str) -> FilterResult:
-        """Run the whole pipeline on ``brokers`` (kept in the given order) for ``bundle``."""
+    def filter(self, brokers: list, bundle: str, non_persistent: bool = False) -> FilterResult:
+        """Run the whole pipeline on ``brokers`` (kept in the given order) for ``bundle``.
+
+        ``non_persistent``: the lookup is for a non-persistent topic (Pulsar's bundle then has
+        ``hasNonPersistentTopic``); for a namespace without an isolation policy the
+        ``BrokerIsolationPoliciesFilter`` keeps only brokers with ``nonPersistentTopicsEnabled``
+        (``persistentTopicsEnabled`` for any other bundle, unloads and transfers included)."""
         base = self._static(tuple(brokers))
         c = base.candidates
         steps = list(base.steps)
         p = self.policies
         explain = getattr(p, "explain_anti_affinity", None)
         if explain is not None:  # engine.policies: one step per rule, each removal with its reason
-            c2, more = explain(list(c), bundle, self.data)
+            c2, more = explain(list(c), bundle, self.data, owners=self.owners)
             steps += [FilterStep(f"AntiAffinityGroupPolicyFilter: {n}", a, b, reasons=r) for n, a, b, r in more]
         else:
             c2 = p.anti_affinity_filter(list(c), bundle, self.data)
@@ -128,14 +139,35 @@ class FilterContext:
                 steps.append(FilterStep("AntiAffinityGroupPolicyFilter", c2, c))
         explain = getattr(p, "explain_isolation", None)
         if explain is not None:
-            c3, name, reasons = explain(list(c2), bundle, self.data)
+            c3, name, reasons = explain(list(c2), bundle, self.data, non_persistent=non_persistent)
             if len(c3) != len(c2) or p.cp.policy_for(bundle_namespace(bundle)) is not None:
                 steps.append(FilterStep(f"BrokerIsolationPoliciesFilter: {name}", c3, c2, reasons=reasons))
         else:
             c3 = p.isolation_filter(list(c2), bundle, self.data)
             if len(c3) != len(c2):
                 steps.append(FilterStep("BrokerIsolationPoliciesFilter", c3, c2))
+            if not p.has_policies(bundle_namespace(bundle)):  # no isolation policy: the topic-type rule
+                c4, reasons = topic_type_filter(c3, self.data, non_persistent)
+                if len(c4) != len(c3):
+                    steps.append(FilterStep("BrokerIsolationPoliciesFilter: brokers serving the topic type",
+                                            c4, c3, reasons=reasons))
+                c3 = c4
         return FilterResult(list(c3), steps, base.error)
+
+
+def topic_type_filter(brokers: list, data: ExtensibleLoadData, non_persistent: bool = False) -> tuple[list, dict]:
+    """``applyNamespacePolicies`` for a namespace without an isolation policy: a broker is kept when its
+    ``BrokerLookupData`` enables the bundle's topic type (``nonPersistentTopicsEnabled`` for a
+    non-persistent topic's lookup, else ``persistentTopicsEnabled``). Returns (kept, reasons)."""
+    key = "nonPersistentTopicsEnabled" if non_persistent else "persistentTopicsEnabled"
+    kept, reasons = [], {}
+    for b in brokers:
+        look = data.lookup_data(b)
+        if look.non_persistent_topics_enabled if non_persistent else look.persistent_topics_enabled:
+            kept.append(b)
+        else:
+            reasons[b] = f"{key} is false: it does not serve the bundle's topic type"
+    return kept, reasons
 
 
 def transferable(ctx: FilterContext, bundle: str, src: str, dst: str | None) -> bool:

@@ -37,7 +37,7 @@ from typing import Sequence
 from ..cadence import forget_expired
 from ..config import LoadBalancerConfig
 from ..errors import InputError, UsageError
-from ..javacompat import java_map_order
+from ..javacompat import java_double_math, java_map_order
 from ..load_manager import as_rng
 from ..model import LoadData, bundle_namespace
 from ..results import NO_BROKERS, Cycle, FilterStep, PlacementDecision, Unload, open_cycle
@@ -98,6 +98,7 @@ class ExtensibleLoadManager(HoldsStrategyStates):
       unchanged load data), so report ages, the TTL and the cool-down behave as on a live cluster.
     """
 
+    @java_double_math
     def __init__(self, data, config: LoadBalancerConfig | None = None, *, seed=None, shedding=None, placement=None,
                  policies: ExtensiblePolicies | None = None):
         self.notes: list[str] = []
@@ -151,6 +152,7 @@ class ExtensibleLoadManager(HoldsStrategyStates):
                           "LeastResourceUsageWithWeight is used")
         return ExtensibleLeastResourceUsageWithWeight()
 
+    @java_double_math
     def update(self, data) -> None:
         """New load data (a timeline step): an :class:`ExtensibleLoadData` (shallow-copied: the caller's
         objects are never modified; its top-K lists are shared, read only) or a modular
@@ -166,6 +168,8 @@ class ExtensibleLoadManager(HoldsStrategyStates):
             self.recently_unloaded[b] = max(int(t), self.recently_unloaded.get(b, 0))
         for b, t in view.recently_unloaded_brokers.items():
             self.recently_unloaded_brokers[b] = max(int(t), self.recently_unloaded_brokers.get(b, 0))
+        if view.ownership is not None:  # the channel itself: our assignments are in it while they stand
+            self._assigned.clear()
         self.view = view
         self.now = int(view.now)
 
@@ -192,6 +196,7 @@ class ExtensibleLoadManager(HoldsStrategyStates):
                 "round_robin": self.round_robin.state()}
 
     # ------------------------------------------------------------------ placement (selectAsync)
+    @java_double_math
     def select_broker(self, bundle: str, *, candidates: Sequence[str] | None = None, non_persistent: bool = False,
                       exclude: Sequence[str] = ()) -> PlacementDecision:
         """``selectAsync(bundle, excludeBrokerSet)``: available brokers minus ``exclude`` → filter
@@ -199,8 +204,9 @@ class ExtensibleLoadManager(HoldsStrategyStates):
         ``loadBalancerSheddingExcludedNamespaces``).
 
         With ``candidates`` only the strategy runs, on exactly those brokers (in the given order).
-        ``non_persistent`` is accepted for interface compatibility: the extensible pipeline has no
-        topic-type filter.
+        ``non_persistent``: the lookup is for a non-persistent topic (``BrokerIsolationPoliciesFilter``
+        then keeps, for a namespace without an isolation policy, only brokers with
+        ``nonPersistentTopicsEnabled``; otherwise those with ``persistentTopicsEnabled``).
         """
         view, cfg = self.view, self.config
         ns = bundle_namespace(bundle)
@@ -219,7 +225,7 @@ class ExtensibleLoadManager(HoldsStrategyStates):
         skip = set(exclude)
         base = [b for b in avail if b not in skip]
         steps = [FilterStep("available brokers (broker registry)" + (" minus excluded" if skip else ""), base, avail)]
-        fr = FilterContext(view, cfg, self.policies).filter(base, bundle)
+        fr = FilterContext(view, cfg, self.policies, owners=self.owners).filter(base, bundle, non_persistent)
         steps.extend(fr.steps)
         c = fr.candidates
         if not c:
@@ -233,6 +239,7 @@ class ExtensibleLoadManager(HoldsStrategyStates):
             dec.reason = f"namespace {ns} is in loadBalancerSheddingExcludedNamespaces: " + dec.reason
         return dec
 
+    @java_double_math
     def select_broker_for_assignment(self, bundle: str, non_persistent: bool = False) -> PlacementDecision:
         """A lookup of an unowned bundle: the current owner if the channel has one, else
         :meth:`select_broker`, recorded as the bundle's owner."""
@@ -247,6 +254,7 @@ class ExtensibleLoadManager(HoldsStrategyStates):
         return dec
 
     # ------------------------------------------------------------------ shedding (UnloadScheduler)
+    @java_double_math
     def do_load_shedding(self, now: int | None = None) -> Cycle:
         """One ``UnloadScheduler.execute`` at ``now`` (the snapshot's time by default)."""
         cfg, view = self.config, self.view
@@ -260,7 +268,7 @@ class ExtensibleLoadManager(HoldsStrategyStates):
             return cyc
         self.recently_unloaded = forget_expired(self.recently_unloaded, self.now,
                                                 cfg.loadBalancerSheddingGracePeriodMinutes)
-        filters = FilterContext(view, cfg, self.policies)
+        filters = FilterContext(view, cfg, self.policies, owners=self.owners)
         res, _ = self.shedding.run(view, cfg, self.recently_unloaded, self.shedding.state_value(),
                                    recently_unloaded_brokers=self.recently_unloaded_brokers, now_ms=self.now,
                                    filters=filters, owners=self.owners())

@@ -380,7 +380,9 @@ class ExtensibleLeader:
         return cyc
 
     def assign(self, bundle: str) -> PlacementDecision:
-        return self.manager.select_broker(bundle)
+        """A lookup of an unowned bundle: placed and recorded in the channel, so the next lookup of the
+        same minute counts it (anti-affinity)."""
+        return self.manager.select_broker_for_assignment(bundle)
 
     def reconfigure(self, config: LoadBalancerConfig) -> None:
         old = self.config

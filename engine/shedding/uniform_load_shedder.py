@@ -117,12 +117,17 @@ class UniformLoadShedder(SheddingStrategy):
         thr_hit = thr_th > 0 and thr_ratio > thr_th
         res.lines = {"max msg rate": max_rate, "min msg rate": min_rate,
                      "min msg rate x (1 + threshold)": min_rate * (1 + rate_th / 100.0)}
+        # Pulsar's minimum starts at Integer.MAX_VALUE: when every broker reports that much or more,
+        # no broker is the underloaded one (Pulsar only logs it), and the shedding goes on
+        def name(j):
+            return view.brokers[j] if j is not None else "(none below Integer.MAX_VALUE)"
+
         res.state = {"msg_rate_difference_pct": rate_pct, "throughput_ratio": thr_ratio,
-                     "max_rate_broker": view.brokers[rate_over], "min_rate_broker": view.brokers[rate_under],
-                     "max_throughput_broker": view.brokers[thr_over], "min_throughput_broker": view.brokers[thr_under]}
-        rate_txt = (f"msg rate {view.brokers[rate_over]} {fmt_rate(max_rate)} vs {view.brokers[rate_under]} "
+                     "max_rate_broker": name(rate_over), "min_rate_broker": name(rate_under),
+                     "max_throughput_broker": name(thr_over), "min_throughput_broker": name(thr_under)}
+        rate_txt = (f"msg rate {name(rate_over)} {fmt_rate(max_rate)} vs {name(rate_under)} "
                     f"{fmt_rate(min_rate)}: difference {rate_pct:.1f} % {'>' if rate_hit else '<='} {rate_th:g} %")
-        thr_txt = (f"throughput {view.brokers[thr_over]} {fmt_bytes(max_thr)} vs {view.brokers[thr_under]} "
+        thr_txt = (f"throughput {name(thr_over)} {fmt_bytes(max_thr)} vs {name(thr_under)} "
                    f"{fmt_bytes(min_thr)}: ratio {thr_ratio:.2f} {'>' if thr_hit else '<='} {thr_th:g}")
         for j, b in enumerate(view.brokers):
             st = "over" if (rate_hit and j == rate_over) or (not rate_hit and thr_hit and j == thr_over) else (
@@ -131,8 +136,8 @@ class UniformLoadShedder(SheddingStrategy):
                                               "min msg rate × (1 + threshold)", st))
         res.details = UniformLoadShedderDetails(
             "msg rate" if rate_hit or not thr_hit else "throughput",
-            view.brokers[rate_over if rate_hit or not thr_hit else thr_over],
-            view.brokers[rate_under if rate_hit or not thr_hit else thr_under],
+            name(rate_over if rate_hit or not thr_hit else thr_over),
+            name(rate_under if rate_hit or not thr_hit else thr_under),
             rate_pct if rate_hit or not thr_hit else thr_ratio, rate_th if rate_hit or not thr_hit else thr_th)
         if not (rate_hit or thr_hit):
             res.reason, res.reason_code = f"balanced: {rate_txt}; {thr_txt}", BALANCED

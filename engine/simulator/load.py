@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..javacompat import percent_usage_array
+from ..javacompat import java_max_rows, percent_usage_array
 from .clock import MIB
 from .minute import Minute
 
@@ -101,5 +101,6 @@ class LoadPhase:
 
     def _weighted(self, pct, cfg=None) -> np.ndarray:
         w_cpu, w_dm, w_in, w_out = (cfg or self.cfg).weights
-        return np.maximum.reduce([pct[:, 0] * w_cpu, pct[:, 2] * w_dm, pct[:, 3] * w_in, pct[:, 4] * w_out])
+        with np.errstate(invalid="ignore"):  # getMaxResourceUsageWithWeight: a NaN never wins (LocalBrokerData.max)
+            return java_max_rows([pct[:, 0] * w_cpu, pct[:, 2] * w_dm, pct[:, 3] * w_in, pct[:, 4] * w_out])
 

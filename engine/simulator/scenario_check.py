@@ -13,7 +13,7 @@ import re
 import string
 
 from ..errors import InputError
-from ..limits import MAX_QUANTITY
+from ..limits import MAX_SCENARIO_NUMBER
 
 __all__ = []
 
@@ -65,8 +65,8 @@ class _V:
         v = float(v)
         if not math.isfinite(v):
             raise self.err(f, f"expected a finite number, got {v}")
-        if hi is None and abs(v) > MAX_QUANTITY:  # every number has a range (engine.limits)
-            raise self.err(f, f"out of range: {v:g} is larger than {MAX_QUANTITY:g}")
+        if hi is None and abs(v) > MAX_SCENARIO_NUMBER:  # every number has a range (engine.limits)
+            raise self.err(f, f"out of range: {v:g} is larger than {MAX_SCENARIO_NUMBER:g}")
         if integer:
             if not v.is_integer():
                 raise self.err(f, f"expected an integer, got {v:g}")

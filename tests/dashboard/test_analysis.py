@@ -76,3 +76,35 @@ def test_analysis005_timeline_step(sid):
     a0 = analysis.analyze(sources.get_snapshot(info["id"], 0), cfg, 0)
     a1 = analysis.analyze(sources.get_snapshot(info["id"], 1), cfg, 0)
     assert (a0.view.nb, a1.view.nb) == (3, 5) and a0.rev != a1.rev
+
+
+@pytest.mark.parametrize("shed,place", PAIRS)
+def test_analysis006_uploaded_report_with_double_max_values(sid, shed, place):
+    """An uploaded snapshot reporting Java's Double.MAX_VALUE (Pulsar's ThresholdShedderTest input, both
+    directions, so the broker's throughput overflows to Infinity): read, decided and drawn, quietly."""
+    import json
+    import warnings
+
+    import plotly.io as pio
+
+    from dashboard.figures.plan import before_after
+    from dashboard.figures.scores import broker_scores
+    from dashboard.tuner import service
+    from tests.engine.test_double_range import DOUBLE_MAX, reach_threshold_snapshot
+
+    from .conftest import data_url
+    obj = reach_threshold_snapshot()
+    obj["brokers"]["broker-2:8080"]["msgThroughputOut"] = DOUBLE_MAX
+    got = sources.ingest_files(sid, [data_url(json.dumps(obj).encode())], ["max.json"])
+    assert not got.errors
+    st, _ = coerce_state({"src": got.sources[0]["id"], "shed": shed, "place": place})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        t = service.tune(st)
+        a = t.analysis
+        assert a.view.msg_throughput.max() == float("inf")
+        figs = [broker_scores(a.view, a.cycle.shedding, t.config, a.status),
+                before_after(a.view, a.before_thr, a.after_thr, a.before_rate, a.after_rate, a.status, a.ratios)]
+        for fig in figs:
+            pio.to_json(fig)
+    assert all(u.broker == "broker-2:8080" for u in a.cycle.unloads)

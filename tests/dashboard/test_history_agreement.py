@@ -39,7 +39,7 @@ def _owner(bundle, minute):
     return {SMALL: "10.0.0.1", OTHER: "10.0.0.3"}[bundle]
 
 
-def _export(tmp_path):
+def _export(tmp_path, counters=("pulsar_lb_unload_bundle_count", "pulsar_lb_unload_broker_count"), bundles=True):
     res = []
 
     def add(labels, fn):
@@ -51,12 +51,12 @@ def _export(tmp_path):
         add({"__name__": "pulsar_lb_cpu_usage", "broker": h, "metric": "loadBalancing", "instance": inst},
             lambda m, h=h: (95.0 if h == "10.0.0.1" else 10.0) if m == 5 else 30.0)
         add({"__name__": "pulsar_broker_throughput_in", "instance": inst}, lambda m: 60.0 * MB)
-        for b in (BIG, SMALL, OTHER):
+        for b in (BIG, SMALL, OTHER) if bundles else ():
             res.append({"metric": {"__name__": "pulsar_bundle_msg_throughput_in", "cluster": "c1", "job": "broker",
                                    "broker": h, "bundle": b, "metric": "loadBalancing", "instance": inst},
                         "values": [[T0 + 60 * m, repr(50.0 * MB if b == BIG else 5.0 * MB)]
                                    for m in range(MINUTES) if _owner(b, m) == h]})
-    for counter in ("pulsar_lb_unload_bundle_count", "pulsar_lb_unload_broker_count"):  # one cycle, 1 broker, 1 bundle
+    for counter in counters:  # one cycle, 1 broker, 1 bundle
         add({"__name__": counter, "metric": "bundleUnloading", "instance": "10.0.0.2:8080"},
             lambda m: 0 if m <= 5 else 1)
     f = tmp_path / "export.json"
@@ -151,3 +151,29 @@ def test_hagree004_the_tuner_report_of_a_timeline_includes_predicted_vs_actual()
     assert "id='predicted-vs-actual'" in html and "agreement" in html and "fig-agreement" in html
     assert "100 %" in html and "<b>both</b>" in html
     assert "predicted-vs-actual" not in export.build_report(a, st, agreement=None)
+
+
+def test_hagree005_a_range_without_the_bundle_counter_compares_the_brokers_shed(tmp_path, capsys):
+    """``pulsar_lb_unload_broker_count`` and ``pulsar_lb_bundles_split_count`` but no
+    ``pulsar_lb_unload_bundle_count`` and no bundle metrics: the brokers shed per hour are compared (the
+    modular leader counts a broker once per cycle in which it unloaded a bundle)."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    ds = _export(tmp_path / "a", counters=("pulsar_lb_unload_broker_count", "pulsar_lb_bundles_split_count"),
+                 bundles=False)
+    ag = history_agreement(ds, conf_text=CONF)
+    m = ag.metrics
+    assert m["unit"] == "brokers shed" and m["basis"] == "brokers shed per hour (counts)"
+    assert m["observed_unloads"] == 1.0 and m["predicted_unloads"] == 1.0 and m["agreement"] == 1.0
+    assert any("no unload_bundle counter" in n and "unload_broker" in n for n in ag.notes)
+    conf = tmp_path / "broker.conf"
+    conf.write_text(CONF)
+    assert main(["agreement", str(ds), "--conf", str(conf)]) == 0
+    assert "brokers shed predicted 1" in capsys.readouterr().out
+    assert agreement_figure(ag).layout.yaxis.title.text == "brokers shed"
+    # only the split counter: the refusal names what the range has and what it needs
+    ds2 = _export(tmp_path / "b", counters=("pulsar_lb_bundles_split_count",), bundles=False)
+    assert main(["agreement", str(ds2), "--conf", str(conf)]) == 2
+    err = capsys.readouterr().err
+    assert "counters bundles_split but none that counts unloads" in err
+    assert "pulsar_lb_unload_bundle_count" in err and "pulsar_lb_unload_broker_count" in err

@@ -210,3 +210,32 @@ def test_hprom007_a_long_csv_beside_an_export_lines_up_or_is_refused(tmp_path):
         f"{T0 + 60 * i},bk-{j},cpu,{CPU[h]}\n" for i in range(2) for j, h in enumerate(HOSTS)))
     with pytest.raises(InputError, match="broker column=<bk-0, bk-1, bk-2>.*--broker-map"):
         ingest([f, csv], tmp_path / "ds2")
+
+
+def _paired_series():
+    """``pulsar_lb_cpu_usage`` with ``broker=<advertised pod DNS name>`` and the scrape's
+    ``instance=<pod IP:port>`` (the only broker series); the modular leader's
+    ``pulsar_lb_unload_broker_count`` with the scrape's ``instance`` only (10.0.0.2's pod), and a
+    ``pulsar_lb_bundles_split_count`` scraped from an address no broker series has."""
+    dns = {h: f"pulsar-broker-{i}.pulsar-broker.pulsar.svc.cluster.local" for i, h in enumerate(HOSTS)}
+    pod = {h: f"10.244.{i}.5:8080" for i, h in enumerate(HOSTS)}
+    s = [x for x in _series(lb_id=dns.get, inst=pod.get, minutes=2) if x[0]["__name__"] == "pulsar_lb_cpu_usage"]
+    s.append(({"__name__": "pulsar_lb_unload_broker_count", "cluster": "c1", "metric": "bundleUnloading",
+               "job": "broker", "instance": pod["10.0.0.2"]}, [(T0, 1), (T0 + 60, 4)]))
+    s.append(({"__name__": "pulsar_lb_bundles_split_count", "cluster": "c1", "metric": "bundlesSplit",
+               "job": "broker", "instance": "10.9.9.9:8080"}, [(T0, 0), (T0 + 60, 2)]))
+    return s, dns
+
+
+def test_hprom008_counters_take_the_broker_their_instance_is_paired_with(tmp_path):
+    s, dns = _paired_series()
+    m = ingest([_write_qr(tmp_path / "export.json", s)], tmp_path / "ds")
+    brokers = sorted(read_long(tmp_path / "ds")["broker"].unique())
+    assert brokers == sorted(dns.values())
+    a = actual_actions(tmp_path / "ds")
+    got = {r.counter: (r.broker, r.increase) for r in a.itertuples()}
+    # the leader's unloads are its broker's (the cpu series pairs instance 10.244.1.5:8080 with it); the
+    # split counter from an address no series has is the cluster's: never a fourth broker
+    assert got == {"unload_broker": (dns["10.0.0.2"], 3.0), "bundles_split": (None, 2.0)}
+    assert set(a["broker"].dropna()) <= set(brokers)
+    assert m["report"]["counter_ids_unmatched"] == ["10.9.9.9:8080"]

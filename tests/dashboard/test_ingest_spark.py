@@ -388,3 +388,21 @@ def test_ingest_spark012_label_rule_per_combination_equals_validate_rows():
     for key in ("dropped_unknown_metric", "dropped_bundle_metric_without_bundle", "dropped_no_broker"):
         assert rep.get(key, 0) == counts.get(key, 0) and counts[key] > 0, key
     assert rep["unknown_metrics"] == sorted(unknown)[:50]
+
+
+def test_ingest_spark013_counters_paired_by_instance_equal_pandas(spark, tmp_path):
+    """A counter known only by the scrape's instance takes the broker a ``pulsar_lb_*`` series with both
+    ``broker=`` and ``instance=`` pairs it with, on Spark as with pandas; one no series names stays the
+    cluster's."""
+    from tests.dashboard.test_history_prometheus import _paired_series
+
+    s, dns = _paired_series()
+    f = tmp_path / "export.json"
+    f.write_text(json.dumps(_qr([(lab, [(t, repr(float(v))) for t, v in pts]) for lab, pts in s])))
+    out = tmp_path / "cmp"
+    out.mkdir()
+    meta = _both(out, [f])
+    assert meta["report"]["counter_ids_unmatched"] == ["10.9.9.9:8080"]
+    a = actual_actions(out / "sp")
+    assert {(r.counter, r.broker) for r in a.itertuples()} == {("unload_broker", dns["10.0.0.2"]),
+                                                              ("bundles_split", None)}

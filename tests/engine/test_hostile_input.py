@@ -90,11 +90,16 @@ def test_every_numeric_field_with_bad_values(kind, monkeypatch, capsys):
         outcomes[rc] += 1
         rc_of[case.label] = rc
     assert outcomes[2] > 0  # the corpus does reach the checks
-    # fields Shedlab reads: a time / count / rate of 1e23, a text or a list there is refused
+    # fields Shedlab reads: a time or count of 1e23, a negative number, a text or a list there is
+    # refused; a rate, throughput or usage takes every finite double, as Pulsar's readers do
     for suffix in _MUST_REFUSE.get(kind, ()):
-        for bad in ("1e23", '"x"', "[]", "-1e308"):
+        rate = suffix in _RATES.get(kind, ())
+        for bad in ('"x"', "[]", "-1e308") + (() if rate else ("1e23",)):
             hits = [rc for label, rc in rc_of.items() if label.startswith(bad + " at ") and label.endswith(suffix)]
             assert hits and all(rc == 2 for rc in hits), (kind, bad, suffix, hits)
+        for good in ("1e23", "1e308") if rate else ():
+            hits = [rc for label, rc in rc_of.items() if label.startswith(good + " at ") and label.endswith(suffix)]
+            assert hits and all(rc == 0 for rc in hits), (kind, good, suffix, hits)
 
 
 _MUST_REFUSE = {
@@ -102,6 +107,13 @@ _MUST_REFUSE = {
     "load report fields": ("lastUpdate", "msgThroughputIn", "numBundles", "bandwidthIn.limit", "consumerCount"),
     "extensible fields": ("updatedAt", "weightedMaxEMA", "bundleCount"),
     "scenario fields": ("minutes", "cores", "rate"),
+    "broker-stats topics fields": ("-partition-0.msgRateIn",),
+}
+#: of those, the fields of Pulsar's formats holding a double (every finite value accepted)
+_RATES = {
+    "snapshot fields": ("msgRateIn", "cpu.usage", "shortTermData.msgRateIn"),
+    "load report fields": ("msgThroughputIn", "bandwidthIn.limit"),
+    "extensible fields": ("weightedMaxEMA",),
     "broker-stats topics fields": ("-partition-0.msgRateIn",),
 }
 

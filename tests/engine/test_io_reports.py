@@ -201,3 +201,28 @@ def test_zk004_bad_quota_names_file_and_field(tmp_path, quota, field):
     assert f"resource-quota/{B1}" in str(exc.value)
     if field:
         assert exc.value.field == field
+
+
+def _ranges(n):
+    step = 2**32 // n
+    return [f"public/default/0x{i * step:08x}_0x{min((i + 1) * step, 2**32 - 1):08x}" for i in range(n)]
+
+
+def test_zk_bundle_data_of_a_bundle_no_broker_reports_is_left_out(tmp_path):
+    """``ModularLoadManagerImpl.updateBundleData`` builds the leader's bundle data from the brokers'
+    ``lastStats`` and deletes the other ``bundle-data`` nodes: 14 bundles reported, 15 nodes in the
+    store (a bundle since split or unloaded away) — the leader works on 14."""
+    bundles = _ranges(14)
+    stale = "public/default/0x00000000_0x40000000"  # the parent of the first four, before a split
+    files = {"loadbalance/brokers/10.0.0.1:8080": report("10.0.0.1", bundles[:7]),
+             "loadbalance/brokers/10.0.0.2:8080": report("10.0.0.2", bundles[7:], rate=300.0),
+             f"loadbalance/bundle-data/{stale}": _bundle_data(5000.0)}
+    files.update({f"loadbalance/bundle-data/{b}": _bundle_data(100.0) for b in bundles})
+    ld = load_snapshot(_dump(tmp_path, files))
+    assert sorted(ld.bundle_data) == sorted(bundles)
+    assert any(stale in w and "lastStats" in w for w in ld.warnings)
+    view = LoadView.from_load_data(ld)
+    assert view.nk == 14
+    from engine.cli import main
+
+    assert main(["shed", str(tmp_path / "dump")]) == 0
