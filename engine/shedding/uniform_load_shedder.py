@@ -117,11 +117,11 @@ class UniformLoadShedder(SheddingStrategy):
         res.lines = {"max msg rate": max_rate, "min msg rate": min_rate,
                      "min msg rate x (1 + threshold)": min_rate * (1 + rate_th / 100.0)}
         res.state = {"msg_rate_difference_pct": rate_pct, "throughput_ratio": thr_ratio,
-                     "max_rate_broker": view.brokers[rate_over], "min_rate_broker": view.brokers[rate_under],
-                     "max_throughput_broker": view.brokers[thr_over], "min_throughput_broker": view.brokers[thr_under]}
-        rate_txt = (f"msg rate {view.brokers[rate_over]} {fmt_rate(max_rate)} vs {view.brokers[rate_under]} "
+                     "max_rate_broker": _name(view, rate_over), "min_rate_broker": _name(view, rate_under),
+                     "max_throughput_broker": _name(view, thr_over), "min_throughput_broker": _name(view, thr_under)}
+        rate_txt = (f"msg rate {_name(view, rate_over)} {fmt_rate(max_rate)} vs {_name(view, rate_under)} "
                     f"{fmt_rate(min_rate)}: difference {rate_pct:.1f} % {'>' if rate_hit else '<='} {rate_th:g} %")
-        thr_txt = (f"throughput {view.brokers[thr_over]} {fmt_bytes(max_thr)} vs {view.brokers[thr_under]} "
+        thr_txt = (f"throughput {_name(view, thr_over)} {fmt_bytes(max_thr)} vs {_name(view, thr_under)} "
                    f"{fmt_bytes(min_thr)}: ratio {thr_ratio:.2f} {'>' if thr_hit else '<='} {thr_th:g}")
         for j, b in enumerate(view.brokers):
             st = "over" if (rate_hit and j == rate_over) or (not rate_hit and thr_hit and j == thr_over) else (
@@ -130,8 +130,8 @@ class UniformLoadShedder(SheddingStrategy):
                                               "min msg rate × (1 + threshold)", st))
         res.details = UniformLoadShedderDetails(
             "msg rate" if rate_hit or not thr_hit else "throughput",
-            view.brokers[rate_over if rate_hit or not thr_hit else thr_over],
-            view.brokers[rate_under if rate_hit or not thr_hit else thr_under],
+            _name(view, rate_over if rate_hit or not thr_hit else thr_over),
+            _name(view, rate_under if rate_hit or not thr_hit else thr_under),
             rate_pct if rate_hit or not thr_hit else thr_ratio, rate_th if rate_hit or not thr_hit else thr_th)
         if not (rate_hit or thr_hit):
             res.reason, res.reason_code = f"balanced: {rate_txt}; {thr_txt}", BALANCED
@@ -173,6 +173,12 @@ class UniformLoadShedder(SheddingStrategy):
                                               float(view.short_throughput[k]), reason=v.reason))
         finish_result(res, v.reason + "; no bundle small enough to fit", skip_code=NO_BUNDLES)
         return res
+
+def _name(view, j):
+    """The broker at ``j``; ``None`` when no broker was below the starting minimum (every broker's traffic
+    at or above ``Integer.MAX_VALUE``: Pulsar's MutableObject stays null)."""
+    return None if j is None else view.brokers[j]
+
 
 SPEC = StrategySpec(
     name="UniformLoadShedder", fqn="org.apache.pulsar.broker.loadbalance.impl.UniformLoadShedder",
