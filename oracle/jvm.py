@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import threading
@@ -10,18 +9,14 @@ from pathlib import Path
 
 from .lines import classpath
 
-#: Java runtimes tried in order when ``SHEDLAB_ORACLE_JAVA`` is unset (a newer one for lines built for it)
-_JAVAS = ("/usr/lib/jvm/temurin-25-jdk-amd64/bin/java",)
-
-
 def java_for(version: str) -> str:
-    env = os.environ.get("SHEDLAB_ORACLE_JAVA")
-    if env:
-        return env
+    """The java binary for a line: Pulsar 5's classes need Java 21+ (found by ``java21.sh``, as the build
+    found it); the others run on the default ``java``."""
     if version.startswith("5."):
-        for j in _JAVAS:
-            if Path(j).is_file():
-                return j
+        got = subprocess.run([str(Path(__file__).with_name("java21.sh")), "java"], capture_output=True, text=True)
+        if got.returncode == 0 and got.stdout.strip():
+            return got.stdout.strip()
+        raise OracleError(f"pulsar-broker {version} needs a Java 21+ runtime and none was found")
     return shutil.which("java") or "java"
 
 

@@ -83,7 +83,12 @@ public final class Driver {
         } catch (Throwable t) {
             ans.removeAll();
             ans.set("id", c.get("id"));
-            ans.put("error", t.getClass().getSimpleName() + ": " + t.getMessage());
+            Throwable root = t;
+            while (root.getCause() != null && root.getCause() != root) {
+                root = root.getCause();
+            }
+            ans.put("error", t.getClass().getSimpleName() + ": " + t.getMessage()
+                    + (root != t ? " (" + root.getClass().getSimpleName() + ": " + root.getMessage() + ")" : ""));
         }
         return mapper.writeValueAsString(ans);
     }
