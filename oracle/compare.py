@@ -64,15 +64,25 @@ def run(line: str, version: str, strategies, n: int, seed: int = 0, oracle=None,
     """``n`` cases per strategy on one line; one JVM for all of them."""
     from .jvm import Oracle
 
+    from concurrent.futures import ThreadPoolExecutor
+
     own = oracle is None
     o = oracle or Oracle(version)
     out = {}
+    batches = [(s, start) for s in strategies for start in range(0, n, batch)]
+
+    def ask(item):
+        s, start = item
+        cases = list(gen.sample(s, min(batch, n - start), seed=seed, start=start))
+        return cases, o.ask(cases)
+
     try:
-        for s in strategies:
-            t = out[s] = Tally(line, s)
-            for start in range(0, n, batch):
-                cases = list(gen.sample(s, min(batch, n - start), seed=seed, start=start))
-                answers = o.ask(cases)
+        with ThreadPoolExecutor(1) as pool:  # the JVM answers the next batch while the engine does this one
+            nxt = pool.submit(ask, batches[0]) if batches else None
+            for i, (s, _) in enumerate(batches):
+                cases, answers = nxt.result()
+                nxt = pool.submit(ask, batches[i + 1]) if i + 1 < len(batches) else None
+                t = out.setdefault(s, Tally(line, s))
                 for c, a in zip(cases, answers):
                     t.add(c, a, engine_side.answer(c, engine_version), version)
                 if progress:
@@ -84,10 +94,11 @@ def run(line: str, version: str, strategies, n: int, seed: int = 0, oracle=None,
 
 
 # ------------------------------------------------------------------ shrinking
-def _still_fails(case, oracle, engine_version, line) -> bool:
+def _still_fails(case, oracle, engine_version, line, departure=None) -> bool:
+    """The case still disagrees: unexplained (``departure`` None), or as that listed departure."""
     o = oracle.ask([case])[0]
     e = engine_side.answer(case, engine_version)
-    return not agree(case, o, e) and explain(line, case, o, e) is None
+    return not agree(case, o, e) and explain(line, case, o, e) == departure
 
 
 def _candidates(case: dict):
@@ -121,6 +132,16 @@ def _candidates(case: dict):
                         r["lastStats"].pop(b, None)
                         d["bundleData"].pop(b, None)
                 yield c
+    c = copy.deepcopy(case)
+    dropped = False
+    for item in c[key]:
+        d = item if key == "cycles" else item["data"]
+        owned = {b for r in d["brokers"].values() for b in r["bundles"]}
+        for b in [b for b in d["bundleData"] if b not in owned]:
+            del d["bundleData"][b]
+            dropped = True
+    if dropped:
+        yield c
     if case.get("recentlyUnloadedBundles") or any((s if key == "cycles" else s["data"]).get("recentlyUnloadedBundles")
                                                    for s in seq):
         c = copy.deepcopy(case)
@@ -129,8 +150,9 @@ def _candidates(case: dict):
         yield c
 
 
-def shrink(case: dict, oracle, line: str, engine_version: str | None = None, budget: int = 400) -> dict:
-    """A smaller case that still disagrees (greedy: keep any smaller variant that still fails)."""
+def shrink(case: dict, oracle, line: str, engine_version: str | None = None, budget: int = 400,
+           departure: str | None = None) -> dict:
+    """A smaller case that still disagrees the same way (greedy: keep any smaller variant that still does)."""
     cur = case
     tries = 0
     changed = True
@@ -140,7 +162,7 @@ def shrink(case: dict, oracle, line: str, engine_version: str | None = None, bud
             tries += 1
             if tries >= budget:
                 break
-            if _still_fails(c, oracle, engine_version, line):
+            if _still_fails(c, oracle, engine_version, line, departure):
                 cur, changed = c, True
                 break
     return cur

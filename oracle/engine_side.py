@@ -7,8 +7,6 @@ Pulsar draws from) and the pick when the set has one broker.
 """
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 
 from engine.config import LoadBalancerConfig
@@ -40,7 +38,7 @@ def _load(obj: dict, carried: dict | None = None):
         ru = dict(obj.get("recentlyUnloadedBundles") or {})
         ru.update(carried)
         obj["recentlyUnloadedBundles"] = ru
-    ld = load_data_from_json(copy.deepcopy(obj), source="<oracle case>")
+    ld = load_data_from_json(obj, source="<oracle case>")  # (the reader does not change its input)
     return ld, LoadView.from_load_data(ld)
 
 

@@ -132,12 +132,13 @@ def load_data(d, *, nb: int | None = None, now: int = 1_700_000_000_000) -> dict
     vals = _Values(d)
     if nb is None:
         k = d.int(0, 19)
-        nb = d.int(1, 3) if k < 8 else d.int(4, 8) if k < 17 else d.int(9, 40)
+        nb = d.int(1, 3) if k < 9 else d.int(4, 8) if k < 18 else d.int(9, 30)
     style = d.choice(_NAME_STYLES)
     ids = [style.format(i) for i in d.choice((range(1, nb + 1), range(nb, 0, -1)))]
     rate_hi = d.choice((100.0, 5000.0, 1e6))
     thr_hi = d.choice((1e5, 5e7, 1e9))
     brokers, bundle_data, tad, used = {}, {}, {}, set()
+    with_stats = d.bool(0.3)  # the reports' lastStats (the strategies read bundleData; the reader reads both)
     for bid in ids:
         nbun = d.choice((0, 1, 1, 2, 3, 4, 6, d.int(0, 12)))
         bundles = _bundles(d, nbun, used)
@@ -147,9 +148,10 @@ def load_data(d, *, nb: int | None = None, now: int = 1_700_000_000_000) -> dict
             lt = dict(st) if d.bool(0.7) else _tam(vals, 1000, rate_hi, thr_hi)
             lt["maxSamples"] = lt["numSamples"] = 1000
             bundle_data[b] = {"shortTermData": st, "longTermData": lt, "topics": d.int(0, 50)}
-            last[b] = {"msgRateIn": st["msgRateIn"], "msgThroughputIn": st["msgThroughputIn"],
-                       "msgRateOut": st["msgRateOut"], "msgThroughputOut": st["msgThroughputOut"],
-                       "consumerCount": 1, "producerCount": 1, "topics": bundle_data[b]["topics"], "cacheSize": 0}
+            if with_stats:
+                last[b] = {"msgRateIn": st["msgRateIn"], "msgThroughputIn": st["msgThroughputIn"],
+                           "msgRateOut": st["msgRateOut"], "msgThroughputOut": st["msgThroughputOut"],
+                           "consumerCount": 1, "producerCount": 1, "topics": bundle_data[b]["topics"], "cacheSize": 0}
         if d.bool(0.5):  # the broker's totals are the sum of its bundles (as reported), else independent
             tot = {k: math.fsum(bundle_data[b]["shortTermData"][k] for b in bundles)
                    for k in ("msgRateIn", "msgRateOut", "msgThroughputIn", "msgThroughputOut")}
@@ -267,7 +269,9 @@ def case(d, strategy: str, cid) -> dict:
     if strategy in SHEDDERS:
         first = load_data(d, now=now)
         k = d.int(0, 9)
-        n = 1 if k < 3 else d.int(2, 4) if k < 8 else d.int(5, 10)
+        n = 1 if k < 3 else d.int(2, 4) if k < 8 else d.int(5, 8)
+        if len(first["brokers"]) > 8:
+            n = min(n, 2)  # many brokers: a cycle or two (the cost of a case grows with brokers x cycles)
         cycles = [first]
         for i in range(1, n):
             cycles.append(_perturb(d, cycles[-1], now + i * 60_000))

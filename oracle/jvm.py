@@ -33,7 +33,7 @@ class Oracle:
             raise OracleError(f"the oracle for pulsar-broker {version} is not built: run `make oracle-build`")
         self.version = version
         self.proc = subprocess.Popen(
-            [java_for(version), "-Xss4m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", cp,
+            [java_for(version), "-Xss4m", "-XX:+UseSerialGC", "-cp", cp,
              "org.shedlab.oracle.Driver"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1 << 16)
 
