@@ -9,7 +9,7 @@ PIP := $(VENV)/bin/pip
 HOST ?= 127.0.0.1
 PORT ?= 8050
 
-.PHONY: run test venv dev-venv system-deps bench screenshots clean lint
+.PHONY: run test venv dev-venv system-deps bench screenshots clean lint oracle-build oracle
 
 $(VENV)/.installed: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -32,8 +32,19 @@ run: $(VENV)/.installed
 	@bash scripts/system-deps.sh --java-only || true
 	HOST=$(HOST) PORT=$(PORT) $(PY) app.py
 
-test: $(VENV)/.installed-dev system-deps
+test: $(VENV)/.installed-dev system-deps oracle-build
 	$(PY) -m pytest
+
+# The oracle (verification only): Pulsar's released pulsar-broker per release line, resolved by Maven from Maven
+# Central, and our driver compiled against each (oracle/target/VERSION). Skips lines already built.
+oracle-build: system-deps
+	bash oracle/build.sh
+
+# The long campaign: N generated inputs per strategy per line through the engine and Pulsar's classes, then
+# docs/fidelity.md regenerated from it (oracle/campaign.json). `make test` runs a 2,000-input sample.
+N ?= 100000
+oracle: $(VENV)/.installed-dev oracle-build
+	$(PY) -m oracle campaign --n $(N); status=$$?; $(PY) -m oracle docs; exit $$status
 
 bench: $(VENV)/.installed-dev
 	@for f in bench/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done

@@ -34,12 +34,13 @@ def _same_but_broker_order(case, o, e) -> bool:
 
 DEPARTURES: tuple[Departure, ...] = (
     Departure(
-        "unload-broker-order", ("*",), ("OverloadShedder", "ThresholdShedder", "UniformLoadShedder", "AvgShedder"),
+        "unload-broker-order", ("4.2", "5.0"), ("OverloadShedder", "ThresholdShedder", "UniformLoadShedder", "AvgShedder"),
         "The unloads of a cycle are issued broker by broker in the key order of the strategy's Guava "
         "ArrayListMultimap, a java.util.HashMap sized by Guava's Maps.newHashMapWithExpectedSize(12): a table of "
-        "32 with Guava before 33.4 (12 / 0.75 + 1 = 17 -> 32), of 16 with Guava 33.4 (ceil(12 / 0.75) = 16), "
-        "which Pulsar 4.2.4 ships. The engine orders brokers as a table of 32 on every line: the same bundles, "
-        "the same order within a broker, the brokers in another order when two of them share a bucket of 16.",
+        "32 with the Guava 32.1 of Pulsar 3.0 to 4.0 (12 / 0.75 + 1 = 17, rounded up to 32), of 16 with the "
+        "Guava 33.4 / 33.7 of Pulsar 4.2 and 5.0 (ceil(12 / 0.75) = 16). The engine orders brokers as a table "
+        "of 32 on every line: on 4.2 and 5.0 the same bundles are unloaded, each broker's in the same order, "
+        "but brokers whose hashes fall in different halves of the larger table come out in another order.",
         _same_but_broker_order),
 )
 
