@@ -19,6 +19,8 @@ import struct
 SHEDDERS = ("OverloadShedder", "ThresholdShedder", "UniformLoadShedder", "AvgShedder")
 PLACEMENTS = ("LeastLongTermMessageRate", "LeastResourceUsageWithWeight")
 STRATEGIES = SHEDDERS + PLACEMENTS
+#: strategies with a memory across calls (their inputs get several cycles)
+STATEFUL = ("ThresholdShedder", "AvgShedder", "LeastResourceUsageWithWeight")
 
 MB = 1024 * 1024
 _NS = ("public/default", "tenant-a/ns1", "t/ns-2")
@@ -269,7 +271,10 @@ def case(d, strategy: str, cid) -> dict:
     if strategy in SHEDDERS:
         first = load_data(d, now=now)
         k = d.int(0, 9)
-        n = 1 if k < 3 else d.int(2, 4) if k < 8 else d.int(5, 8)
+        if strategy in STATEFUL:  # memory across cycles: several cycles
+            n = 1 if k < 3 else d.int(2, 4) if k < 8 else d.int(5, 8)
+        else:  # stateless: the cycles matter only through the recently unloaded bundles
+            n = 1 if k < 6 else d.int(2, 3)
         if len(first["brokers"]) > 8:
             n = min(n, 2)  # many brokers: a cycle or two (the cost of a case grows with brokers x cycles)
         cycles = [first]
@@ -279,7 +284,7 @@ def case(d, strategy: str, cid) -> dict:
                 "carryUnloaded": d.bool(0.5)}
     ld = load_data(d, now=now)
     steps = []
-    for i in range(1 if d.bool(0.5) else d.int(2, 4)):
+    for i in range(1 if strategy not in STATEFUL or d.bool(0.5) else d.int(2, 4)):
         data = ld if i == 0 else _perturb(d, steps[-1]["data"], now + i * 60_000)
         ids = list(data["brokers"])
         cands = [b for b in ids if d.bool(0.85)] or ids[:1]
