@@ -60,8 +60,11 @@ def _drawer() -> html.Details:
         dcc.Upload(
             html.Div([html.Div("Drop files here or click to choose", className="upload-main"),
                       html.Div("LoadData JSON · several load reports at once · zipped ZooKeeper /loadbalance dump · "
-                               "timeline (JSON list, JSON lines or zip of snapshots) · scenario (YAML/JSON) · "
-                               "broker.conf", className="upload-kinds")]),
+                               "timeline (JSON list, JSON lines or zip of snapshots) · Extensible Load Manager data "
+                               "(pulsar-client consume output of its two load-data topics, key/value JSON lines, a "
+                               "BrokerLoadData or TopBundlesLoadData JSON, or a zip of them) · the cluster's policy "
+                               "files, dropped with a snapshot (namespace isolation policies, anti-affinity groups, "
+                               "failure domains) · scenario (YAML/JSON) · broker.conf", className="upload-kinds")]),
             id=ids.UPLOAD, multiple=True, max_size=MAX_UPLOAD_BYTES, className="shell-upload",
             className_reject="shell-upload-reject", className_active="shell-upload-active"),
         html.Div(f"Max {mb:.0f} MB per file (checked again on the server; SHEDLAB_MAX_UPLOAD_MB raises it). Files "

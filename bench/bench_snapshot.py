@@ -9,7 +9,7 @@ Measured:
 * ``engine shed`` end to end — a fresh ``python -m engine shed FILE`` process (interpreter start,
   imports, read, parse, one ThresholdShedder cycle with its 1,800 placements, the text report), wall
   time and the process's peak RSS (``wait4``); the same with ``--json`` (its size printed) — budget
-  ≤ 1 s (issue 16);
+  ≤ 1 s;
 * the Tuner upload — ``dashboard.sources.ingest_files`` on the file's data URL (base64 decode, parse,
   validation, the diskcache write) plus the first analysis the Tuner draws (``dashboard.analysis.analyze``),
   in this process — budget ≤ 1 s;

@@ -10,8 +10,13 @@ directory the app writes (cache, results, the default history root) with mode ``
 it owns that others can read, and refuses — :class:`UnsafeDirectory`, a clear start-up error — a
 directory that another user owns or that group/others may write (``docs/security.md``).
 
-Background callbacks run in forked processes (:class:`ReapingDiskcacheManager`): each is joined by a
-small thread of the process that started it, so a finished job never lingers as a zombie.
+Background callbacks run in processes forked by a fork server (:class:`ReapingDiskcacheManager`), never
+by the web server itself: the web server has threads that use SQLite at any moment (requests, the
+reaping below, results being deleted), and a process forked from it inherits whatever lock one of them
+held at that instant, locked for good (the job then waits forever inside diskcache). The fork server is
+a fresh single-threaded process (started once, on the first job, with ``callbacks`` imported so a job
+starts at once); each job is forked from it with no lock held. Each job is joined by a small thread of
+the web process, so a finished job never lingers as a zombie.
 """
 from __future__ import annotations
 
@@ -94,19 +99,27 @@ def _manager_class():
     from dash import DiskcacheManager
 
     class _Reaping(DiskcacheManager):
-        """Dash's ``DiskcacheManager``, plus a thread per job that joins (reaps) the job's process.
+        """Dash's ``DiskcacheManager``, with each job started by a fork server and joined (reaped).
 
-        Dash starts each job with ``multiprocess.Process(...).start()`` and keeps only its pid; the
-        parent never waits for it unless the same worker later serves the result request, so finished
-        jobs stayed as zombies. Here the process object is kept and joined by a daemon thread of the
-        process that forked it (the only one that can reap it).
+        Dash starts each job with ``multiprocess.Process(...).start()`` — a fork of the web server,
+        which copies every lock another of its threads holds at that moment (a SQLite lock inside
+        diskcache: the job hangs for good) — and keeps only its pid, so finished jobs stayed as zombies.
+        Here the job is started from the ``forkserver`` context (the job function and its arguments are
+        pickled with dill, as multiprocess does; the callback itself by reference to its module), and
+        the process object is joined by a daemon thread.
+
+        ``preload``: modules the fork server imports once when it starts (each job then has them).
         """
+
+        def __init__(self, cache=None, cache_by=None, expire=None, preload=()):
+            super().__init__(cache, cache_by=cache_by, expire=expire)
+            self.preload = tuple(preload)
 
         def call_job_fn(self, key, job_fn, args, context):
             import psutil
-            from multiprocess import Process  # the same class Dash uses (dill pickling, fork on Linux)
 
-            proc = Process(target=job_fn, args=(key, self._make_progress_key(key), args, context))
+            proc = _job_context(self.preload).Process(target=job_fn,
+                                                      args=(key, self._make_progress_key(key), args, context))
             proc.start()
             # Remember which process this pid is (its start time), in the cache every worker shares:
             # once a job is reaped its pid is free, and the system may give it to an unrelated process.
@@ -138,16 +151,38 @@ def _manager_class():
                 return False
 
         def terminate_job(self, job):
-            """Dash's Cancel (and its clean-up after a result is read): only a running job of ours is
-            signalled — Dash calls this with the pid of jobs that have already finished, whose pid the
-            reaping has freed and may now belong to another process."""
+            """Dash's Cancel (and its clean-up after a result is read, and the replacement of a running
+            job): only a running job of ours is signalled — Dash calls this with the pid of jobs that
+            have already finished, whose pid the reaping has freed and may now belong to another
+            process. A job that ends while it is being stopped is not an error."""
+            import psutil
+
             if self._ours(job):
-                super().terminate_job(job)
+                try:
+                    super().terminate_job(job)
+                except psutil.NoSuchProcess:
+                    pass
 
         def job_running(self, job):
             return self._ours(job) and super().job_running(job)
 
     return _Reaping
+
+
+_context_lock = threading.Lock()
+
+
+def _job_context(preload=()):
+    """multiprocess's ``forkserver`` context. The fork server imports ``dash`` and ``preload`` when it starts
+    (the first job of the process starts it; later calls keep the first list)."""
+    import multiprocess
+
+    ctx = multiprocess.get_context("forkserver")
+    with _context_lock:
+        if not getattr(_job_context, "started", False):  # dash: where the job function of every job lives
+            ctx.set_forkserver_preload(["dash", *preload])
+        _job_context.started = True
+    return ctx
 
 
 def __getattr__(name):  # ReapingDiskcacheManager is built lazily (importing dash is not free)
@@ -164,5 +199,5 @@ def background_manager():
     with _lock:
         if _manager is None:
             jobs = private_dir(cache_dir() / "jobs")
-            _manager = _manager_class()(diskcache.Cache(str(jobs)), expire=3600)
+            _manager = _manager_class()(diskcache.Cache(str(jobs)), expire=3600, preload=("callbacks",))
         return _manager

@@ -86,7 +86,7 @@ TUNER_CYCLES_STATE = "tuner-cycles-state"  # dcc.Store: TUNER_STATE relayed once
 TUNER_WHY_STATE = "tuner-why-state"        # dcc.Store: TUNER_STATE relayed while a why-not target is picked
 
 
-# ---------------------------------------------------------------- tuner page: TransferShedder view (issue 7)
+# ---------------------------------------------------------------- tuner page: TransferShedder view
 TUNER_TS_SUMMARY = "tuner-ts-summary"      # html.Div (in the decision card): std vs target, hit count k of n
 TUNER_TS_HITS = "tuner-ts-hits"            # html.Span: the hit-count pips "●●○○ 2 of 4"
 TUNER_TS_WALK = "tuner-ts-walk"            # html.Ul: TransferShedder's max -> min steps with their numbers

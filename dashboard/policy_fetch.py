@@ -1,4 +1,4 @@
-"""Fetch the cluster's placement policies through the admin REST API (issue 18), for the collector.
+"""Fetch the cluster's placement policies through the admin REST API, for the collector.
 
 What ``pulsar-admin`` calls, and where the answers go (the bundle shape of :mod:`engine.policies`,
 stored under ``"shedlabPolicies"`` in the collected LoadData JSON):

@@ -61,11 +61,12 @@ MAX_UPLOAD_BYTES = int(float(os.getenv("SHEDLAB_MAX_UPLOAD_MB", "100")) * 1024 *
 DEFAULT_SOURCE = "sample:bigo-threshold-first-unload"
 _TTL = int(float(os.getenv("SHEDLAB_UPLOAD_TTL_DAYS", "7")) * 86400)
 _MAX_SESSION_SOURCES = 30
-_ID = re.compile(r"^(sample):([a-z0-9][a-z0-9-]{0,80})$|^(upload|live):([0-9a-f]{20})$|^(history):([0-9a-f]{24})$")
+_ID = re.compile(r"(sample):([a-z0-9][a-z0-9-]{0,80})|(upload|live):([0-9a-f]{20})|(history):([0-9a-f]{24})")
 #: diskcache key prefix of a History minute (``dashboard.history.snapshot.SNAPSHOT_PREFIX``)
 HISTORY_PREFIX = "history-snapshot:"
-_HISTORY_KEY = re.compile(r"^history-snapshot:([0-9a-f]{24})$")
-_SESSION = re.compile(r"^[0-9a-f]{32}$")
+_HISTORY_KEY = re.compile(r"history-snapshot:([0-9a-f]{24})")
+#: identifiers are checked whole (``fullmatch``): ``$`` would also match before a final newline
+_SESSION = re.compile(r"[0-9a-f]{32}")
 _SCENARIO_KEYS = {"events", "scenario", "duration", "minutes", "traffic", "namespaces", "topics", "ticks"}
 
 
@@ -74,7 +75,7 @@ def parse_source_id(source_id) -> tuple[str, str]:
     """``"sample:x"`` → ``("sample", "x")``; anything malformed raises :class:`InputError`."""
     if not isinstance(source_id, str):
         raise InputError("no data source chosen", field="src")
-    m = _ID.match(source_id.strip())
+    m = _ID.fullmatch(source_id.strip())
     if not m:
         raise InputError(f"not a data source id: {source_id[:60]!r}", field="src")
     if m.group(1):
@@ -92,7 +93,7 @@ def history_source_id(key) -> str:
     Anything else raises :class:`InputError`: the key only ever selects a diskcache entry by its
     hash, never a file.
     """
-    m = _HISTORY_KEY.match(key.strip()) if isinstance(key, str) else None
+    m = _HISTORY_KEY.fullmatch(key.strip()) if isinstance(key, str) else None
     if not m:
         shown = key[:60] if isinstance(key, str) else type(key).__name__
         raise InputError(f"not a History snapshot key: {shown!r} (expected history-snapshot:<24 hex digits>)",
@@ -101,10 +102,10 @@ def history_source_id(key) -> str:
 
 
 def session_key(session_id) -> str | None:
-    """The session id if it looks like one of ours (32 hex digits, made by the server with
-    ``secrets.token_hex``), else ``None``: a malformed id gets no session list at all (it never shares
+    """The session id if it looks like one of ours (exactly 32 hex digits, nothing around them, made by
+    the server with ``secrets.token_hex``), else ``None``: a malformed id gets no session list at all (it never shares
     one with other malformed ids), so what it uploads is reachable only through the returned id."""
-    return session_id if isinstance(session_id, str) and _SESSION.match(session_id) else None
+    return session_id if isinstance(session_id, str) and _SESSION.fullmatch(session_id) else None
 
 
 display_name = uploads.safe_label

@@ -9,10 +9,14 @@
   wildcard ``ALL`` one) and as many outputs as the callback has (Dash takes values by position and
   raises ``IndexError``); a pathname/search for Dash's pages router that is not a path/string is
   replaced before Dash sees it, so the router answers its 404 page (:func:`_normalise_router_body`);
-  an unknown ``/_dash-component-suites/`` path is 404 (Dash raises ``DependencyException``); any other
-  exception inside a callback request is logged (bounded, below) and answered ``400 the request could
-  not be processed``; an HTTP error keeps its code with a one-line text body. Request bodies are capped
-  (``SHEDLAB_MAX_REQUEST_MB``, Flask's ``MAX_CONTENT_LENGTH`` → 413).
+  an unknown ``/_dash-component-suites/`` path is 404 (Dash raises ``DependencyException``); a body
+  nested too deeply to decode (``RecursionError``) is a 400 like any other malformed body; an HTTP error
+  keeps its code with a one-line text body. Request bodies are capped (``SHEDLAB_MAX_REQUEST_MB``,
+  Flask's ``MAX_CONTENT_LENGTH`` → 413).
+* **Once a callback request's shape has been checked, an exception is the server's**: it is logged
+  with its traceback (bounded, below) and answered ``500 internal error`` with a one-line body (no
+  traceback, no exception text), so a bug reaches monitoring as the server's fault; an exception before
+  the check passed stays a ``400``.
 * **Callbacks check their values first** with :func:`as_dict`, :func:`as_list`, :func:`as_str`,
   :func:`as_number` and :func:`str_list`: any JSON may arrive for any property, so a callback treats a
   value of the wrong type or size as missing (or says so in its page's alert) and never raises. The
@@ -235,7 +239,7 @@ def _short(code: int, text: str):
 
 def harden(app) -> None:
     """Install the request checks, error handlers, body cap, bounded logs and (when configured) login."""
-    from flask import request
+    from flask import g, request
     from werkzeug.exceptions import HTTPException
 
     from dash.exceptions import DependencyException
@@ -252,13 +256,17 @@ def harden(app) -> None:
             return None
         if request.method != "POST":
             return _short(405, "method not allowed")
-        body = request.get_json(silent=True)
-        problem = _callback_body_problem(body, app.callback_map)
+        try:
+            body = request.get_json(silent=True)
+            problem = _callback_body_problem(body, app.callback_map)
+        except RecursionError:  # a body nested deeper than the decoder (or the shape check) recurses
+            problem = "the body is nested too deeply"
         if problem:
             log.info("refused callback request: %s", problem)
             return _short(400, f"bad request: {problem}")
         if body["output"].startswith(".._pages_content."):
             _normalise_router_body(body, prefix)  # in place: Dash reads the same (cached) parsed body
+        g.shedlab_body_checked = True  # from here on, an exception is the server's (500), not the client's
         return None
 
     @server.errorhandler(DependencyException)
@@ -269,12 +277,14 @@ def harden(app) -> None:
     def _any_error(exc):
         if isinstance(exc, HTTPException):
             return _short(exc.code or 400, f"{exc.code} {exc.name}".strip())
+        if request.path == update_path and not g.get("shedlab_body_checked"):
+            log.info("refused callback request: %s while reading it", type(exc).__name__)
+            return _short(400, "bad request: the request could not be processed")
         if request.path == update_path:
-            body = request.get_json(silent=True)
-            out = body.get("output") if isinstance(body, dict) else None
+            out = request.get_json(silent=True)["output"]  # checked above: a JSON object naming a callback
             log.error("callback request failed: %s (%s): %s", clip(out, 120), type(exc).__name__, clip(str(exc)),
                       exc_info=exc)
-            return _short(400, "bad request: the request could not be processed")
+            return _short(500, "internal error: the server could not handle this request")
         log.error("request %s failed (%s)", clip(request.path, 120), type(exc).__name__, exc_info=exc)
         return _short(500, "internal error")
 

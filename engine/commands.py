@@ -52,8 +52,8 @@ DRY_RUN_HEADER = (
 )
 
 # NamedEntity.checkName: tenant, cluster and namespace names
-_NAME = re.compile(r"^[-=:.\w]+$")
-_RANGE = re.compile(r"^0x[0-9a-fA-F]{8}_0x[0-9a-fA-F]{8}$")
+_NAME = re.compile(r"[-=:.\w]+")
+_RANGE = re.compile(r"0x[0-9a-fA-F]{8}_0x[0-9a-fA-F]{8}")
 _CTRL = re.compile(r"[\x00-\x1f\x7f]")
 
 
@@ -76,7 +76,7 @@ class UnloadCommand:
     def namespace(self) -> str | None:
         """``tenant/ns`` (or ``prop/cluster/ns``), or ``None`` when the bundle name is not Pulsar's shape."""
         parts = self.bundle.split("/")
-        if len(parts) not in (3, 4) or not _RANGE.match(parts[-1]) or not all(_NAME.match(p) for p in parts[:-1]):
+        if len(parts) not in (3, 4) or not _RANGE.fullmatch(parts[-1]) or not all(_NAME.fullmatch(p) for p in parts[:-1]):
             return None
         return "/".join(parts[:-1])
 

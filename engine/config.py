@@ -36,6 +36,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
 from .errors import InputError
+from .release_lines import DEFAULT_VERSION, LINE_DEFAULTS, Release, release
 
 __all__ = [
     "LoadBalancerConfig",
@@ -44,10 +45,12 @@ __all__ = [
     "PULSAR_5_DEFAULTS",
     "BIGO_AVGSHEDDER",
     "PRESETS",
+    "BROKER_CONF_KEYS",
     "ParsedBrokerConf",
     "parse_broker_conf",
     "to_broker_conf",
     "changed_keys",
+    "release_defaults",
     "key_info",
     "short_class_name",
     "IMPL",
@@ -73,6 +76,12 @@ class LoadBalancerConfig:
     Field names are exactly the ``broker.conf`` keys. Field metadata: ``unit``, ``doc``, ``dynamic``
     and a slider range ``lo``/``hi``/``step`` for the dashboard.
     """
+
+    # --- the release decided as (Shedlab's; not a broker.conf key) ----------------------------
+    pulsarVersion: str = field(default=DEFAULT_VERSION, metadata={
+        "unit": "version", "dynamic": False, "lo": None, "hi": None, "step": None, "shedlab": True,
+        "doc": "The Pulsar release decided as (X.Y or X.Y.Z; X.Y is the line's latest patch): its load "
+               "balancer's behaviour, see engine.releases. Not a broker.conf key."})
 
     # --- wiring ----------------------------------------------------------------------------
     loadManagerClassName: str = _k(
@@ -224,6 +233,10 @@ class LoadBalancerConfig:
         3, "hits", "Extensible: consecutive hits before a split.")
 
     def __post_init__(self):
+        try:
+            object.__setattr__(self, "pulsarVersion", release(self.pulsarVersion).version)
+        except InputError as exc:
+            raise InputError(str(exc), field="pulsarVersion") from None
         for f in fields(self):
             v = getattr(self, f.name)
             try:
@@ -234,8 +247,26 @@ class LoadBalancerConfig:
 
     # ---------------------------------------------------------------- derived values
     @property
+    def release(self) -> Release:
+        """The :class:`~engine.release_lines.Release` decided as (``pulsarVersion``)."""
+        return release(self.pulsarVersion)
+
+    def has(self, behaviour: str) -> bool:
+        """Whether the release decided as has ``behaviour`` (:data:`engine.releases.BEHAVIOURS`)."""
+        return release(self.pulsarVersion).has(behaviour)
+
+    @property
+    def excluded_namespaces(self) -> frozenset:
+        """``loadBalancerSheddingExcludedNamespaces`` as the release reads it: empty before the key
+        existed (PIP-380: 4.0.11, 4.1.0)."""
+        return self.loadBalancerSheddingExcludedNamespaces if self.has("excluded_namespaces") else frozenset()
+
+    @property
     def bandwidth_in_weight(self) -> float:
-        """PIP-357 getter: the new key if != 1.0, else the typo key if != 1.0, else 1.0."""
+        """PIP-357 getter: the new key if != 1.0, else the typo key if != 1.0, else 1.0. Releases before
+        4.0 read only the typo key (the new spelling does not exist there)."""
+        if not self.has("pip357_keys"):
+            return self.loadBalancerBandwithInResourceWeight
         if self.loadBalancerBandwidthInResourceWeight != 1.0:
             return self.loadBalancerBandwidthInResourceWeight
         if self.loadBalancerBandwithInResourceWeight != 1.0:
@@ -245,6 +276,8 @@ class LoadBalancerConfig:
     @property
     def bandwidth_out_weight(self) -> float:
         """PIP-357 getter for the outbound bandwidth weight (see :attr:`bandwidth_in_weight`)."""
+        if not self.has("pip357_keys"):
+            return self.loadBalancerBandwithOutResourceWeight
         if self.loadBalancerBandwidthOutResourceWeight != 1.0:
             return self.loadBalancerBandwidthOutResourceWeight
         if self.loadBalancerBandwithOutResourceWeight != 1.0:
@@ -488,7 +521,7 @@ def parse_broker_conf(text: str, base: LoadBalancerConfig | None = None,
     if not isinstance(text, str):
         raise InputError("broker.conf must be text", source=source)
     base = base or LoadBalancerConfig()
-    known = {f.name for f in fields(LoadBalancerConfig)}
+    known = BROKER_CONF_KEYS
     values: dict[str, str] = {}
     unknown = []
     for lineno, line in enumerate(_logical_lines(text), 1):
@@ -520,34 +553,42 @@ def _fmt(v) -> str:
 
 
 def changed_keys(cfg: LoadBalancerConfig, base: LoadBalancerConfig | None = None) -> dict[str, tuple]:
-    """``{key: (base value, new value)}`` for every key that differs from ``base`` (4.x defaults)."""
-    base = base or PULSAR_4_DEFAULTS
+    """``{key: (base value, new value)}`` for every key that differs from ``base`` — by default the
+    defaults of ``cfg``'s own release (:func:`release_defaults`); ``pulsarVersion`` is among them only when
+    ``base`` is another release."""
+    base = base or release_defaults(cfg.pulsarVersion)
     return {f.name: (getattr(base, f.name), getattr(cfg, f.name))
             for f in fields(cfg) if getattr(base, f.name) != getattr(cfg, f.name)}
 
 
+def release_defaults(version: str | None = None) -> LoadBalancerConfig:
+    """The defaults of ``version``'s release line, with ``pulsarVersion`` set to it (also
+    :func:`engine.releases.defaults_for`)."""
+    v = release(version).version if version else DEFAULT_VERSION
+    return LoadBalancerConfig(pulsarVersion=v, **LINE_DEFAULTS[release(v).line])
+
+
 def to_broker_conf(cfg: LoadBalancerConfig, base: LoadBalancerConfig | None = None,
                    comments: bool = False) -> str:
-    """The ``broker.conf`` lines of every key that differs from ``base`` (Pulsar 4.x defaults)."""
+    """The ``broker.conf`` lines of every key that differs from ``base`` (the defaults of ``cfg``'s release)."""
     out = []
     for k, (old, new) in changed_keys(cfg, base).items():
+        if k not in BROKER_CONF_KEYS:
+            continue  # Shedlab's own fields (the release) are no broker.conf lines
         if comments:
             out.append(f"# {key_info(k)['doc']} (default {_fmt(old)})")
         out.append(f"{k}={_fmt(new)}")
     return "\n".join(out) + ("\n" if out else "")
 
 
+#: the keys that are ``broker.conf`` keys (every field but Shedlab's own, e.g. ``pulsarVersion``)
+BROKER_CONF_KEYS = frozenset(f.name for f in fields(LoadBalancerConfig) if not f.metadata.get("shedlab"))
+
 PULSAR_4_DEFAULTS = LoadBalancerConfig()
 
-#: Pulsar 5.0's announced defaults (PR #26609/#26610; from the upstream docs).
-PULSAR_5_DEFAULTS = dataclasses.replace(
-    PULSAR_4_DEFAULTS,
-    loadBalancerLoadSheddingStrategy=IMPL + "AvgShedder",
-    loadBalancerLoadPlacementStrategy=IMPL + "AvgShedder",
-    loadBalancerDistributeBundlesEvenlyEnabled=False,
-    maxUnloadPercentage=0.5,
-    defaultNumberOfNamespaceBundles=32,
-)
+#: the Pulsar 5.0 line: its defaults (AvgShedder for shedding and placement, even distribution off, 50 %,
+#: 32 bundles; upstream #26609/#26610) and its behaviour (``pulsarVersion`` 5.0.x)
+PULSAR_5_DEFAULTS = LoadBalancerConfig(pulsarVersion="5.0", **LINE_DEFAULTS["5.0"])
 
 #: BIGO's recommended AvgShedder production settings (field findings §1.3).
 BIGO_AVGSHEDDER = dataclasses.replace(

@@ -20,6 +20,9 @@ variable                           default                   what it bounds
 ``SHEDLAB_MAX_RUN_MB``             4,096                     memory a run is estimated to need:
                                                              ``shed --cycles``, a simulation (brokers
                                                              × minutes, bundles, topics), a topic list
+``SHEDLAB_MAX_SIM_STEPS``          5,000,000                 steps a simulation is estimated to take:
+                                                             brokers × minutes + brokers × bundles
+                                                             placed by lookup
 =================================  ========================  =========================================
 
 Numeric fields of the inputs have fixed ranges (:data:`MAX_EPOCH_MS`, :data:`MAX_COUNT`,
@@ -40,7 +43,7 @@ from .errors import InputError, UsageError
 __all__ = ["Limit", "LIMITS", "limit", "limit_bytes", "check_run_memory", "limits_table", "MAX_EPOCH_MS",
            "MAX_COUNT", "MAX_JAVA_LONG", "MAX_QUANTITY", "MAX_SIMULATION_MINUTES", "CYCLE_BYTES_PER_BROKER",
            "CYCLE_BYTES_PER_BUNDLE", "TOPIC_BYTES_TEXT", "TOPIC_BYTES_JSON", "TOPIC_BYTES_READ",
-           "simulation_bytes", "cycles_bytes", "epoch_ms", "FIXED_RANGES", "fixed_ranges_table"]
+           "simulation_bytes", "simulation_steps", "check_run_steps", "cycles_bytes", "epoch_ms", "FIXED_RANGES", "fixed_ranges_table"]
 
 #: latest timestamp accepted (9999-12-31T23:59:59.999Z, in epoch milliseconds): dates stay printable
 MAX_EPOCH_MS = 253_402_300_799_999
@@ -102,6 +105,8 @@ LIMITS: dict[str, Limit] = {lim.env: lim for lim in (
     Limit("SHEDLAB_MAX_ZIP_MEMBERS", 200_000, "", "files in one zip archive"),
     Limit("SHEDLAB_MAX_ZIP_MB", 400, "MB", "bytes a zip archive expands to (counted while reading)"),
     Limit("SHEDLAB_MAX_RUN_MB", 4096, "MB", "memory a run is estimated to need (cycles, simulation, topics)"),
+    Limit("SHEDLAB_MAX_SIM_STEPS", 5_000_000, "", "steps a simulation is estimated to take (brokers × minutes, "
+          "+ brokers × bundles placed by lookup)"),
 )}
 
 
@@ -128,6 +133,24 @@ def check_run_memory(need: float, what: str, source: str | None = None, field: s
     if need > cap:
         raise InputError(f"{what} would need about {_mb(need)} of memory, over the {_mb(cap)} limit "
                          f"(set SHEDLAB_MAX_RUN_MB to raise it)", source=source, field=field)
+
+
+def simulation_steps(brokers: int, minutes: int, placements: int = 0) -> float:
+    """Steps a simulation takes, each about the same work (tens of microseconds): every minute, each
+    broker's load report, its share of the leader's view and of the shedding check (brokers ×
+    minutes); each bundle placed by a lookup scores every broker (brokers × placements). 1,000
+    brokers for a day of minutes are 1.44 M steps."""
+    return float(brokers) * (int(minutes) + int(placements))
+
+
+def check_run_steps(steps: float, what: str, source: str | None = None, field: str | None = None) -> None:
+    """Refuse a simulation estimated to take more than ``SHEDLAB_MAX_SIM_STEPS`` steps before it starts
+    (the message says the estimate, the limit and how to raise it)."""
+    cap = LIMITS["SHEDLAB_MAX_SIM_STEPS"].value()
+    if steps > cap:
+        raise InputError(f"{what} would take about {steps:,.0f} steps (brokers × minutes + brokers × bundles "
+                         f"placed), over the {cap:,.0f} limit (set SHEDLAB_MAX_SIM_STEPS to raise it)",
+                         source=source, field=field)
 
 
 def cycles_bytes(cycles: int, brokers: int, bundles: int) -> float:

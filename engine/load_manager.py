@@ -33,6 +33,7 @@ import numpy as np
 from .config import LoadBalancerConfig
 from .errors import InputError, UsageError
 from .javacompat import java_map_rank
+from .release_lines import modular_startup
 from .model import BundleData, LoadData, bundle_namespace
 from .placement.base import NamespacePolicies, PlacementContext
 from .placement.round_robin import RoundRobinBrokerSelector
@@ -95,6 +96,8 @@ class ModularLoadManager(HoldsStrategyStates):
         self.preallocated: dict[str, dict[str, BundleData]] = {}
         self.preallocated_to_broker: dict[str, str] = {}
         self.cycles = 0
+        #: what start-up made of the configured strategies on this release (e.g. a fallback), for every cycle
+        self.notes: list[str] = []
         self._make_strategies(shedding, placement)
         self.round_robin = RoundRobinBrokerSelector()
         self.unload_bundle_count = 0
@@ -119,12 +122,20 @@ class ModularLoadManager(HoldsStrategyStates):
         cfg = self.config
         sname = shedding.name if shedding is not None else shedding_name(cfg.loadBalancerLoadSheddingStrategy)
         pname = placement.name if placement is not None else placement_name(cfg.loadBalancerLoadPlacementStrategy)
+        if shedding is None and placement is None:  # what this release's initialize() makes of the pair
+            sname, pname, note = modular_startup(sname, pname, cfg.release)
+            if note:
+                self.notes.append(note)
+            if "AvgShedder" in (sname, pname) and cfg.has("avg_shedder_plans_by_name"):
+                self.notes.append(f"Pulsar {cfg.pulsarVersion} keys AvgShedder's planned destinations by bundle name "
+                                  f"and drops them after one unload attempt; Shedlab keys them by BundleData value "
+                                  f"(as up to 4.0.13 / 4.2.4): a planned bundle's destination may differ")
         pspec = registry.spec(pname)
         if pspec.is_shedding and pname != sname:
             raise UsageError(
                 f"loadBalancerLoadPlacementStrategy is {pname} but loadBalancerLoadSheddingStrategy is "
-                f"{sname}: Pulsar 4.x refuses to start (a placement strategy that is also a shedding strategy "
-                "must be both keys)")
+                f"{sname}: Pulsar {cfg.pulsarVersion} refuses to start (a placement strategy that is also a "
+                "shedding strategy must be both keys)")
         self.shedding = shedding if shedding is not None else make_shedding(sname)
         if placement is not None:
             self.placement = placement
@@ -262,7 +273,7 @@ class ModularLoadManager(HoldsStrategyStates):
             dec.filters = [FilterStep("given candidates", c, names=names)]
             return dec
         steps, c, base = self._pipeline(bundle, ns, non_persistent, ctx)
-        excluded = ns in cfg.loadBalancerSheddingExcludedNamespaces
+        excluded = ns in cfg.excluded_namespaces
         strategy = self.round_robin if excluded else self.placement
         dec = strategy.select_broker(c, bundle, data, v, cfg, ctx)
         dec.filters = steps
@@ -286,10 +297,11 @@ class ModularLoadManager(HoldsStrategyStates):
         return dec
 
     def _usage_with_weight(self) -> np.ndarray:
-        """The view's weighted usage for our weights (looked up once per view and config)."""
+        """The usage the overload retry reads (weighted from 4.0, see :meth:`LoadView.overload_usage`),
+        looked up once per view and config."""
         got = self._uw
         if got is None or got[0] is not self.view or got[1] is not self.config:
-            got = self._uw = (self.view, self.config, self.view.usage_with_weight(self.config.weights))
+            got = self._uw = (self.view, self.config, self.view.overload_usage(self.config))
         return got[2]
 
     def _pipeline(self, bundle: str, ns: str, non_persistent: bool, ctx):
@@ -326,7 +338,8 @@ class ModularLoadManager(HoldsStrategyStates):
             if len(c2) != len(c):
                 steps.append(FilterStep("anti-affinity", c2, c, names=names))
                 c = c2
-        if (cfg.loadBalancerDistributeBundlesEvenlyEnabled or ns == "pulsar/system") and len(c):
+        if (cfg.loadBalancerDistributeBundlesEvenlyEnabled or (ns == "pulsar/system" and cfg.has("system_namespace_spread"))) \
+                and len(c):
             counts = self._ns_counts(ns)[c]
             m = int(counts.min())
             kept = c[counts == m]
@@ -458,6 +471,8 @@ class ModularLoadManager(HoldsStrategyStates):
         # working memory goes on as it is, so no state value is built before or after the cycle (on
         # AvgShedder that is a copy of every plan; lm.shedding_state builds one when asked)
         res = self.shedding.find_bundles_for_unloading(v, cfg, self.recently_unloaded)
+        if self.notes:
+            res.notes.extend(n for n in self.notes if n not in res.notes)
         cyc.shedding = res
         by_broker: dict[str, list] = {}
         for s in res.selected:
@@ -471,7 +486,7 @@ class ModularLoadManager(HoldsStrategyStates):
                 u = Unload(broker, s.bundle, None, s.reason, s.msg_rate, s.throughput)
                 cyc.processed.append(u)
                 ns = bundle_namespace(s.bundle)
-                if ns in cfg.loadBalancerSheddingExcludedNamespaces:
+                if ns in cfg.excluded_namespaces:
                     u.skipped = f"namespace {ns} is in loadBalancerSheddingExcludedNamespaces"
                     cyc.skipped.append(u)
                     continue

@@ -93,7 +93,7 @@ POLICY_KEY = "shedlabPolicies"
 MAX_POLICIES = 1000
 MAX_REGEX = 1000
 MAX_LIST = 10_000
-_NS = re.compile(r"^[^/\s]{1,200}(/[^/\s]{1,200}){1,2}$")
+_NS = re.compile(r"[^/\s]{1,200}(/[^/\s]{1,200}){1,2}")
 #: a quantified group holding a quantifier, e.g. ``(a+)+`` or ``(x.*)*``: catastrophic backtracking
 _NESTED = re.compile(r"\((?:[^()\\]|\\.)*(?<!\\)[+*}](?:[^()\\]|\\.)*\)[+*{]")
 
@@ -405,7 +405,7 @@ def read_anti_affinity(obj, source: str = "<policies>") -> dict:
         raise _err(f"more than {MAX_LIST} namespaces", source, None)
     out = {}
     for ns, v in obj.items():
-        if not isinstance(ns, str) or not _NS.match(ns):
+        if not isinstance(ns, str) or not _NS.fullmatch(ns):
             raise _err(f"{ns!r} is not a namespace name (tenant/namespace)", source, str(ns))
         g = _group_from(v, source, ns)
         if g is not None:
@@ -446,7 +446,7 @@ def classify_policy_json(obj) -> str | None:
         return "isolation"
     if all(isinstance(v, dict) and set(v) <= {"brokers"} and isinstance(v.get("brokers", []), list) for v in vals):
         return "failure-domains"
-    if all(isinstance(k, str) and _NS.match(k) for k in obj) and all(
+    if all(isinstance(k, str) and _NS.fullmatch(k) for k in obj) and all(
             isinstance(v, str) or (isinstance(v, dict) and ("antiAffinityGroup" in v or "namespaceAntiAffinityGroup"
                                                             in v or "bundles" in v or "auth_policies" in v))
             for v in vals):

@@ -232,7 +232,7 @@ SAMPLES: dict[str, Sample] = {s.name: s for s in [
            "(8 cycles) they share load: one unload, then stable.",
            _homogeneous_avg, _BIGO_AVG),
     Sample("isolation-groups", "Isolation groups and an anti-affinity group change the destination (8 brokers)",
-           "Issue 18: broker-0 (86 %) sheds two acme/payments-a bundles. Without the cluster's policies they go to "
+           "Isolation and anti-affinity: broker-0 (86 %) sheds two acme/payments-a bundles. Without the cluster's policies they go to "
            "the coldest broker, broker-7. With them (shipped beside the snapshot: ns-isolation-policy `payments` "
            "pins acme/payments.* to broker-[0-3] with broker-[4-5] as failover secondaries, `analytics` pins "
            "acme/analytics to broker-[6-7], and payments-a / payments-b share the anti-affinity group "

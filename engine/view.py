@@ -470,10 +470,21 @@ class LoadView:
 
     def usage_unweighted(self) -> np.ndarray:
         """``getMaxResourceUsage()`` of every broker (float32 max / 100, memory excluded)."""
-        if self.nb == 0:
-            return np.zeros(0)
-        m = np.maximum.reduce([self.cpu, self.direct_memory, self.bandwidth_in, self.bandwidth_out])
-        return (m.astype(np.float32) / np.float32(100.0)).astype(np.float32).astype(np.float64)
+        got = self.__dict__.get("_unweighted")
+        if got is None:
+            if self.nb == 0:
+                got = np.zeros(0)
+            else:
+                m = np.maximum.reduce([self.cpu, self.direct_memory, self.bandwidth_in, self.bandwidth_out])
+                got = (m.astype(np.float32) / np.float32(100.0)).astype(np.float32).astype(np.float64)
+            self.__dict__["_unweighted"] = got
+        return got
+
+    def overload_usage(self, conf) -> np.ndarray:
+        """The usage Pulsar's overload tests read (OverloadShedder, LeastLongTermMessageRate, the
+        ``selectBroker`` retry): the weighted maximum from 4.0 (PIP-358), ``getMaxResourceUsage()`` —
+        unweighted — before (the release's ``weighted_overload`` behaviour)."""
+        return self.usage_with_weight(conf.weights) if conf.has("weighted_overload") else self.usage_unweighted()
 
     def bundle_data(self, bundle: str) -> BundleData:
         """A fresh BundleData object for ``bundle`` (Pulsar's default when unknown)."""

@@ -214,7 +214,7 @@ def decision_card(a, inline: int = 3) -> list:
 
 
 def policy_card(a, limit: int = 20) -> list:
-    """Which of the cluster's policies constrained each placement of the cycle (issue 18): per placement,
+    """Which of the cluster's policies constrained each placement of the cycle: per placement,
     each policy step, then every broker it excluded and why (``dashboard.policy_notes``), as one text
     block bounded to the first ``limit`` placements ("… and N more"). Empty without policies."""
     head = policy_summary(a.snap.ld)

@@ -1,4 +1,4 @@
-"""A corpus of malformed command-line inputs (issue 14), shared by the CLI corpus tests and
+"""A corpus of malformed command-line inputs, shared by the CLI corpus tests and
 ``scripts/fuzz_counts.py``.
 
 :func:`build_corpus` writes the files under a directory and returns the :class:`Case` list: which

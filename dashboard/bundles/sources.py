@@ -27,7 +27,7 @@ from .model import GEN, MAX_UPLOAD_BYTES, OPT_EXPAND, OPT_INPUT_LAYOUT, TopicSou
 __all__ = ["safe_label", "parse_source_id", "sample_options", "source_options", "parse_upload_bytes",
            "ingest_upload", "load_source", "slider_state", "namespaces_of"]
 
-_ID = re.compile(r"^gen$|^sample:([a-z0-9][a-z0-9-]{0,80})$|^upload:([0-9a-f]{20})$")
+_ID = re.compile(r"gen|sample:([a-z0-9][a-z0-9-]{0,80})|upload:([0-9a-f]{20})")
 _UPLOAD_TTL = int(float(os.getenv("SHEDLAB_UPLOAD_TTL_DAYS", "7")) * 86400)
 
 
@@ -38,7 +38,7 @@ def parse_source_id(source_id) -> tuple[str, str]:
     """``"sample:x"`` → ``("sample", "x")``; anything else than the three forms raises."""
     if not isinstance(source_id, str):
         raise InputError("no topic source chosen", field="source")
-    m = _ID.match(source_id.strip())
+    m = _ID.fullmatch(source_id.strip())
     if not m:
         raise InputError(f"not a topic source: {source_id[:60]!r}", field="source")
     if source_id == GEN:
@@ -135,7 +135,7 @@ def ingest_upload(contents, filename) -> tuple[str, str]:
     raw = uploads.decode_data_url(contents, label, MAX_UPLOAD_BYTES)
     src = parse_upload_bytes(raw, label)
     # keyed by the server's secret, not a plain content hash: nobody opens someone's topic list by hashing a
-    # guessed file; the same file again keeps its id (issue 14)
+    # guessed file; the same file again keeps its id
     digest = uploads.keyed_digest(raw)
     get_cache().set(f"bundles:upload:{digest}", src, expire=_UPLOAD_TTL)
     _memo.put(digest, src)

@@ -35,7 +35,7 @@ from .net import CollectError, Http, HttpStatusError, origin_of, redact
 __all__ = ["Collector", "ElmCluster", "ELM_HELP", "ELM_CLASS", "collect_snapshot", "collect_timeline",
            "parse_every"]
 
-_BROKER_ID = re.compile(r"^[A-Za-z0-9._\-\[\]:]+:\d{1,5}$")
+_BROKER_ID = re.compile(r"[A-Za-z0-9._\-\[\]:]+:\d{1,5}")
 ELM_CLASS = "org.apache.pulsar.broker.loadbalance.extensions.ExtensibleLoadManagerImpl"
 ELM_HELP = ("the Extensible Load Manager has no REST endpoint for its load data. Take it from its system topics "
             "(stop each with Ctrl-C after one report interval) and upload both files, or a zip of them:\n"
@@ -137,7 +137,7 @@ class Collector:
                               errors=(CollectError,), parallel=self.parallel)
 
     def broker_url(self, broker_id: str) -> str:
-        if not _BROKER_ID.match(broker_id or ""):
+        if not _BROKER_ID.fullmatch(broker_id or ""):
             raise CollectError(f"{self.base}: unexpected broker id {str(broker_id)[:80]!r}")
         if self.broker_port:
             broker_id = f"{broker_id.rsplit(':', 1)[0]}:{self.broker_port}"
@@ -202,7 +202,7 @@ class Collector:
         ids = self.brokers(name)
         if not ids:
             raise CollectError(f"{self.base}/admin/v2/brokers/{name}: no active brokers")
-        good = [b for b in ids if _BROKER_ID.match(b)]
+        good = [b for b in ids if _BROKER_ID.fullmatch(b)]
         with self._lock:  # the cluster's own broker list is where the credentials may go
             self.cred_origins = {origin_of(self.base)} | {origin_of(self.broker_url(b)) for b in good}
         results, missing, statuses = {}, {}, {}
@@ -258,7 +258,7 @@ class Collector:
                                      "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}}
         if missing:
             snap["shedlabMissingBrokers"] = {b: missing[b] for b in ids if b in missing}
-        notes: list = []  # issue 18: namespace isolation, failure domains, anti-affinity groups
+        notes: list = []  # the cluster's policies: namespace isolation, failure domains, anti-affinity groups
         namespaces = {b.rsplit("/", 1)[0] for r in brokers.values()
                       for b in list(r.get("bundles") or []) + list(r.get("lastStats") or {})
                       if isinstance(b, str) and "/" in b}

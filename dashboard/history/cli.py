@@ -217,6 +217,10 @@ def _check_args(a) -> None:
         if v is not None and not lo <= v <= hi:
             raise UsageError(f"--{name} must be in {lo}..{hi:,}, got {v}")
 
+    if a.cmd in ("ingest", "generate"):
+        from engine.cli.common import check_out_dir
+
+        check_out_dir(a.out)
     if a.cmd == "ingest":
         rng("max-gap", a.max_gap, 0, 10_080)
     elif a.cmd == "generate":
@@ -336,7 +340,10 @@ def _agreement(a) -> int:
         from dashboard.export import build_agreement_report
         from dashboard.figures.history import agreement_figure
 
-        Path(a.html).write_text(build_agreement_report(ag, agreement_figure(ag), conf=text))
+        try:
+            Path(a.html).write_text(build_agreement_report(ag, agreement_figure(ag), conf=text))
+        except OSError as exc:
+            raise UsageError(f"--html {a.html}: cannot write: {exc.strerror or exc}") from None
     print(json.dumps(ag.to_json(), indent=1, default=str) if a.json else agreement_text(ag))
     return 0
 

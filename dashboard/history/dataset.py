@@ -45,7 +45,7 @@ def datasets_root() -> Path:
 
 #: longest dataset name the web app accepts
 DATASET_NAME_MAX = 128
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,%d}$" % (DATASET_NAME_MAX - 1))
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,%d}" % (DATASET_NAME_MAX - 1))
 
 
 def history_roots() -> list[Path]:
@@ -79,7 +79,7 @@ def list_datasets(root=None) -> list[dict]:
         except OSError:
             continue
         for d in entries:
-            if d.name in seen or not _NAME.match(d.name) or d.is_symlink() or not d.is_dir() or not is_dataset(d):
+            if d.name in seen or not _NAME.fullmatch(d.name) or d.is_symlink() or not d.is_dir() or not is_dataset(d):
                 continue
             try:
                 m = read_meta(d)
@@ -109,7 +109,7 @@ def dataset_by_name(name) -> Path:
         if p.parent not in roots and Path(os.path.realpath(p.parent)) not in roots:
             raise unknown
         name = p.name
-    if not _NAME.match(name):
+    if not _NAME.fullmatch(name):
         raise unknown
     if name == SAMPLE_NAME:
         sample_dataset()

@@ -141,7 +141,7 @@ def resolve_form(trigger, *, form, saved, seen, link, uploaded, current: SimStat
 
 
 def start_choice(trigger, state: SimState, msgs: list, extra: dict, source, start, src_seen):
-    """The "start from: scenario | the current snapshot" choice (issue 13).
+    """The "start from: scenario | the current snapshot" choice.
 
     The shell's source (the page's ``page_source("simulator")`` store, checked) is the snapshot a run can start from
     (``snapshot:<source id>``, :func:`dashboard.simulator.load`). Choosing it switches the

@@ -20,6 +20,7 @@ from engine.errors import InputError
 
 from ..cache import get_cache
 from ..memo import Memo
+from ..sources import session_key
 from .scenarios import load, scenario_facts
 from .state import MAX_MINUTES, SIDES, SimState
 
@@ -28,8 +29,7 @@ __all__ = ["TTL", "RunData", "run_kwargs", "minutes_of", "session_of", "result_k
 
 #: how long results stay in the cache (seconds)
 TTL = 6 * 3600
-_SESSION = re.compile(r"^[0-9a-f]{32}$")
-_KEY = re.compile(r"^sim(res|sweep):(anon|[0-9a-f]{32}):[0-9a-f]{24}$")
+_KEY = re.compile(r"sim(res|sweep):(anon|[0-9a-f]{32}):[0-9a-f]{24}")
 
 
 def run_kwargs(state: SimState, side: str) -> dict:
@@ -50,7 +50,8 @@ def minutes_of(state: SimState) -> int:
 
 
 def session_of(sid) -> str:
-    return sid if isinstance(sid, str) and _SESSION.match(sid) else "anon"
+    """The session id (:func:`dashboard.sources.session_key`: exactly 32 hex digits) or ``"anon"``."""
+    return session_key(sid) or "anon"
 
 
 def result_key(sid, state: SimState, kind: str = "res") -> str:
@@ -132,7 +133,7 @@ def run_pair(state: SimState, sid, progress: Callable | None = None) -> dict:
 
 def check_key(key, sid, kind: str):
     """Refuse a results key of another session, of another kind, or malformed."""
-    m = _KEY.match(key or "") if isinstance(key, str) else None
+    m = _KEY.fullmatch(key or "") if isinstance(key, str) else None
     if not m or m.group(1) != kind or m.group(2) != session_of(sid):
         raise InputError("these results belong to another session or are malformed: run again")
 

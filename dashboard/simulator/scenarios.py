@@ -20,8 +20,8 @@ DEFAULT_SCENARIO = "bigo-homogeneous-start"
 #: base config of a side: "" = the scenario file's (its preset, else Pulsar 4.x) + its keys
 PRESET_LABELS = {"": "scenario file", "pulsar-4": "Pulsar 4.x defaults", "pulsar-5": "Pulsar 5.0 defaults",
                  "bigo-avgshedder": "BIGO AvgShedder"}
-_SHIPPED = re.compile(r"^(findings/)?[a-z0-9][a-z0-9-]{0,80}$")  # findings/: calibrated scenarios
-_UPLOADED = re.compile(r"^scenario:[0-9a-f]{20}$")
+_SHIPPED = re.compile(r"(findings/)?[a-z0-9][a-z0-9-]{0,80}")  # findings/: calibrated scenarios
+_UPLOADED = re.compile(r"scenario:[0-9a-f]{20}")
 
 
 @lru_cache(maxsize=1)
@@ -58,7 +58,7 @@ def scenario_options(sid=None, extra: str | None = None) -> list[dict]:
 def _load_cached(scenario_id: str):
     from engine.simulator import load_scenario, parse_scenario
 
-    if _UPLOADED.match(scenario_id):
+    if _UPLOADED.fullmatch(scenario_id):
         from ..sources import get_scenario
 
         got = get_scenario(scenario_id)
@@ -75,9 +75,9 @@ def load(scenario_id):
     :class:`InputError` — a browser value is never used as a path."""
     if not isinstance(scenario_id, str) or not scenario_id:
         raise InputError("no scenario chosen", field="scenario")
-    if _UPLOADED.match(scenario_id) or (snapshot_source(scenario_id) is not None and len(scenario_id) <= 200):
+    if _UPLOADED.fullmatch(scenario_id) or (snapshot_source(scenario_id) is not None and len(scenario_id) <= 200):
         return _load_cached(scenario_id)
-    if not _SHIPPED.match(scenario_id) or scenario_id not in {s["name"] for s in _shipped()}:
+    if not _SHIPPED.fullmatch(scenario_id) or scenario_id not in {s["name"] for s in _shipped()}:
         raise InputError(f"unknown scenario {scenario_id[:60]!r}", field="scenario")
     return _load_cached(scenario_id)
 

@@ -25,7 +25,7 @@ from ..errors import ShedlabError
 __all__ = ["main", "build_parser", "COMMAND_MODULES", "print_json"]
 
 #: sub-command modules, in the order ``--help`` lists them
-COMMAND_MODULES = ["shed", "place", "replay", "simulate", "findings", "bundles", "pegasus"]
+COMMAND_MODULES = ["shed", "place", "replay", "simulate", "findings", "bundles", "pegasus", "releases"]
 
 
 class _OneLineParser(argparse.ArgumentParser):

@@ -3,14 +3,31 @@ from __future__ import annotations
 
 import argparse
 
-from ..config import LoadBalancerConfig, PRESETS, parse_broker_conf
-from ..errors import UsageError
+from ..config import PRESETS, PULSAR_4_DEFAULTS, LoadBalancerConfig, changed_keys, parse_broker_conf
+from ..errors import InputError, UsageError
 from ..io import read_input_text
 from ..managers import LOAD_MANAGER_CLASS
 from ..strategies import fqn, placement_name, registry, shedding_name
 from ..strategies.spec import MODULAR
+from ..releases import DEFAULT_VERSION, broker_versions, defaults_for, release, version_from_reports
 
-__all__ = ["add_config_args", "build_config", "read_conf_file"]
+__all__ = ["add_config_args", "build_config", "read_conf_file", "check_out_dir", "release_of"]
+
+
+def check_out_dir(out: str, option: str = "--out") -> None:
+    """``option DIR`` must be (or become) a writable directory: checked before the work starts, so a
+    path that cannot be a directory (``/proc/x``, a file, a read-only place) is a ``UsageError`` naming
+    the option and the reason (exit status 2), not an ``OSError`` at the end."""
+    import os
+    from pathlib import Path
+
+    p = Path(out)
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{option} {out}: cannot create the directory: {exc.strerror or exc}") from None
+    if not p.is_dir() or not os.access(p, os.W_OK | os.X_OK):
+        raise UsageError(f"{option} {out}: not a writable directory")
 
 
 def add_config_args(p: argparse.ArgumentParser, strategies: bool = True) -> None:
@@ -21,7 +38,15 @@ def add_config_args(p: argparse.ArgumentParser, strategies: bool = True) -> None
                        help="placement strategy (default: the one --strategy is paired with, e.g. AvgShedder "
                             "with AvgShedder, else the configured one)")
     p.add_argument("--conf", metavar="broker.conf", help="read load-balancer keys from a broker.conf")
-    p.add_argument("--preset", choices=sorted(PRESETS), help="start from a preset (default pulsar-4)")
+    p.add_argument("--preset", choices=sorted(PRESETS), help="start from a preset (default pulsar-4; pulsar-5 is the "
+                                                             "5.0 line, its defaults and its behaviour)")
+    p.add_argument("--pulsar-version", metavar="X.Y[.Z]", dest="pulsar_version",
+                   help=f"decide as this Pulsar release decides (3.0, 3.3, 4.0, 4.1, 4.2, 5.0, or a patch such as "
+                        f"4.0.7; X.Y is the line's latest patch) with its defaults; default: the version the "
+                        f"brokers report (brokerVersionString), else {DEFAULT_VERSION}")
+    p.add_argument("--leader", metavar="BROKER",
+                   help="the leader broker: during a rolling upgrade (brokers on several versions) decide as "
+                        "its version")
     p.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
                    help="set a broker.conf key (repeatable)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random placement draws (default 0)")
@@ -32,8 +57,13 @@ def read_conf_file(path: str) -> LoadBalancerConfig:
     return parse_broker_conf(read_input_text(path), source=path).config
 
 
-def build_config(args) -> LoadBalancerConfig:
-    """Preset → ``--conf`` → ``--set`` → ``--strategy``/``--placement``, in that order.
+def build_config(args, data=None) -> LoadBalancerConfig:
+    """Release defaults → preset → ``--conf`` → ``--set`` → ``--strategy``/``--placement``, in that order.
+
+    The release (``pulsarVersion``) is ``--pulsar-version``, else ``--set pulsarVersion=...``, else the
+    ``pulsar-5`` preset's 5.0, else what the brokers of ``data`` (snapshots) report — the leader's
+    version (``--leader``) when they report several — else the default; its defaults are the base the
+    other options apply to. ``args.release_note`` says which and why.
 
     A strategy of another load manager (``--strategy TransferShedder``, or an extensible placement)
     also sets ``loadManagerClassName`` to it. ``--strategy`` without ``--placement`` brings the
@@ -43,7 +73,14 @@ def build_config(args) -> LoadBalancerConfig:
     seed = getattr(args, "seed", None)
     if isinstance(seed, int) and seed < 0:  # numpy's generators take non-negative seeds only
         raise UsageError(f"--seed must not be negative, got {seed}")
-    cfg = PRESETS[args.preset] if getattr(args, "preset", None) else LoadBalancerConfig()
+    version, args.release_note = release_of(args, data)
+    cfg = defaults_for(version)
+    preset = getattr(args, "preset", None)
+    if preset:
+        keys = {k: v for k, (_old, v) in changed_keys(PRESETS[preset], PULSAR_4_DEFAULTS).items()
+                if k != "pulsarVersion"}
+        if keys:
+            cfg = cfg.with_values(keys)
     if getattr(args, "conf", None):
         cfg = parse_broker_conf(read_input_text(args.conf), base=cfg, source=args.conf).config
     values = {}
@@ -76,6 +113,40 @@ def build_config(args) -> LoadBalancerConfig:
     if changes:
         cfg = cfg.with_values(changes)
     return cfg
+
+
+def release_of(args, data=None) -> tuple[str, str]:
+    """``(version, note)``: the release to decide as, and a sentence saying where it comes from (see
+    :func:`build_config`); a usage error when the brokers run several versions and the leader's is not
+    known."""
+    explicit = getattr(args, "pulsar_version", None)
+    if explicit:
+        try:
+            r = release(explicit)
+        except InputError as exc:
+            raise UsageError(f"--pulsar-version: {exc.message if hasattr(exc, 'message') else exc}") from None
+        return r.version, f"deciding as Pulsar {r.version} (--pulsar-version)"
+    for item in getattr(args, "set", []) or []:
+        k, _, v = item.partition("=")
+        if k.strip() == "pulsarVersion" and v.strip():
+            r = release(v.strip())
+            return r.version, f"deciding as Pulsar {r.version} (--set pulsarVersion)"
+    preset = getattr(args, "preset", None)
+    if preset and PRESETS[preset].pulsarVersion != PULSAR_4_DEFAULTS.pulsarVersion:
+        v = PRESETS[preset].pulsarVersion
+        return v, f"deciding as Pulsar {v} (preset {preset})"
+    versions = {}
+    for ld in data or ():
+        for bid, text in broker_versions(ld).items():
+            versions.setdefault(bid, text)
+    reading = version_from_reports(versions, leader=getattr(args, "leader", None)) if versions else None
+    if reading is None or not reading.by_version:
+        return DEFAULT_VERSION, f"deciding as Pulsar {DEFAULT_VERSION} (the brokers report no version; "\
+                                f"--pulsar-version names one)"
+    if reading.chosen is None:
+        raise UsageError(f"{reading.note}, or --leader BROKER")
+    how = "the leader's brokerVersionString" if reading.mixed else "the brokers' brokerVersionString"
+    return reading.chosen, f"deciding as Pulsar {reading.chosen} ({how}; {reading.note})"
 
 
 def _placement_with(shedding: str, configured: str | None) -> str | None:

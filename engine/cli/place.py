@@ -64,8 +64,8 @@ def run(args) -> int:
         args.placement = placement_name(args.strategy)
         # a placement that is also a shedding strategy (AvgShedder) runs with itself as the shedding one
         args.strategy = args.placement if registry.spec(args.placement).is_shedding else None
-    cfg = build_config(args)
     ld = load_snapshot(args.snapshot, broker=args.broker)
+    cfg = build_config(args, [ld])
     attach_policy_files(args, [ld])
     lm = make_manager(ld, cfg, seed=args.seed)
     cands = [c.strip() for c in args.candidates.split(",") if c.strip()] if args.candidates else None

@@ -59,8 +59,8 @@ def replay_timeline(snaps, cfg, seed: int = 0):
 
 def run(args) -> int:
     style = commands_style(args)
-    cfg = build_config(args)
     snaps = load_timeline(args.timeline)
+    cfg = build_config(args, snaps[:1])
     attach_policy_files(args, snaps)
     lm, cycles, warnings = replay_timeline(snaps, cfg, args.seed)
     if style:
@@ -75,6 +75,7 @@ def run(args) -> int:
         ag = compare_timeline(snaps, cycles, source=str(args.timeline), strategy=lm.shedding.name)
     if args.json:
         out = {"strategy": lm.shedding.name, "placement": lm.placement.name,
+               "pulsar_version": cfg.pulsarVersion, "release_note": args.release_note,
                "config_changes": {k: v[1] for k, v in changed_keys(cfg).items()},
                "warnings": warnings, "cycles": [c.to_json() for c in cycles]}
         if ag is not None:

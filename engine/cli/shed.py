@@ -101,8 +101,8 @@ def run(args) -> int:
     style = commands_style(args)
     if args.candidates and not args.json:
         raise UsageError("--candidates goes with --json (the per-candidate detail of each placement)")
-    cfg = build_config(args)
     ld = load_snapshot(args.snapshot, broker=args.broker)
+    cfg = build_config(args, [ld])
     attach_policy_files(args, [ld])
     lm = _make_manager(ld, cfg, seed=args.seed)
     check_cycles(args.cycles, len(lm.view.brokers), len(lm.view.bundles))
@@ -113,13 +113,14 @@ def run(args) -> int:
         print_commands(cycles, style, lm, args.snapshot)
     elif args.json:
         print_json({"strategy": lm.shedding.name, "placement": lm.placement.name,
+                    "pulsar_version": cfg.pulsarVersion, "release_note": args.release_note,
                     "config_changes": {k: v[1] for k, v in changed_keys(cfg).items()},
                     "warnings": ld.warnings, "cycles": [c.to_json(candidates=args.candidates) for c in cycles]})
     else:
         for w in ld.warnings:
             print(f"warning: {w}")
         print(f"{lm.shedding.name} + {lm.placement.name} on {len(lm.view.brokers)} brokers, "
-              f"{len(lm.view.bundles)} bundles")
+              f"{len(lm.view.bundles)} bundles; {args.release_note}")
         for c in cycles:
             print(cycle_text(c))
     return 0

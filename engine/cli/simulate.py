@@ -56,11 +56,12 @@ config event switching between the two load managers.
 from __future__ import annotations
 
 
-from ..config import PRESETS, parse_broker_conf
-from ..errors import UsageError
+from ..config import PRESETS, PULSAR_4_DEFAULTS, changed_keys, parse_broker_conf
+from ..errors import InputError, UsageError
+from ..releases import defaults_for, release
 from ..io import read_input_text
 from . import print_json
-from .common import add_config_args
+from .common import add_config_args, check_out_dir
 
 
 def register(sub):
@@ -92,7 +93,21 @@ def run(args) -> int:
     sc = load_scenario(args.scenario)
     if args.minutes is not None:  # brokers x minutes of the run, before it starts
         check_scenario_size(sc, args.minutes, field="--minutes")
-    cfg = sc.lb_config(PRESETS[args.preset] if args.preset else None)
+    base = PRESETS[args.preset] if args.preset else None
+    version = getattr(args, "pulsar_version", None)
+    if version:  # the release's defaults under the preset's keys; the scenario's keys on top; the release wins
+        try:
+            rel = release(version).version
+        except InputError as exc:
+            raise UsageError(f"--pulsar-version: {exc.message}") from None
+        base = defaults_for(rel)
+        if args.preset:
+            keys = {k: v for k, (_o, v) in changed_keys(PRESETS[args.preset], PULSAR_4_DEFAULTS).items()
+                    if k != "pulsarVersion"}
+            base = base.with_values(keys) if keys else base
+    cfg = sc.lb_config(base)
+    if version:
+        cfg = cfg.with_values({"pulsarVersion": rel})
     if args.conf:
         cfg = parse_broker_conf(read_input_text(args.conf), base=cfg, source=args.conf).config
     values = {}
@@ -117,20 +132,6 @@ def run(args) -> int:
     for f in files:
         print(f"wrote {f}")
     return 0
-
-
-def check_out_dir(out: str) -> None:
-    """``--out DIR`` must be (or become) a writable directory: checked before the run."""
-    import os
-    from pathlib import Path
-
-    p = Path(out)
-    try:
-        p.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"--out {out}: cannot create the directory: {exc.strerror or exc}") from None
-    if not p.is_dir() or not os.access(p, os.W_OK | os.X_OK):
-        raise UsageError(f"--out {out}: not a writable directory")
 
 
 def _fmt(v, nd=2):

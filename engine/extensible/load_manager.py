@@ -204,7 +204,7 @@ class ExtensibleLoadManager(HoldsStrategyStates):
         """
         view, cfg = self.view, self.config
         ns = bundle_namespace(bundle)
-        excluded_ns = ns in cfg.loadBalancerSheddingExcludedNamespaces
+        excluded_ns = ns in cfg.excluded_namespaces
         strategy = self.round_robin if excluded_ns else self.placement
         if candidates is not None:
             cand = list(candidates)

@@ -28,7 +28,7 @@ from .snapshot import BrokerLookupData, ExtensibleLoadData
 from .top_bundles import top_k_bundles
 
 __all__ = ["ExtensibleSample", "EXTENSIBLE_SAMPLES", "EXTENSIBLE_SAMPLES_DIR", "load_extensible_sample",
-           "extensible_sample_json"]
+           "extensible_sample_json", "three_brokers"]
 
 EXTENSIBLE_SAMPLES_DIR = Path(__file__).resolve().parent.parent.parent / "samples" / "extensible"
 MB = 1024 * 1024
@@ -77,6 +77,31 @@ def _five_brokers() -> ExtensibleLoadData:
         data.lookup[broker] = BrokerLookupData(broker_version="4.0.3")
         for b in stats:
             data.ownership[b] = broker
+    data.strategy_state = {"TransferShedder": {"unloadConditionHitCount": 3}}
+    return data
+
+
+def three_brokers(loads: tuple, throughputs: tuple) -> ExtensibleLoadData:
+    """Three brokers ``b1..b3`` with the given weighted load EMAs (fractions) and throughput EMAs (B/s),
+    each owning four bundles with 2.5, 2.5, 5 and 90 % of its throughput; the leader has counted enough unbalanced cycles
+    for this one to shed (a small input for the release examples)."""
+    data = ExtensibleLoadData(now_ms=NOW, lookup={}, ownership={})
+    names = iter(bundle_names("t/ns", 16))
+    shares = (0.025, 0.025, 0.05, 0.9)
+    for i, (load, thr) in enumerate(zip(loads, throughputs)):
+        b = f"b{i + 1}"
+        stats = {next(names): NamespaceBundleStats(msg_throughput_in=thr * f / 2, msg_throughput_out=thr * f / 2,
+                                                   msg_rate_in=thr * f / 2048, msg_rate_out=thr * f / 2048)
+                 for f in shares}
+        d = BrokerLoadData(msg_throughput_in=thr / 2, msg_throughput_out=thr / 2, msg_rate_in=thr / 2048,
+                           msg_rate_out=thr / 2048, bundle_count=4, topics=4, max_resource_usage=load,
+                           weighted_max_ema=load, msg_throughput_ema=thr, updated_at=NOW - 4000,
+                           reported_at=NOW - 4000)
+        data.broker_load_data[b] = d
+        data.top_bundles[b] = top_k_bundles(stats, None, LoadBalancerConfig())
+        data.lookup[b] = BrokerLookupData()
+        for x in stats:
+            data.ownership[x] = b
     data.strategy_state = {"TransferShedder": {"unloadConditionHitCount": 3}}
     return data
 

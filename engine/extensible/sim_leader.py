@@ -165,7 +165,7 @@ def top_k_reports(n_brokers: int, bundle_broker: np.ndarray, names: Sequence[str
     if m == 0 or k <= 0:
         return out
     st = np.asarray(stats, dtype=float).reshape(m, 4)
-    excluded = conf.loadBalancerSheddingExcludedNamespaces
+    excluded = conf.excluded_namespaces
     if order_cache is not None and len(order_cache) > 8 * n_brokers + 64:
         order_cache.clear()
     cache = order_cache if order_cache is not None else {}

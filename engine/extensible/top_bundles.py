@@ -17,15 +17,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import cmp_to_key
 from typing import Callable, Mapping
 
 from ..config import LoadBalancerConfig
 from ..javacompat import java_long, java_map_order
+from ..javasort import ContractViolation, java_sort
 from ..model import NamespaceBundleStats, bundle_namespace, is_sla_or_heartbeat_namespace
 
 __all__ = ["BundleLoadData", "top_k_bundles", "bundle_stats_key", "compare_bundle_stats", "java_math_round",
-           "partition_sort", "is_system_service_namespace", "MSG_RATE_RESOLUTION", "BW_RESOLUTION",
+           "partition_sort", "is_system_service_namespace", "compare_bundle_stats_threshold", "MSG_RATE_RESOLUTION", "BW_RESOLUTION",
            "TOPIC_CONN_RESOLUTION", "CACHE_SIZE_RESOLUTION"]
 
 MSG_RATE_RESOLUTION = 100
@@ -85,6 +85,43 @@ def compare_bundle_stats(a: NamespaceBundleStats, b: NamespaceBundleStats) -> in
     return (ka > kb) - (ka < kb)
 
 
+def _double_compare(x: float, y: float) -> int:
+    """Java ``Double.compare`` (NaN above everything, -0.0 below 0.0)."""
+    if x < y:
+        return -1
+    if x > y:
+        return 1
+    xn, yn = math.isnan(x), math.isnan(y)
+    if xn or yn:
+        return (xn > yn) - (xn < yn)
+    sx, sy = math.copysign(1.0, x), math.copysign(1.0, y)
+    return (sx > sy) - (sx < sy)
+
+
+def _beyond(x: float, y: float, threshold: float) -> int:
+    """``Math.abs(x - y) > threshold ? compare(x, y) : 0``: the threshold rule of the old ``compareTo``."""
+    return _double_compare(x, y) if abs(x - y) > threshold else 0
+
+
+def compare_bundle_stats_threshold(a: NamespaceBundleStats, b: NamespaceBundleStats) -> int:
+    """``a.compareTo(b)`` of releases before the rounding fix (3.0.14, 3.3.9, 4.0.7, 4.1.1, 4.2): throughput
+    in, throughput out, message rate, topics + connections and cache size, each "equal" when within its
+    resolution (not transitive)."""
+    r = _beyond(a.msg_throughput_in, b.msg_throughput_in, BW_RESOLUTION)
+    if r == 0:
+        r = _beyond(a.msg_throughput_out, b.msg_throughput_out, BW_RESOLUTION)
+    if r == 0:
+        r = _beyond(a.msg_rate_in + a.msg_rate_out, b.msg_rate_in + b.msg_rate_out, MSG_RATE_RESOLUTION)
+    if r == 0:
+        ca = int(a.topics) + int(a.consumer_count) + int(a.producer_count)
+        cb = int(b.topics) + int(b.consumer_count) + int(b.producer_count)
+        r = ((ca > cb) - (ca < cb)) if abs(ca - cb) > TOPIC_CONN_RESOLUTION else 0
+    if r == 0:
+        xa, xb = int(a.cache_size), int(b.cache_size)
+        r = ((xa > xb) - (xa < xb)) if abs(xa - xb) > CACHE_SIZE_RESOLUTION else 0
+    return r
+
+
 def partition_sort(arr: list, k: int, cmp: Callable) -> None:
     """``TopKBundles.partitionSort(arr, k)`` in place: three-way quickselect around the last element,
     then a stable descending sort of the head.
@@ -114,7 +151,8 @@ def partition_sort(arr: list, k: int, cmp: Callable) -> None:
             end = lo - 1
         else:
             start = mid
-    head = sorted(arr[:end], key=cmp_to_key(cmp), reverse=True)  # Collections.sort is stable
+    head = arr[:end]
+    java_sort(head, lambda a, b: cmp(b, a))  # Collections.sort(subList, (a, b) -> b.compareTo(a))
     arr[:end] = head
 
 
@@ -143,18 +181,19 @@ def top_k_bundles(bundle_stats: Mapping[str, NamespaceBundleStats], k: int | Non
     throughput, system namespaces (``pulsar/system``, heartbeat, SLA monitor), namespaces with policies
     unless ``loadBalancerSheddingBundlesWithPoliciesEnabled``, and
     ``loadBalancerSheddingExcludedNamespaces``. The ranking is ``NamespaceBundleStats.compareTo``
-    (:func:`bundle_stats_key`) via :func:`partition_sort`, fed in ``ConcurrentHashMap`` order of the
+    (:func:`bundle_stats_key`; :func:`compare_bundle_stats_threshold` before the rounding fix) via
+    :func:`partition_sort`; releases before 3.3.3 / 4.0.1 keep bundles with no throughput, fed in ``ConcurrentHashMap`` order of the
     bundle names (Shedlab's assumption for the broker's bundle-stats map; it only decides ties).
     """
     conf = conf or LoadBalancerConfig()
     k = conf.loadBalancerMaxNumberOfBundlesInBundleLoadReport if k is None else int(k)
-    excluded = conf.loadBalancerSheddingExcludedNamespaces
+    excluded = conf.excluded_namespaces
     with_policies = conf.loadBalancerSheddingBundlesWithPoliciesEnabled
     arr = []
     keys = {}
     for name in java_map_order(bundle_stats, concurrent=True):
         s = bundle_stats[name]
-        if s.msg_throughput_in + s.msg_throughput_out == 0:
+        if s.msg_throughput_in + s.msg_throughput_out == 0 and conf.has("transfer_skip_zero_throughput"):
             continue
         ns = bundle_namespace(name)
         if is_system_service_namespace(ns) or ns in excluded:
@@ -167,9 +206,16 @@ def top_k_bundles(bundle_stats: Mapping[str, NamespaceBundleStats], k: int | Non
         return []
     k = min(k, len(arr))
 
-    def cmp(a, b):
-        ka, kb = keys[a], keys[b]
-        return (ka > kb) - (ka < kb)
+    if conf.has("topk_rounding_compare"):
+        def cmp(a, b):
+            ka, kb = keys[a], keys[b]
+            return (ka > kb) - (ka < kb)
+    else:  # the threshold compareTo of older releases (not transitive)
+        def cmp(a, b):
+            return compare_bundle_stats_threshold(bundle_stats[a], bundle_stats[b])
 
-    partition_sort(arr, k, cmp)
+    try:
+        partition_sort(arr, k, cmp)
+    except ContractViolation:  # TopKBundles.update throws after clearing its list: nothing is reported
+        return []
     return [BundleLoadData(arr[i], bundle_stats[arr[i]]) for i in range(k - 1, -1, -1)]

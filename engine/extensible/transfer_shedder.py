@@ -176,6 +176,8 @@ class _Round:
             return False
         if d.weighted_max_ema < self.avg * self.under_mult:
             return True
+        if not self.conf.has("transfer_underload_by_throughput"):
+            return d.msg_throughput_ema < 1  # releases before 3.0.5: no traffic at all
         mx = self.store.get(self.stats.peek_max())
         if mx is None:
             return False
@@ -625,7 +627,7 @@ class TransferShedder(Stateful):
                 pick.skipped.append(f"{x} (owned by {r.owners.get(x) or 'nobody'})")
                 continue
             ns = bundle_namespace(x)
-            if ns in conf.loadBalancerSheddingExcludedNamespaces:
+            if ns in conf.excluded_namespaces:
                 pick.skipped.append(f"{x} (loadBalancerSheddingExcludedNamespaces)")
                 continue
             if x in r.recently_unloaded:
@@ -638,7 +640,7 @@ class TransferShedder(Stateful):
                 pick.stopped = "one top bundle left: kept"
                 break
             t = e.throughput
-            if t == 0:
+            if t == 0 and r.conf.has("transfer_skip_zero_throughput"):
                 pick.skipped.append(f"{x} (no throughput)")
                 continue
             swaps, swap_thr = [], 0.0
@@ -680,7 +682,7 @@ class TransferShedder(Stateful):
             if not transferable(r.filters, y.bundle_name, pick.min_b, pick.max_b):
                 continue
             ty = y.throughput
-            if ty == 0:
+            if ty == 0 and r.conf.has("transfer_skip_zero_throughput"):
                 continue
             max_tmp, min_tmp = new_max + ty, new_min - ty
             if max_tmp < pick.max_thr and min_tmp < pick.max_thr:

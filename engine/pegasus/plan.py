@@ -297,6 +297,23 @@ def _skews_json(counts: dict, names: dict, nodes=None) -> dict:
             "cluster": s["cluster"]}
 
 
+def _can_run_balancer(state: ClusterState) -> str:
+    """The meta server's ``can_run_balancer()``, which ``check_all_partitions`` asks before the
+    balancer runs or (``steady``) only counts: a dead node still holding replicas blocks it, a dead
+    empty node leaves the node map, a table being created, dropped or recalled makes it wait. Returns
+    why the balancer cannot run ("" when it can)."""
+    blocked = [hp for hp in state.map_nodes()
+               if not state.nodes[hp].alive and state.nodes[hp].partition_count() != 0]
+    if blocked:
+        return f"dead node {blocked[0]} still holds replicas: balancer blocked"
+    for hp in state.map_nodes():
+        if not state.nodes[hp].alive:
+            state.erase_node(hp)
+    if any(a.status in ("AS_CREATING", "AS_DROPPING", "AS_RECALLING") for a in state.apps.values()):
+        return "a table is being created, dropped or recalled: balancer waits"
+    return ""
+
+
 def run_plan(snapshot: Snapshot, config: PegasusConfig | None = None, seed=None,
              max_rounds: int | None = None) -> Plan:
     """Run the meta server's loop on ``snapshot`` until nothing more is proposed.
@@ -324,8 +341,9 @@ def run_plan(snapshot: Snapshot, config: PegasusConfig | None = None, seed=None,
     (``min_live_node_count_for_unfreeze``, ``node_live_percentage_threshold_for_update``) stops
     everything else; cure proposals are applied; while a missing secondary waits for
     ``replica_assign_delay_ms_for_dropouts`` the clock jumps to the end of the wait (a ``wait``
-    round); the balancer runs only when every partition is healthy and no dead node holds replicas
-    (dead empty nodes leave the node map), and in ``steady`` level only counts. The clock advances
+    round); the balancer runs only when every partition is healthy and ``can_run_balancer`` lets it
+    (no dead node holds replicas; dead empty nodes leave the node map; no table being created, dropped
+    or recalled), and in ``steady`` level only counts, after the same check. The clock advances
     by ``lb_interval_ms`` per round. Every proposal is applied as a whole (all its actions) before
     the next round; new replicas go to the target's disk with the fewest replicas of the table.
     The plan ends at the first balancer round without proposals; with a random disk choice
@@ -429,21 +447,13 @@ def run_plan(snapshot: Snapshot, config: PegasusConfig | None = None, seed=None,
                       undeliverable[0].reason + " (target not alive)" if undeliverable else "")
             stop = f"{bad} partition(s) not healthy and cure cannot fix them: {detail}"
             break
+        stop = _can_run_balancer(state)
+        if stop:
+            break
         if level == FUNCTION_LEVELS["steady"]:
             before = check(state, cfg)
             stop = (f"steady: every partition healthy; the balancer only counts "
                     f"(balance_operation_count total={before.total})")
-            break
-        blocked = [hp for hp in state.map_nodes()
-                   if not state.nodes[hp].alive and state.nodes[hp].partition_count() != 0]
-        if blocked:
-            stop = f"dead node {blocked[0]} still holds replicas: balancer blocked"
-            break
-        for hp in state.map_nodes():
-            if not state.nodes[hp].alive:
-                state.erase_node(hp)
-        if any(a.status in ("AS_CREATING", "AS_DROPPING", "AS_RECALLING") for a in state.apps.values()):
-            stop = "a table is being created, dropped or recalled: balancer waits"
             break
         if before is None:
             before = check(state, cfg)

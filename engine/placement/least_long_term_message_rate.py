@@ -53,7 +53,7 @@ class LeastLongTermMessageRate(PlacementStrategy):
 
     def scores(self, view, conf, ctx) -> np.ndarray:
         """Score of every broker of the view (msg/s, +inf when overloaded)."""
-        uw = view.usage_with_weight(conf.weights)
+        uw = view.overload_usage(conf)
         return np.where(uw > conf.overload_threshold, np.inf, ctx.prealloc_rate(view) + view.long_term_msg_rate)
 
     def select_broker(self, cand, bundle, data, view, conf, ctx):

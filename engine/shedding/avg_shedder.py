@@ -12,8 +12,10 @@ Pulsar file ``impl/AvgShedder.java`` (``pulsar-load-balancing.md`` §5.4, §5.5)
 ``minUnloadMessageThroughput`` (1 MiB) and the four resource weights.
 
 * Score = 100 × weighted max usage, **no** history. Brokers sorted ascending (stable; ties in
-  ``HashMap`` order, the comparator of master since #24954 — the older truncating comparator is not
-  emulated), paired first with last, second with second to last, ...
+  ``HashMap`` order) with a double comparison from 4.0.8 / 4.1.2 / 4.2 / 5.0; earlier releases sort with
+  ``(int)(a - b)`` — scores less than 1 apart compare equal, the order follows Java's TimSort over the
+  ``HashMap`` order, and from 32 brokers the sort can throw, failing the cycle (the release's
+  ``avg_shedder_double_comparator`` behaviour). Paired first with last, second with second to last, ...
 * Hit counters are **per broker**: a pair with gap >= low adds a low hit to both brokers (and a
   high hit when gap >= high, else resets their high counters); a pair below low resets both
   brokers; no pair at all clears every counter. A pair sheds when either broker reached
@@ -59,8 +61,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..javacompat import INT_MIN, guava_crc32_as_int, java_abs_int, java_map_rank
+from ..javasort import ContractViolation, java_int_cast, java_sort
 from ..placement.base import PlacementStrategy, new_decision
-from ..results import (BALANCED, HIT_COUNT, NO_BUNDLES, AvgPair, BrokerVerdict, Details, LazyText, Selection,
+from ..results import (BALANCED, FAILURE, HIT_COUNT, NO_BUNDLES, UNKNOWN, AvgPair, BrokerVerdict, Details, LazyText, Selection,
                        SheddingResult, fmt_bytes, fmt_rate, lazy_reason)
 from ..strategies.spec import MODULAR, StrategySpec
 from ..strategies.state import StateValue, pairs, pairs_from_json, pairs_json
@@ -190,7 +193,7 @@ class _PairTable:
         return got
 
 
-def _pairing(view, weights) -> tuple:
+def _pairing(view, weights, truncating: bool = False) -> tuple:
     """What a round's pairs depend on, from the view and the weights alone: the scores (%), their mean,
     and pair ``q``'s cool and hot broker index, scores and gap (lists; the gaps also as an array).
 
@@ -198,21 +201,35 @@ def _pairing(view, weights) -> tuple:
     ``brokerData`` order); pair ``q`` is the ``q``-th lowest with the ``q``-th highest (the middle broker
     with itself when the count is odd). Kept on the view, keyed by the weights' values: one view may serve
     several strategies or settings (a sweep's cells), which read it and never change it.
+
+    ``truncating``: sort as releases before 4.0.8 / 4.1.2 do, ``(int)(a - b)`` over the ``HashMap``'s
+    order with Java's TimSort (:func:`engine.javasort.java_sort`); where that sort throws, the pairing is
+    the :class:`~engine.javasort.ContractViolation` itself (the caller fails the cycle as Pulsar does).
     """
     w = tuple(float(x) for x in weights)
     cache = view.__dict__.setdefault("_avg_pairing", {})
-    got = cache.get(w)
+    got = cache.get((w, truncating))
     if got is None:
         scores = view.usage_with_weight(w) * 100
         n = len(scores)
         mean = float(np.mean(scores)) if n else None
-        srt = np.lexsort((java_map_rank(view.brokers), scores))
+        if truncating:
+            srt = np.argsort(java_map_rank(view.brokers), kind="stable").tolist()
+            sl = scores.tolist()
+            try:
+                java_sort(srt, lambda x, y: java_int_cast(sl[x] - sl[y]))
+            except ContractViolation as exc:
+                cache[(w, truncating)] = exc
+                return exc
+            srt = np.asarray(srt, dtype=np.int64)
+        else:
+            srt = np.lexsort((java_map_rank(view.brokers), scores))
         m = (n + 1) // 2
         lo_idx, hi_idx = srt[:m], srt[::-1][:m]
         s_lo, s_hi = scores[lo_idx], scores[hi_idx]
         gaps = s_hi - s_lo
-        got = cache[w] = (scores, mean, lo_idx.tolist(), hi_idx.tolist(), s_lo.tolist(), s_hi.tolist(),
-                          gaps.tolist(), gaps)
+        got = cache[(w, truncating)] = (scores, mean, lo_idx.tolist(), hi_idx.tolist(), s_lo.tolist(),
+                                        s_hi.tolist(), gaps.tolist(), gaps)
     return got
 
 
@@ -285,10 +302,13 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
         low, high = conf.loadBalancerAvgShedderLowThreshold, conf.loadBalancerAvgShedderHighThreshold
         n_low, n_high = conf.loadBalancerAvgShedderHitCountLowThreshold, conf.loadBalancerAvgShedderHitCountHighThreshold
         p = conf.maxUnloadPercentage
-        scores, mean, lo_l, hi_l, s_lo, s_hi, gaps_l, gaps = _pairing(view, conf.weights)
+        pairing = _pairing(view, conf.weights, not conf.has("avg_shedder_double_comparator"))
         brokers = view.brokers
         res = SheddingResult(self.name, "Skip", "", score_unit="%",
                              lines={"low threshold (gap)": low, "high threshold (gap)": high})
+        if isinstance(pairing, ContractViolation):
+            return self._sort_failed(view, conf, res, pairing)
+        scores, mean, lo_l, hi_l, s_lo, s_hi, gaps_l, gaps = pairing
         n = view.nb
         if n:
             res.lines["average"] = mean
@@ -389,6 +409,25 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
         self._finish_lazy(res, table, scores, counted)
         finish_result(res, "no pair reached its hit count",
                       skip_code=NO_BUNDLES if no_fit else BALANCED if small or not held else HIT_COUNT)
+        return res
+
+    def _sort_failed(self, view, conf, res, exc):
+        """The cycle of a release whose broker sort throws: Pulsar's ``findBundlesForUnloading`` ends
+        with the exception before any hit counter changes; the leader's shedding task logs "Error during
+        the load shedding", unloads nothing and runs again at the next interval."""
+        scores = view.usage_with_weight(conf.weights) * 100
+        res.label, res.reason_code = FAILURE, UNKNOWN
+        res.reason = (f"java.lang.IllegalArgumentException: {exc} — thrown while sorting the brokers by score with "
+                      f"(int)(a - b), the comparator of Pulsar {conf.pulsarVersion} (fixed in 4.0.8 / 4.1.2): "
+                      f"scores less than 1 apart compare equal and the order is not transitive. The leader logs "
+                      f"'Error during the load shedding', unloads nothing this cycle and tries again at the next "
+                      f"interval; the hit counters are unchanged")
+        res.scores = dict(zip(view.brokers, scores.tolist()))
+        res.verdicts = [BrokerVerdict(b, s, None, "", "ok") for b, s in zip(view.brokers, scores.tolist())]
+        res.state = {"hit_low": dict(self.hit_low), "hit_high": dict(self.hit_high),
+                     "plans": {bundle: dest for dest, bundle, *_ in self.plans.values()}}
+        res.details = AvgShedderDetails(())
+        res.notes.append("the broker sort threw: Comparison method violates its general contract!")
         return res
 
     def _finish_lazy(self, res, table, scores, counted):

@@ -77,7 +77,7 @@ class OverloadShedder(SheddingStrategy):
 
     def find_bundles_for_unloading(self, view, conf, recently_unloaded):
         T = conf.loadBalancerBrokerOverloadedThresholdPercentage / 100.0
-        u = view.usage_with_weight(conf.weights)
+        u = view.overload_usage(conf)
         recent = view.recent_mask(recently_unloaded)
         thr = view.msg_throughput
         res = SheddingResult(self.name, "Skip", "", score_unit="%",

@@ -13,7 +13,8 @@ Pulsar file ``impl/UniformLoadShedder.java`` (``pulsar-load-balancing.md`` §5.3
 * A min of ~0 is replaced by 1.0. Message-rate mode has absolute priority over throughput.
 * The amount is ``(int)((max − min) × maxUnloadPercentage)``; each selected bundle subtracts its
   *truncated* rate (``MutableInt.add``); bundles are taken largest first while they fit (``<=``),
-  zero-traffic bundles included.
+  zero-traffic bundles included. Releases before 4.1 let a bundle fit up to 1000 above the amount left
+  (``+ 1000 /* delta */``, the release's ``uniform_without_delta`` behaviour).
 
 Result codes (Pulsar's modular shedders have none; ours, in ``UnloadDecision``'s vocabulary):
 Success/Overloaded; Skip/Balanced (below both thresholds, or the amount is below the minimum);
@@ -163,11 +164,12 @@ class UniformLoadShedder(SheddingStrategy):
             res.reason_code = BALANCED
             return res
         idx = sort_desc(view, candidate_bundles(view, j, recent), vals)
+        delta = 0 if conf.has("uniform_without_delta") else 1000  # the +1000 tolerance of releases before 4.1
         for k in idx.tolist():
             if max_n != -1 and len(res.selected) >= max_n:
                 continue
             x = float(vals[k])
-            if x <= req:
+            if x <= _int_add(req, delta):
                 req = req + java_int(-x)
                 res.selected.append(Selection(b, view.bundles[k], x, unit, float(view.short_rate[k]),
                                               float(view.short_throughput[k]), reason=v.reason))
@@ -178,6 +180,11 @@ def _name(view, j):
     """The broker at ``j``; ``None`` when no broker was below the starting minimum (every broker's traffic
     at or above ``Integer.MAX_VALUE``: Pulsar's MutableObject stays null)."""
     return None if j is None else view.brokers[j]
+
+
+def _int_add(a: int, b: int) -> int:
+    """Java ``int`` addition (wraps around at 32 bits)."""
+    return ((a + b + 2**31) % 2**32) - 2**31
 
 
 SPEC = StrategySpec(

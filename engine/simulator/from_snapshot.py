@@ -101,7 +101,7 @@ from .scenario import (
 
 __all__ = ["SnapshotStart", "SnapshotScenario", "SnapshotSimulation", "scenario_from_snapshot", "snapshot_kind"]
 
-_RANGE = re.compile(r"^0x([0-9a-fA-F]{1,8})_0x([0-9a-fA-F]{1,8})$")
+_RANGE = re.compile(r"0x([0-9a-fA-F]{1,8})_0x([0-9a-fA-F]{1,8})")
 #: resources in the simulator's order (cpu, memory, directMemory, bandwidthIn, bandwidthOut)
 _RES = ("cpu", "memory", "direct_memory", "bandwidth_in", "bandwidth_out")
 
@@ -171,7 +171,7 @@ def snapshot_kind(data) -> str:
 
 
 def _range(name: str, source) -> tuple[int, int]:
-    m = _RANGE.match(name.rsplit("/", 1)[-1])
+    m = _RANGE.fullmatch(name.rsplit("/", 1)[-1])
     if not m:
         raise InputError(f"bundle {name[:120]!r} has no 0xLOWER_0xUPPER hash range", source=source,
                          field="bundles")

@@ -26,6 +26,7 @@ from typing import Any
 from ..config import PRESETS, LoadBalancerConfig
 from ..errors import InputError
 from ..io import read_input_text
+from ..limits import check_run_memory, check_run_steps, simulation_bytes, simulation_steps
 from .scenario_check import _V, _expand, _j
 from .scenario_spec import (
     EVENT_KINDS,
@@ -125,6 +126,7 @@ def parse_scenario(data: Any, source: str | None = None) -> Scenario:
     v.keys(d, _TOP, "")
     name = v.string(d, "name", "", required=True)
     minutes = v.num(d, "minutes", "", required=True, lo=1, hi=525_600, integer=True)
+    _check_counted_size(d.get("brokers"), minutes, source)
     seed = v.num(d, "seed", "", 0, lo=0, integer=True)
     preset = v.string(d, "preset", "")
     if preset is not None and preset not in PRESETS:
@@ -286,6 +288,22 @@ def _section(v: _V, d, key, cls, spec):
         if x is not None:
             kw[k] = x
     return cls(**kw)
+
+
+def _check_counted_size(brokers_raw, minutes: int, source) -> None:
+    """The run-size limits on the brokers the ``brokers:`` entries will expand to (their ``count:``
+    summed) × minutes, before any entry is expanded and checked one by one: a scenario of 100,000
+    brokers is refused at once, not after its brokers are built (:func:`check_scenario_size` repeats
+    the check on the parsed scenario, with bundles, topics and placements)."""
+    if not isinstance(brokers_raw, list):
+        return
+    n = 0
+    for b in brokers_raw:
+        c = b.get("count") if isinstance(b, dict) else None
+        n += c if isinstance(c, int) and not isinstance(c, bool) and 1 <= c <= 100_000 else 1
+    what = f"simulating {n:,} brokers for {minutes:,} minutes"
+    check_run_memory(simulation_bytes(n, minutes, 0, 0, 0), what, source=source)
+    check_run_steps(simulation_steps(n, minutes), what, source=source)
 
 
 def _owners(v: _V, raw, path, ids, n_bundles, brokers):

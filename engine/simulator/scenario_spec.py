@@ -15,7 +15,7 @@ from typing import Any
 
 from ..config import PRESETS, LoadBalancerConfig
 from ..errors import InputError
-from ..limits import MAX_SIMULATION_MINUTES, check_run_memory, simulation_bytes
+from ..limits import MAX_SIMULATION_MINUTES, check_run_memory, check_run_steps, simulation_bytes, simulation_steps
 
 __all__ = ["Scenario", "BrokerSpec", "NamespaceSpec", "WorkloadSpec", "PatternSpec", "EventSpec", "CostModel",
            "NoiseModel", "TimingModel", "MetricsSpec", "scenario_memory", "check_scenario_size", "expand_events",
@@ -221,16 +221,40 @@ def scenario_memory(sc: "Scenario", minutes: int | None = None) -> float:
     return simulation_bytes(len(sc.brokers), int(minutes or sc.minutes), bundles, topics, len(sc.workloads))
 
 
+def scenario_placements(sc: "Scenario") -> int:
+    """Bundles the leader places by lookup at the start: those of ``owners: placement`` namespaces (and
+    the ones an owners mapping leaves out), at most as many per namespace as it has topics (a bundle is
+    looked up when one of its topics is)."""
+    default_bundles = LoadBalancerConfig().defaultNumberOfNamespaceBundles
+    topics: dict = {}
+    for w in sc.workloads:
+        topics[w.namespace] = topics.get(w.namespace, 0) + (w.partitions or w.topics or 1)
+    total = 0
+    for n in sc.namespaces:
+        nb = n.bundles or default_bundles
+        if n.owners == "placement":
+            placed = nb
+        elif isinstance(n.owners, str):  # round_robin, random: owned from the start
+            placed = 0
+        else:
+            placed = max(nb - sum(len(ks) for _b, ks in n.owners), 0)  # ((broker, bundle indices), ...)
+        total += min(placed, topics.get(n.name, 0))
+    return total
+
+
 def check_scenario_size(sc: "Scenario", minutes: int | None = None, field: str = "minutes") -> None:
-    """Refuse, before it starts, a run longer than a year of minutes or estimated to need more memory
-    than ``SHEDLAB_MAX_RUN_MB`` (the message names the estimate, the limit and the variable)."""
+    """Refuse, before it starts, a run longer than a year of minutes, estimated to need more memory
+    than ``SHEDLAB_MAX_RUN_MB`` or to take more steps than ``SHEDLAB_MAX_SIM_STEPS`` (the message names
+    the estimate, the limit and the variable)."""
     m = int(minutes or sc.minutes)
     if m > MAX_SIMULATION_MINUTES:
         raise InputError(f"must be at most {MAX_SIMULATION_MINUTES} (one year of minutes), got {m}",
                          source=sc.source, field=field)
-    check_run_memory(scenario_memory(sc, m),
-                     f"simulating {len(sc.brokers):,} brokers for {m:,} minutes "
-                     f"({len(sc.workloads):,} workloads)", source=sc.source)
+    what = f"simulating {len(sc.brokers):,} brokers for {m:,} minutes ({len(sc.workloads):,} workloads)"
+    check_run_memory(scenario_memory(sc, m), what, source=sc.source)
+    placed = scenario_placements(sc)
+    check_run_steps(simulation_steps(len(sc.brokers), m, placed),
+                    what + (f" and placing {placed:,} bundles" if placed else ""), source=sc.source)
 
 
 

@@ -1,4 +1,4 @@
-"""Simulator page, field findings (issue 17): each finding's one-click A/B runs the article's two strategy
+"""Simulator page, field findings: each finding's one-click A/B runs the article's two strategy
 sets on its scenario and seed, and the page's run gives the same figures as ``python -m engine findings``
 (the article's number beside the run's, within tolerance). Real engine runs, real diskcache."""
 import uuid

@@ -1,4 +1,4 @@
-"""Simulator page: the current snapshot (the shell's source) as the start state (issue 13 item 1).
+"""Simulator page: the current snapshot (the shell's source) as the start state.
 
 The ELM upload is the ``pulsar-client consume`` output of ``loadbalancer-broker-load-data`` and
 ``loadbalancer-top-bundles-load-data`` in ``tests/engine/extensible/data`` (``BrokerLoadData`` /

@@ -1,4 +1,4 @@
-"""The Tuner's "Download commands" (issue 13 item 6): the callback body as a plain function."""
+"""The Tuner's "Download commands": the callback body as a plain function."""
 import shlex
 
 import pytest

@@ -1,4 +1,4 @@
-"""The History → Tuner hand-off (issue 5): ``/tuner?snapshot=<key>`` opens the minute the History page
+"""The History → Tuner hand-off: ``/tuner?snapshot=<key>`` opens the minute the History page
 saved, with the backtest's strategy and keys, and one shedding cycle makes the backtest's decision.
 
 The minute comes from the History page's own callback on a small generated dataset (the real

@@ -1,4 +1,4 @@
-"""The Tuner's TransferShedder view (issue 7), as plain functions (the History hand-off: test_tuner_history.py).
+"""The Tuner's TransferShedder view, as plain functions (the History hand-off: test_tuner_history.py).
 
 Expected numbers are recomputed here from the engine's own inputs (the brokers' loads, the config),
 never copied from a run.
@@ -40,7 +40,7 @@ def _expected_std(tv) -> float:
     return float(np.sqrt(np.mean(loads ** 2) - np.mean(loads) ** 2)) * 100
 
 
-# ------------------------------------------------------------------------------------------ issue 7
+# ------------------------------------------------------------------------------------------ TransferShedder view
 def test_ts001_view_where_it_sheds():
     st = _state(YAHOO, **{HIT_TH: 0})
     out = ct.compute(st)

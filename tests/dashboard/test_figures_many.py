@@ -1,4 +1,4 @@
-"""The Tuner's figures on a large cluster (issue 16): what is drawn per broker above the thresholds.
+"""The Tuner's figures on a large cluster: what is drawn per broker above the thresholds.
 
 The cluster is the generated one (``engine.synth.random_snapshot``, the ``cluster-100-brokers``
 recipe) at 250 brokers, uploaded as LoadData JSON (Jackson field names, ``LoadData.to_json``).

@@ -1,4 +1,4 @@
-"""Property-based tests (hypothesis) over the pages' upload parsers and the History readers (issue 14):
+"""Property-based tests (hypothesis) over the pages' upload parsers and the History readers:
 arbitrary bytes, arbitrary JSON and deeply nested JSON give a parsed result or an ``InputError`` (an
 alert in the page, exit 2 on the command line), never another exception (an HTTP 500). The parsers
 go through :mod:`engine.bounded`; ``tests/engine/test_fuzz_parsers.py`` covers the engine's own.
@@ -42,7 +42,7 @@ def test_history_broker_map(text):
 @given(st.binary(max_size=300) | JSON_VALUES.map(lambda v: json.dumps(v).encode())
        | st.integers(60, 3000).map(lambda n: b'{"a": ' + b"[" * n + b"]" * n + b"}"))
 def test_bundles_page_upload_parser(raw):
-    """The Bundles page's upload parser (deeply nested JSON answered HTTP 500 before issue 14)."""
+    """The Bundles page's upload parser (deeply nested JSON must not answer HTTP 500)."""
     from dashboard.bundles import parse_upload_bytes
 
     _is_result_or_input_error(parse_upload_bytes, raw, "upload.json")

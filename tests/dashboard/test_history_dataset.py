@@ -256,6 +256,25 @@ def test_hist026_missing_input_and_cli_exit_status(tmp_path, capsys):
     assert main(["aggregate", str(tmp_path / "nope"), "--engine", "pandas"]) == 2
 
 
+@pytest.mark.parametrize("cmd", [["generate", "--brokers", "2", "--days", "1"], ["ingest", "IN"]])
+def test_hist026b_an_out_that_cannot_be_a_directory_is_exit_2_naming_the_option(tmp_path, capsys, cmd):
+    from dashboard.history.cli import main
+
+    src = tmp_path / "in.json"
+    src.write_text("{}")
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    cmd = [str(src) if c == "IN" else c for c in cmd]
+    for out, why in (("/proc/x", "cannot create the directory: No such file or directory"),
+                     (str(a_file), "cannot create the directory"), (str(a_file / "sub"), "cannot create the directory")):
+        assert main(cmd + ["--out", out]) == 2, out
+        err = capsys.readouterr().err
+        assert err.strip() == f"error: --out {out}: {why}" or (err.startswith(f"error: --out {out}: {why}")
+                                                               and err.count("\n") == 1), err
+        assert "Traceback" not in err and "FileNotFoundError" not in err and "Errno" not in err
+    assert a_file.read_text() == "x"
+
+
 def test_hist027_write_long_round_trip(tmp_path):
     ms = T0 * 1000
     df = pd.DataFrame({"timestamp": [ms, ms + 86_400_000], "broker": ["b", "b"], "metric": ["cpu", "cpu"],

@@ -1,4 +1,4 @@
-"""The proof of issue 15: one module adds a strategy everywhere, with no other file edited.
+"""One module adds a strategy everywhere, with no other file edited.
 
 ``tests/fixtures/plugin_strategy.py`` (not shipped) defines ``BiggestBrokerShedder``: its spec, state
 type, keys and sweep grid. Registered the operator's way, ``SHEDLAB_STRATEGY_MODULES=

@@ -1,4 +1,4 @@
-"""The Tuner's view of the cluster's policies (issue 18): the decision card lists what each policy
+"""The Tuner's view of the cluster's policies: the decision card lists what each policy
 step excluded and why; the scores figure marks each broker's isolation group."""
 from dashboard.analysis import analyze
 from dashboard.figures.scores import broker_scores

@@ -1,4 +1,4 @@
-"""A shared deployment is safe by default (issue 14): private cache directories, reaped background jobs,
+"""A shared deployment is safe by default: private cache directories, reaped background jobs,
 bounded logs, sessions and upload ids, History datasets by name only, result eviction, optional login."""
 from __future__ import annotations
 
@@ -149,6 +149,60 @@ def test_sec004b_a_reaped_jobs_pid_is_never_signalled(tmp_path):
         assert not m.job_running(pid3)
 
 
+def test_sec004c_replaced_jobs_never_inherit_a_lock_and_always_finish(tmp_path):
+    """Pressing Run while a job runs replaces it (Dash's ``oldJob``: the running job is terminated, a
+    new one starts) while other threads of the server use SQLite (requests, the reaping, results being
+    deleted). A job forked from that server could copy a lock one of them held and wait on it for good
+    (7 of 20 kept jobs never answered here with a plain fork); every job that is not replaced must
+    write its result."""
+    import threading
+
+    import diskcache
+
+    from dashboard.cache import ReapingDiskcacheManager
+    from tests.dashboard.jobfns import echo
+
+    with diskcache.Cache(str(tmp_path / "jobs")) as c:
+        m = ReapingDiskcacheManager(c)
+        job_fn = m.make_job_fn(echo, False)
+        stop = threading.Event()
+
+        def churn(k):  # other server threads, using the same SQLite cache all the time
+            i = 0
+            while not stop.is_set():
+                c.set(f"churn{k}:{i % 50}", b"x" * 2000)
+                c.delete(f"churn{k}:{(i + 25) % 50}")
+                i += 1
+
+        threads = [threading.Thread(target=churn, args=(k,), daemon=True) for k in range(3)]
+        for t in threads:
+            t.start()
+        kept, replaced, running = [], [], None
+        try:
+            for i in range(40):
+                if running is not None:
+                    m.terminate_job(running)  # the replacement: the running job is stopped
+                pid = m.call_job_fn(f"res{i}", job_fn, [i], {})
+                if i % 2:
+                    kept.append(i)
+                    running = None
+                else:
+                    replaced.append(pid)
+                    running = pid
+            deadline = time.time() + 120
+            missing = set(kept)
+            while missing and time.time() < deadline:
+                missing = {i for i in missing if c.get(f"res{i}") is None}
+                time.sleep(0.1)
+        finally:
+            stop.set()
+            for t in threads:
+                t.join()
+        assert not missing, f"{len(missing)} of {len(kept)} jobs never wrote their result: {sorted(missing)}"
+        assert all(c.get(f"res{i}") == {"v": i} for i in kept)
+        assert not any(m.job_running(pid) for pid in replaced)
+
+
 # ------------------------------------------------------------------------------------------ logs
 def test_sec005_log_records_are_bounded():
     from dashboard.web_safety import LOG_MAX_CHARS, bound_log_records
@@ -195,6 +249,28 @@ def test_sec006_malformed_session_ids_share_nothing_and_upload_ids_are_random():
     assert a != b and a.split(":")[1] not in hashlib.sha256(_snap("m2")).hexdigest()
     assert a in {o["value"] for o in sources.source_options(s1)} and a not in {o["value"] for o in sources.source_options(s2)}
     assert sources.source_info(a)["brokers"] == 6  # whoever has the id (a permalink) opens it
+
+
+def test_sec006b_only_exactly_32_hex_digits_are_a_session():
+    """A session id with anything around its 32 hex digits (a trailing newline, which ``$`` lets
+    through) is no session: it gets no session list and its Simulator results are "anon"'s."""
+    import secrets
+
+    from dashboard.simulator.runs import check_key, session_of
+
+    sid = secrets.token_hex(16)
+    assert sources.session_key(sid) == sid and session_of(sid) == sid
+    for odd in (sid + "\n", "\n" + sid, sid + "\r\n", sid + " ", " " + sid, sid + "\x00", sid + "0"):
+        assert sources.session_key(odd) is None, repr(odd)
+        assert session_of(odd) == "anon", repr(odd)
+    up = sources.ingest_files(sid + "\n", [data_url(_snap("nl"))], ["a.json"]).sources[0]["id"]
+    assert up not in {o["value"] for o in sources.source_options(sid)}  # not filed under the real session
+    assert up not in {o["value"] for o in sources.source_options(sid + "\n")}
+    key = f"simres:{sid}:{'a' * 24}"
+    check_key(key, sid, "res")
+    for odd_key in (key + "\n", "x" + key):
+        with pytest.raises(InputError):
+            check_key(odd_key, sid, "res")
 
 
 def test_sec007_session_store_is_server_made_and_unguessable():

@@ -1,4 +1,4 @@
-"""Extensible Load Manager uploads open in the pages (issue 13 item 1): the Tuner runs TransferShedder and
+"""Extensible Load Manager uploads open in the pages: the Tuner runs TransferShedder and
 the ELM's placement on the uploaded ELM data itself, not on a view derived from a modular snapshot.
 
 The files are ``tests/engine/extensible/data`` (``pulsar-client consume`` output of the two ELM load-data

@@ -1,4 +1,4 @@
-"""Uploads with the cluster's policies beside the snapshot (issue 18): separate files, or one zip
+"""Uploads with the cluster's policies beside the snapshot: separate files, or one zip
 holding a ZooKeeper dump with the /admin nodes. Shapes: ``ns-isolation-policy list`` (NamespaceIsolationDataImpl),
 ``clusters list-failure-domains`` (FailureDomainImpl), ``{"tenant/ns": group}`` from
 ``namespaces get-anti-affinity-group``, ``LocalPolicies.namespaceAntiAffinityGroup`` at

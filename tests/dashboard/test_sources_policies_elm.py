@@ -1,4 +1,4 @@
-"""Policy files uploaded beside the Extensible Load Manager's files (issue 18): one consume-output file or
+"""Policy files uploaded beside the Extensible Load Manager's files: one consume-output file or
 both topics' files, with ``ns-isolation-policy list`` JSON (``NamespaceIsolationDataImpl``) beside them,
 make one ELM snapshot carrying the policies; the Tuner's TransferShedder + ELM placement honour them.
 ELM data: ``tests/engine/extensible/data`` (``pulsar-client consume`` output, as ``CmdConsume`` prints it)."""

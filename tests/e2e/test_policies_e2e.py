@@ -1,4 +1,4 @@
-"""The cluster's policies in the Tuner, in real headless Chromium (issue 18): the home card of the
+"""The cluster's policies in the Tuner, in real headless Chromium: the home card of the
 isolation-groups sample opens the Tuner, whose decision card says which policy constrained the
 placement and why each broker was excluded."""
 import shutil

@@ -1,4 +1,4 @@
-"""An Extensible Load Manager upload in the Tuner, in real headless Chromium (issue 13 item 1).
+"""An Extensible Load Manager upload in the Tuner, in real headless Chromium.
 
 The upload is a zip of the two ``pulsar-client consume`` outputs of the ELM's load-data topics
 (``CmdConsume`` / ``AbstractCmdConsume`` print format; ``BrokerLoadData`` and ``TopBundlesLoadData``

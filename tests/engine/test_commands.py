@@ -1,4 +1,4 @@
-"""Issue 13 item 6: the plan as the commands that would carry it out (a dry run).
+"""The plan as the commands that would carry it out (a dry run).
 
 The lines mirror ``pulsar-admin namespaces unload <tenant/ns> --bundle <range> [--destinationBroker <id>]``
 (``CmdNamespaces.Unload``) and the REST resource it calls, ``PUT /admin/v2/namespaces/{tenant}/{namespace}/

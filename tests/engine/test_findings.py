@@ -1,4 +1,4 @@
-"""The field findings, number by number (issue 17): every figure of the articles stays within its
+"""The field findings, number by number: every figure of the articles stays within its
 tolerance, and docs/findings.md / the README's findings section are what the command generates now.
 
 Every finding runs at full length once per module (about 20 s on 2 cores: the month of

@@ -1,4 +1,4 @@
-"""Property-based tests (hypothesis) over every parser (issue 14): arbitrary bytes, arbitrary nested
+"""Property-based tests (hypothesis) over every parser: arbitrary bytes, arbitrary nested
 JSON and mutated real inputs give either a parsed result or an :class:`engine.errors.InputError`
 (``ShedlabError``) — never ``RecursionError``, ``OverflowError``, ``BadZipFile``, ``KeyError``, ...
 

@@ -1,4 +1,4 @@
-"""Hostile command-line input (issue 14): every malformed input of ``tests/malformed_corpus.py`` gets
+"""Hostile command-line input: every malformed input of ``tests/malformed_corpus.py`` gets
 exit status 2 and one ``error:`` line on stderr (or 0 for the few harmless ones), never a traceback;
 the limits are documented in ``docs/security.md`` exactly as :func:`engine.limits.limits_table`
 prints them; the run-size limits refuse before the run and say how to raise them.
@@ -138,6 +138,38 @@ def test_run_size_limits_refuse_before_running_and_say_how_to_raise(monkeypatch,
     monkeypatch.setenv("SHEDLAB_MAX_RUN_MB", "bogus")
     assert main(["shed", str(SAMPLE), "--cycles", "2"]) == 2
     assert "SHEDLAB_MAX_RUN_MB='bogus' is not a number" in capsys.readouterr().err
+
+
+def test_a_simulation_too_big_to_run_is_refused_by_its_step_estimate(tmp_path, monkeypatch, capsys):
+    """100,000 brokers × 65,536 bundles: refused by the run-size estimate with exit status 2, before the
+    brokers are built (a bad later entry is not even reached); the placement term refuses a short run
+    that would place every bundle by scoring every broker; raising the limit lets a run through."""
+    from engine.cli import main
+
+    huge = tmp_path / "huge.yaml"
+    huge.write_text("name: huge\nminutes: 60\n"
+                    "brokers:\n  - {id: 'b-{i}', count: 100000}\n  - {id: late, cores: -1}\n"
+                    "namespaces:\n  - {name: t/ns, bundles: 65536}\n"
+                    "workloads:\n  - {name: w, namespace: t/ns, topics: 65536, rate: 1000}\n")
+    assert main(["simulate", str(huge)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "100,001 brokers for 60 minutes" in err and "SHEDLAB_MAX_SIM_STEPS" in err and "5,000,000" in err
+    assert "cores" not in err  # refused before the entries are expanded and checked one by one
+    placing = tmp_path / "placing.yaml"
+    placing.write_text(huge.read_text().replace("count: 100000", "count: 2000").replace("minutes: 60", "minutes: 1")
+                       .replace("cores: -1", "cores: 4"))
+    assert main(["simulate", str(placing)]) == 2
+    err = capsys.readouterr().err
+    assert "placing 65,536 bundles" in err and f"{2001 * (1 + 65536):,} steps" in err
+    small = tmp_path / "small.yaml"
+    small.write_text(placing.read_text().replace("count: 2000", "count: 3").replace("bundles: 65536", "bundles: 8")
+                     .replace("topics: 65536", "topics: 8"))
+    monkeypatch.setenv("SHEDLAB_MAX_SIM_STEPS", "10")
+    assert main(["simulate", str(small)]) == 2
+    assert "over the 10 limit" in capsys.readouterr().err
+    monkeypatch.setenv("SHEDLAB_MAX_SIM_STEPS", "100")
+    assert main(["simulate", str(small), "--json"]) == 0
 
 
 def test_check_run_memory_message():

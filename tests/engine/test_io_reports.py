@@ -1,4 +1,4 @@
-"""Issue 13 item 5: one broker-id rule for load reports however they arrive; ZooKeeper dumps with
+"""One broker-id rule for load reports however they arrive; ZooKeeper dumps with
 legacy v1 bundle-data paths and resource-quota nodes.
 
 Shapes mirror upstream Jackson output:

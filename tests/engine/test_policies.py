@@ -204,7 +204,7 @@ def test_shared_brokers_and_topic_type_without_policy():
 
 def test_select_broker_explains_the_isolation():
     """ModularLoadManagerImpl.selectBroker: applyNamespacePolicies first; the step names the policy and
-    every excluded broker says why (issue 18's "broker-7 excluded ... isolated to primary brokers")."""
+    every excluded broker says why (e.g. "broker-7 excluded ... isolated to primary brokers")."""
     spec = {f"broker-{i}:8080": dict(cpu=10 + 5 * i) for i in range(8)}
     ld = attach(make_snapshot(spec), _iso(["broker-[0-3].*"], [], "1", ns="tenant/ns"))
     lm = ModularLoadManager(ld, seed=1)

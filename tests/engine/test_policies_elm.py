@@ -1,4 +1,4 @@
-"""The cluster's policies with Extensible Load Manager data (issue 18): read beside the ELM's files, inside
+"""The cluster's policies with Extensible Load Manager data: read beside the ELM's files, inside
 their zip (loose policy JSON or ZooKeeper ``admin/...`` nodes) or under ``shedlabPolicies`` in the ELM
 container, so TransferShedder (``isTransferable`` with ``loadBalancerSheddingBundlesWithPoliciesEnabled``)
 and the ELM placement (``BrokerIsolationPoliciesFilter``, ``AntiAffinityGroupPolicyFilter``) honour them;

@@ -23,7 +23,7 @@ def test_every_sample_has_a_config_and_builds(name):
 
 
 def test_isolation_sample_differs_from_the_policy_free_answer():
-    """The isolation-groups sample (issue 18): the shipped JSON carries the policies; with them the shed
+    """The isolation-groups sample: the shipped JSON carries the policies; with them the shed
     bundles of acme/payments-a stay on the payments primaries and avoid broker-1 (anti-affinity), without
     them they go to the coldest broker."""
     ld = load_snapshot(SAMPLES_DIR / "isolation-groups.json")

@@ -1,4 +1,4 @@
-"""The Extensible Load Manager (TransferShedder) in the time-stepped simulator (issue 7).
+"""The Extensible Load Manager (TransferShedder) in the time-stepped simulator.
 
 Every run is seeded, so these are exact, deterministic checks of what TransferShedder decides over
 time on the shipped scenarios — no wall-clock assertions.

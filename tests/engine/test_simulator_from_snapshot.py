@@ -1,4 +1,4 @@
-"""A snapshot as a simulation's start state (engine.simulator.from_snapshot, issue 13 item 1).
+"""A snapshot as a simulation's start state (engine.simulator.from_snapshot).
 
 Modular snapshots are shipped samples (LoadData as ``broker-stats/load-report`` + bundle data); the ELM
 snapshot is the ``pulsar-client consume`` output of ``loadbalancer-broker-load-data`` and

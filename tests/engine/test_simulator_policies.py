@@ -1,4 +1,4 @@
-"""Scenarios with the cluster's policies (issue 18): the simulated leader applies them, so an operator
+"""Scenarios with the cluster's policies: the simulated leader applies them, so an operator
 sees whether an isolation policy starves (or overloads) a broker group. The ``policies:`` section is
 the bundle shape of engine.policies (``namespaceIsolationPolicies`` as ``ns-isolation-policy list``
 prints NamespaceIsolationDataImpl)."""

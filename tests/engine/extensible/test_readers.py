@@ -1,4 +1,4 @@
-"""The Extensible Load Manager's data as operators can produce it (issue 13 item 1).
+"""The Extensible Load Manager's data as operators can produce it.
 
 The files under ``data/`` are built in exactly the shapes upstream writes:
 

@@ -92,3 +92,56 @@ def test_plan009_dead_node_with_replicas_blocks_nothing_after_downgrade():
     assert plan.final_counts[1][n(4)] == (0, 0)
     assert plan.health("after")[0].fully_healthy == 5
     assert plan.stop_reason.startswith("balanced")
+
+
+def test_plan_steady_with_a_dead_empty_node_counts_like_the_meta_server():
+    """``check_all_partitions`` asks ``can_run_balancer()`` before the steady-level count: a dead node
+    hosting nothing leaves the node map first, so the checker counts over the alive nodes (it raised
+    "balancer called with dead node ... in the node map"); a dead node still holding replicas blocks
+    the count as it blocks the balancer."""
+    one = cluster([table(1, "t", ["1>2,3"])], nodes=4, dead=(4,))
+    plan = run_plan(one, PegasusConfig(meta_function_level="steady"))
+    assert plan.rounds == () and plan.stop_reason.startswith("steady: every partition healthy")
+    assert plan.operation_count_before.total == 0 and n(4) not in plan.node_order
+    # a dead empty node counts as no node at all: the same count as the cluster without it
+    skewed = [table(1, "t", ["1>2,3"] * 3)]
+    steady = PegasusConfig(meta_function_level="steady")
+    with_dead = run_plan(cluster(skewed, nodes=4, dead=(4,)), steady).operation_count_before
+    without = run_plan(cluster(skewed, nodes=3), steady).operation_count_before
+    assert with_dead == without and with_dead.move_pri > 0
+    # the same from the command line: exit 0 and the count, no AssertionError
+    import subprocess
+    import sys
+    text = """>>> nodes -d
+[details]
+address  status   replica_count  primary_count  secondary_count
+a:1      ALIVE    1              1              0
+b:1      ALIVE    1              0              1
+c:1      ALIVE    1              0              1
+d:1      UNALIVE  0              0              0
+
+>>> app t -d
+[general]
+app_name          : t
+app_id            : 1
+partition_count   : 1
+max_replica_count : 3
+
+[replicas]
+pidx  ballot  replica_count  primary  secondaries
+0     3       3/3            a:1      [b:1,c:1]
+"""
+    r = subprocess.run([sys.executable, "-m", "engine", "pegasus", "-", "--level", "steady"], input=text,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-500:]
+    assert "balance_operation_count total=0" in r.stdout and "Traceback" not in r.stderr
+
+
+def test_plan_steady_is_blocked_by_a_dead_node_with_replicas():
+    from engine.pegasus.plan import _can_run_balancer
+    from engine.pegasus.state import ClusterState
+
+    st = ClusterState(cluster([table(1, "t", ["1>2,4"])], nodes=4, dead=(4,)))
+    assert _can_run_balancer(st).startswith(f"dead node {n(4)} still holds replicas")
+    empty = ClusterState(cluster([table(1, "t", ["1>2,3"])], nodes=4, dead=(4,)))
+    assert _can_run_balancer(empty) == "" and n(4) not in empty.map_nodes()
