@@ -69,6 +69,7 @@ def _shed(case: dict, conf: LoadBalancerConfig) -> list:
             by_broker.setdefault(sel.broker, []).append(sel.bundle)
         keys = list(by_broker)
         pairs = []
+        # the order the engine's doLoadShedding issues them in (engine.load_manager: a table of 32)
         for i in np.argsort(java_map_rank(keys, initial=32), kind="stable").tolist():
             pairs.extend([keys[i], b] for b in by_broker[keys[i]])
         if carry:
