@@ -3,6 +3,8 @@
     python -m oracle campaign [--n N] [--lines 3.0,4.2] [--seed S] [--out FILE]
         N cases per strategy per line through the engine and Pulsar's classes; writes the tallies (JSON) and
         exits 1 when a disagreement is not a listed departure (printing its shrunk input).
+    python -m oracle merge FILE... [--out FILE]
+        one campaign from campaigns of separate lines run side by side (same N and seed).
     python -m oracle docs [--campaign FILE]
         regenerate docs/fidelity.md from a campaign's tallies.
 """
@@ -37,7 +39,7 @@ def campaign(args) -> int:
             for s, t in tallies.items():
                 deps = {}
                 for name, (count, case, oa, ea) in t.departures.items():
-                    small = compare.shrink(case, o, line, version, budget=150,
+                    small = compare.shrink(case, o, line, version, budget=60,
                                            departure=name)
                     deps[name] = {"count": count, "case": small, "oracle": o.ask([small])[0],
                                   "engine": compare.engine_side.answer(small, version)}
@@ -71,11 +73,25 @@ def main(argv=None) -> int:
     c.add_argument("--lines", default="")
     c.add_argument("--seed", type=int, default=0)
     c.add_argument("--out", default=str(fidelity.CAMPAIGN))
+    m = sub.add_parser("merge")
+    m.add_argument("files", nargs="+")
+    m.add_argument("--out", default=str(fidelity.CAMPAIGN))
     d = sub.add_parser("docs")
     d.add_argument("--campaign", default=str(fidelity.CAMPAIGN))
     args = p.parse_args(argv)
     if args.cmd == "campaign":
         return campaign(args)
+    if args.cmd == "merge":
+        parts = [json.loads(open(f).read()) for f in args.files]
+        if len({(p["n"], p["seed"]) for p in parts}) != 1:
+            print("merge: the campaigns differ in N or seed", file=sys.stderr)
+            return 2
+        merged = {"n": parts[0]["n"], "seed": parts[0]["seed"], "lines": {}}
+        for p in parts:
+            merged["lines"].update(p["lines"])
+        with open(args.out, "w") as f:
+            json.dump(merged, f, indent=1, sort_keys=True)
+        return 0
     fidelity.write(json.loads(open(args.campaign).read()))
     return 0
 
