@@ -41,8 +41,8 @@ DEPARTURES: tuple[Departure, ...] = (
         "5.0.1) is a table of ceil(12 / 0.75) = 16, doubling past 12 keys; OverloadShedder, ThresholdShedder "
         "and UniformLoadShedder keep their multimap and clear() it every cycle, so its table never shrinks. "
         "The engine's doLoadShedding orders the brokers as a table of 32 (engine/load_manager.py): the same "
-        "bundles are unloaded, each broker's in the same order, but two brokers whose hashes share a bucket "
-        "of 16 and not of 32 are issued in the other order. Kept until the engine's order changes: that "
+        "bundles are unloaded, each broker's in the same order, but two brokers whose buckets "
+        "compare one way in a table of 16 and the other way in a table of 32 are issued in the other order. Kept until the engine's order changes: that "
         "changes pinned golden outputs (tests/golden), which is the maintainers' call.",
         _same_but_broker_order),
 )
