@@ -9,7 +9,7 @@ PIP := $(VENV)/bin/pip
 HOST ?= 127.0.0.1
 PORT ?= 8050
 
-.PHONY: run test venv dev-venv system-deps bench screenshots clean lint realcluster realcluster-deps
+.PHONY: run test venv dev-venv system-deps bench screenshots clean lint realcluster realcluster-deps oracle-build oracle
 
 $(VENV)/.installed: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -32,7 +32,7 @@ run: $(VENV)/.installed
 	@bash scripts/system-deps.sh --java-only || true
 	HOST=$(HOST) PORT=$(PORT) $(PY) app.py
 
-test: $(VENV)/.installed-dev system-deps realcluster-deps
+test: $(VENV)/.installed-dev system-deps realcluster-deps oracle-build
 	$(PY) -m pytest
 
 # the real-cluster lab: the released Pulsar jars (Maven Central, kept in ~/.m2) for realcluster/
@@ -45,6 +45,18 @@ realcluster-deps: $(REALCLUSTER_CP)
 REALCLUSTER_OUT ?= samples/realcluster
 realcluster: $(VENV)/.installed-dev system-deps realcluster-deps
 	$(PY) -m realcluster all --out $(REALCLUSTER_OUT)
+
+
+# The oracle (verification only): Pulsar's released pulsar-broker per release line, resolved by Maven from Maven
+# Central, and our driver compiled against each (oracle/target/VERSION). Skips lines already built.
+oracle-build: system-deps
+	bash oracle/build.sh
+
+# The long campaign: N generated inputs per strategy per line through the engine and Pulsar's classes, then
+# docs/fidelity.md regenerated from it (oracle/campaign.json). `make test` runs a 2,000-input sample.
+N ?= 100000
+oracle: $(VENV)/.installed-dev oracle-build
+	$(PY) -m oracle campaign --n $(N); status=$$?; $(PY) -m oracle docs; exit $$status
 
 bench: $(VENV)/.installed-dev
 	@for f in bench/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done

@@ -181,6 +181,7 @@ class UniformLoadShedder(SheddingStrategy):
         finish_result(res, v.reason + "; no bundle small enough to fit", skip_code=NO_BUNDLES)
         return res
 
+
 def _int_add(a: int, b: int) -> int:
     """Java ``int`` addition (wraps around at 32 bits)."""
     return ((a + b + 2**31) % 2**32) - 2**31

@@ -1,0 +1,168 @@
+"""Campaigns: cases through the engine and the oracle, decisions compared, disagreements explained or shrunk.
+
+What is compared: for shedding, every cycle's ``(broker, bundle)`` unloads in the order Pulsar issues them;
+for placement, the set of best brokers (the one Pulsar draws from at random) and the pick when that set has
+a single broker. An error on one side only is a disagreement too.
+"""
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, field
+
+from . import engine_side, gen
+from .departures import explain  # noqa: F401  (re-exported)
+
+
+def decision(ans: dict, kind: str):
+    """The comparable part of an answer."""
+    if "error" in ans:
+        return ("error",)
+    if kind == "shed":
+        return [[tuple(p) for p in cyc] for cyc in ans["cycles"]]
+    return [(tuple(sorted(s["best"] or [])), s["chosen"] if len(s["best"] or []) == 1 else None)
+            for s in ans["steps"]]
+
+
+def agree(case: dict, oracle_ans: dict, engine_ans: dict) -> bool:
+    return decision(oracle_ans, case["kind"]) == decision(engine_ans, case["kind"])
+
+
+@dataclass
+class Tally:
+    line: str
+    strategy: str
+    tried: int = 0
+    agreed: int = 0
+    #: departure name -> (count, smallest case seen, its oracle answer, its engine answer)
+    departures: dict = field(default_factory=dict)
+    #: unexplained disagreements: (case, oracle answer, engine answer), the smallest few
+    unexplained: list = field(default_factory=list)
+    unexplained_count: int = 0
+
+    def add(self, case, o, e, version):
+        self.tried += 1
+        if agree(case, o, e):
+            self.agreed += 1
+            return
+        name = explain(self.line, case, o, e)
+        size = len(json.dumps(case))
+        if name is None:
+            self.unexplained_count += 1
+            self.unexplained.append((size, case, o, e))
+            self.unexplained.sort(key=lambda t: t[0])
+            del self.unexplained[3:]
+            return
+        n, best, bo, be = self.departures.get(name, (0, None, None, None))
+        if best is None or size < len(json.dumps(best)):
+            best, bo, be = case, o, e
+        self.departures[name] = (n + 1, best, bo, be)
+
+
+def run(line: str, version: str, strategies, n: int, seed: int = 0, oracle=None, batch: int = 500,
+        engine_version: str | None = None, progress=None) -> dict[str, Tally]:
+    """``n`` cases per strategy on one line; one JVM for all of them."""
+    from .jvm import Oracle
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    own = oracle is None
+    o = oracle or Oracle(version)
+    out = {}
+    batches = [(s, start) for s in strategies for start in range(0, n, batch)]
+
+    def ask(item):
+        s, start = item
+        cases = list(gen.sample(s, min(batch, n - start), seed=seed, start=start))
+        return cases, o.ask(cases)
+
+    try:
+        with ThreadPoolExecutor(1) as pool:  # the JVM answers the next batch while the engine does this one
+            nxt = pool.submit(ask, batches[0]) if batches else None
+            for i, (s, _) in enumerate(batches):
+                cases, answers = nxt.result()
+                nxt = pool.submit(ask, batches[i + 1]) if i + 1 < len(batches) else None
+                t = out.setdefault(s, Tally(line, s))
+                for c, a in zip(cases, answers):
+                    t.add(c, a, engine_side.answer(c, engine_version), version)
+                if progress:
+                    progress(line, s, t)
+    finally:
+        if own:
+            o.close()
+    return out
+
+
+# ------------------------------------------------------------------ shrinking
+def _still_fails(case, oracle, engine_version, line, departure=None) -> bool:
+    """The case still disagrees: unexplained (``departure`` None), or as that listed departure."""
+    o = oracle.ask([case])[0]
+    e = engine_side.answer(case, engine_version)
+    return not agree(case, o, e) and explain(line, case, o, e) == departure
+
+
+def _candidates(case: dict):
+    """Smaller variants of a case: a cycle / step less, a broker less, a bundle less, a number rounded."""
+    key = "cycles" if case["kind"] == "shed" else "steps"
+    seq = case[key]
+    for i in range(len(seq) - 1, -1, -1):
+        if len(seq) > 1:
+            c = copy.deepcopy(case)
+            del c[key][i]
+            yield c
+    for i in range(len(seq)):
+        data = seq[i] if key == "cycles" else seq[i]["data"]
+        for bid in list(data["brokers"]):
+            c = copy.deepcopy(case)
+            for item in c[key]:
+                d = item if key == "cycles" else item["data"]
+                d["brokers"].pop(bid, None)
+                d.get("timeAverageData", {}).pop(bid, None)
+                if key == "steps":
+                    item["candidates"] = [x for x in item["candidates"] if x != bid]
+            yield c
+        for bid, rep in data["brokers"].items():
+            for b in list(rep["bundles"]):
+                c = copy.deepcopy(case)
+                for item in c[key]:
+                    d = item if key == "cycles" else item["data"]
+                    r = d["brokers"].get(bid)
+                    if r and b in r["bundles"]:
+                        r["bundles"].remove(b)
+                        r["lastStats"].pop(b, None)
+                        d["bundleData"].pop(b, None)
+                yield c
+    c = copy.deepcopy(case)
+    dropped = False
+    for item in c[key]:
+        d = item if key == "cycles" else item["data"]
+        owned = {b for r in d["brokers"].values() for b in r["bundles"]}
+        for b in [b for b in d["bundleData"] if b not in owned]:
+            del d["bundleData"][b]
+            dropped = True
+    if dropped:
+        yield c
+    if case.get("recentlyUnloadedBundles") or any((s if key == "cycles" else s["data"]).get("recentlyUnloadedBundles")
+                                                   for s in seq):
+        c = copy.deepcopy(case)
+        for item in c[key]:
+            (item if key == "cycles" else item["data"])["recentlyUnloadedBundles"] = {}
+        yield c
+
+
+def shrink(case: dict, oracle, line: str, engine_version: str | None = None, budget: int = 400,
+           departure: str | None = None) -> dict:
+    """A smaller case that still disagrees the same way (greedy: keep any smaller variant that still does)."""
+    cur = case
+    tries = 0
+    changed = True
+    while changed and tries < budget:
+        changed = False
+        for c in _candidates(cur):
+            tries += 1
+            if tries >= budget:
+                break
+            if _still_fails(c, oracle, engine_version, line, departure):
+                cur, changed = c, True
+                break
+    return cur

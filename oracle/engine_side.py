@@ -1,0 +1,99 @@
+"""The same case through the engine, answered in the driver's shape.
+
+Shedding: one strategy object across the cycles (its memory carried, as the leader keeps its instance), each
+cycle's selections issued in the order ``doLoadShedding`` issues them (brokers in the key order of the
+strategy's ``ArrayListMultimap``, then selection order). Placement: the strategy's best brokers (the set
+Pulsar draws from) and the pick when the set has one broker.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from engine.config import LoadBalancerConfig
+from engine.errors import InputError, UsageError
+from engine.javacompat import java_map_rank
+from engine.loaddata_json import load_data_from_json
+from engine.placement.base import PlacementContext
+from engine.strategies import make_placement, make_shedding
+from engine.view import LoadView
+
+
+def config_for(case: dict, pulsar_version: str | None = None) -> LoadBalancerConfig:
+    """The case's broker.conf keys over the engine's defaults (those of ``pulsar_version``'s line when the
+    engine knows release lines)."""
+    base = LoadBalancerConfig()
+    if pulsar_version:
+        try:
+            from engine import releases  # the engine's release lines, when it has them
+
+            base = releases.defaults_for(pulsar_version)
+        except ImportError:
+            pass
+    return base.with_values(dict(case.get("conf") or {}))
+
+
+def _load(obj: dict, carried: dict | None = None):
+    obj = dict(obj)
+    if carried:
+        ru = dict(obj.get("recentlyUnloadedBundles") or {})
+        ru.update(carried)
+        obj["recentlyUnloadedBundles"] = ru
+    ld = load_data_from_json(obj, source="<oracle case>")  # (the reader does not change its input)
+    return ld, LoadView.from_load_data(ld)
+
+
+def answer(case: dict, pulsar_version: str | None = None) -> dict:
+    """The engine's answer to ``case`` ({"id", "cycles"} / {"id", "steps"} / {"id", "error"})."""
+    try:
+        conf = config_for(case, pulsar_version)
+        if case["kind"] == "shed":
+            return {"id": case["id"], "cycles": _shed(case, conf)}
+        if case["kind"] == "place":
+            return {"id": case["id"], "steps": _place(case, conf)}
+        raise UsageError(f"unknown kind {case['kind']!r}")
+    except (InputError, UsageError, ValueError, KeyError, TypeError, ZeroDivisionError) as exc:
+        return {"id": case["id"], "error": f"{type(exc).__name__}: {exc}"}
+
+
+def _shed(case: dict, conf: LoadBalancerConfig) -> list:
+    s = make_shedding(case["strategy"])
+    carry = bool(case.get("carryUnloaded"))
+    carried: dict[str, int] = {}
+    out = []
+    for cyc in case["cycles"]:
+        ld, view = _load(cyc, carried)
+        s.on_active_brokers_change(set(view.brokers))
+        res = s.find_bundles_for_unloading(view, conf, ld.recently_unloaded)
+        by_broker: dict[str, list] = {}
+        for sel in res.selected:
+            by_broker.setdefault(sel.broker, []).append(sel.bundle)
+        keys = list(by_broker)
+        pairs = []
+        # the order the engine's doLoadShedding issues them in (engine.load_manager: a table of 32)
+        for i in np.argsort(java_map_rank(keys, initial=32), kind="stable").tolist():
+            pairs.extend([keys[i], b] for b in by_broker[keys[i]])
+        if carry:
+            for _, b in pairs:
+                carried[b] = int(cyc.get("now", 0))
+        out.append(pairs)
+    return out
+
+
+def _place(case: dict, conf: LoadBalancerConfig) -> list:
+    s = make_placement(case["strategy"])
+    rng = np.random.default_rng(0)
+    out = []
+    for step in case["steps"]:
+        ld, view = _load(step["data"])
+        s.on_active_brokers_change(set(view.brokers))
+        names = [b for b in step["candidates"] if b in view.broker_index]
+        # the candidate set is a HashSet<String>: iterated in its hash order
+        order = np.argsort(java_map_rank(names), kind="stable")
+        cand = np.array([view.broker_index[names[i]] for i in order.tolist()], dtype=np.int64)
+        ctx = PlacementContext(rng, ld.preallocations())
+        bundle = step["bundle"]
+        data = ld.bundle_data.get(bundle) if bundle in ld.bundle_data else view.bundle_data(bundle)
+        dec = s.select_broker(cand, bundle, data, view, conf, ctx)
+        best = list(dec.best) if dec.broker is not None else []
+        out.append({"best": best, "chosen": dec.broker})
+    return out

@@ -1,0 +1,300 @@
+"""Inputs for the oracle, biased to the edges: ties, scores less than one point apart, zero traffic, a
+broker's only bundle, hit counts across cycles, float32 boundaries, many brokers.
+
+One generator, two sources of choices: :class:`RandomDraw` (a seeded ``random.Random``: fast, for the
+fixed-seed sample of ``make test`` and the long campaign) and :class:`HypothesisDraw` (hypothesis'
+``data.draw``: for the property tests, where hypothesis explores and shrinks a failure itself).
+
+A case is plain JSON: ``{"id", "kind": "shed", "strategy", "conf": {broker.conf key: value}, "cycles":
+[LoadData JSON, ...], "carryUnloaded": bool}`` or ``{"id", "kind": "place", "strategy", "conf",
+"steps": [{"data": LoadData JSON, "bundle", "candidates": [ids]}]}``. LoadData JSON is the shape the
+engine reads (``engine.loaddata_json``) and Pulsar's Jackson mapping reads.
+"""
+from __future__ import annotations
+
+import math
+import random
+import struct
+
+SHEDDERS = ("OverloadShedder", "ThresholdShedder", "UniformLoadShedder", "AvgShedder")
+PLACEMENTS = ("LeastLongTermMessageRate", "LeastResourceUsageWithWeight")
+STRATEGIES = SHEDDERS + PLACEMENTS
+#: strategies with a memory across calls (their inputs get several cycles)
+STATEFUL = ("ThresholdShedder", "AvgShedder", "LeastResourceUsageWithWeight")
+
+MB = 1024 * 1024
+_NS = ("public/default", "tenant-a/ns1", "t/ns-2")
+_NAME_STYLES = ("b{}:8080", "broker-{}.pulsar.svc:8080", "10.0.0.{}:8080", "pulsar-broker-{}:8080")
+
+
+def f32(x: float) -> float:
+    """``x`` rounded to float32 (a value on a float32 boundary)."""
+    return struct.unpack("f", struct.pack("f", x))[0]
+
+
+class RandomDraw:
+    """Choices from a seeded ``random.Random``."""
+
+    def __init__(self, seed):
+        self.r = random.Random(seed)
+
+    def int(self, lo, hi):
+        return self.r.randint(lo, hi)
+
+    def choice(self, seq):
+        return seq[self.r.randrange(len(seq))]
+
+    def unit(self):
+        return self.r.random()
+
+    def bool(self, p=0.5):
+        return self.r.random() < p
+
+
+class HypothesisDraw:
+    """Choices from hypothesis' ``st.data()`` (so hypothesis can shrink them)."""
+
+    def __init__(self, data):
+        from hypothesis import strategies as st
+
+        self.d, self.st = data, st
+
+    def int(self, lo, hi):
+        return self.d.draw(self.st.integers(lo, hi))
+
+    def choice(self, seq):
+        return seq[self.d.draw(self.st.integers(0, len(seq) - 1))]
+
+    def unit(self):
+        return self.d.draw(self.st.floats(0.0, 1.0, exclude_max=True))
+
+    def bool(self, p=0.5):
+        return self.d.draw(self.st.booleans())
+
+
+class _Values:
+    """Numbers that sit on edges: zero, repeats of earlier values (ties), a hair apart, float32-rounded."""
+
+    def __init__(self, d):
+        self.d = d
+        self.seen: list[float] = []
+
+    def pick(self, lo: float, hi: float, *, integral=False) -> float:
+        d = self.d
+        k = d.int(0, 9)
+        if k == 0:
+            v = 0.0
+        elif k in (1, 2) and self.seen:
+            v = d.choice(self.seen)  # a tie
+        elif k == 3 and self.seen:
+            base = d.choice(self.seen)
+            v = base + d.choice((1e-9, -1e-9, 0.5, -0.5, 0.999, 1e-6)) * max(1.0, abs(base) * d.choice((0, 1e-12, 1e-7)))
+        elif k == 4:
+            v = f32(lo + (hi - lo) * d.unit())
+        elif k == 5:
+            v = d.choice((lo, hi, (lo + hi) / 2))
+        else:
+            v = lo + (hi - lo) * d.unit()
+        v = min(max(v, 0.0), hi * 1.5 if hi > 0 else 1.0)
+        if integral:
+            v = float(round(v))
+        self.seen.append(v)
+        if len(self.seen) > 16:
+            self.seen.pop(0)
+        return v
+
+
+def _bundles(d, count: int, used: set) -> list[str]:
+    out = []
+    while len(out) < count:
+        ns = d.choice(_NS)
+        lo = d.int(0, 255) << 24
+        name = f"{ns}/0x{lo:08x}_0x{min(lo + (1 << 24), 0xFFFFFFFF):08x}"
+        if name not in used:
+            used.add(name)
+            out.append(name)
+    return out
+
+
+def _tam(vals: _Values, max_samples: int, rate_hi: float, thr_hi: float) -> dict:
+    return {"maxSamples": max_samples, "numSamples": max_samples,
+            "msgThroughputIn": vals.pick(0, thr_hi), "msgThroughputOut": vals.pick(0, thr_hi),
+            "msgRateIn": vals.pick(0, rate_hi), "msgRateOut": vals.pick(0, rate_hi)}
+
+
+def _resource(vals: _Values, limit: float) -> dict:
+    d = vals.d
+    if d.int(0, 19) == 0:
+        limit = 0.0  # no limit reported
+    return {"usage": vals.pick(0, limit * 1.1 if limit else 100.0), "limit": limit}
+
+
+def load_data(d, *, nb: int | None = None, now: int = 1_700_000_000_000) -> dict:
+    """One LoadData JSON (brokers, bundleData, timeAverageData, recentlyUnloadedBundles)."""
+    vals = _Values(d)
+    if nb is None:
+        k = d.int(0, 19)
+        nb = d.int(1, 3) if k < 9 else d.int(4, 8) if k < 18 else d.int(9, 30)
+    style = d.choice(_NAME_STYLES)
+    ids = [style.format(i) for i in d.choice((range(1, nb + 1), range(nb, 0, -1)))]
+    rate_hi = d.choice((100.0, 5000.0, 1e6))
+    thr_hi = d.choice((1e5, 5e7, 1e9))
+    brokers, bundle_data, tad, used = {}, {}, {}, set()
+    with_stats = d.bool(0.3)  # the reports' lastStats (the strategies read bundleData; the reader reads both)
+    for bid in ids:
+        nbun = d.choice((0, 1, 1, 2, 3, 4, 6, d.int(0, 12)))
+        bundles = _bundles(d, nbun, used)
+        last = {}
+        for b in bundles:
+            st = _tam(vals, 10, rate_hi, thr_hi)
+            lt = dict(st) if d.bool(0.7) else _tam(vals, 1000, rate_hi, thr_hi)
+            lt["maxSamples"] = lt["numSamples"] = 1000
+            bundle_data[b] = {"shortTermData": st, "longTermData": lt, "topics": d.int(0, 50)}
+            if with_stats:
+                last[b] = {"msgRateIn": st["msgRateIn"], "msgThroughputIn": st["msgThroughputIn"],
+                           "msgRateOut": st["msgRateOut"], "msgThroughputOut": st["msgThroughputOut"],
+                           "consumerCount": 1, "producerCount": 1, "topics": bundle_data[b]["topics"], "cacheSize": 0}
+        if d.bool(0.5):  # the broker's totals are the sum of its bundles (as reported), else independent
+            tot = {k: math.fsum(bundle_data[b]["shortTermData"][k] for b in bundles)
+                   for k in ("msgRateIn", "msgRateOut", "msgThroughputIn", "msgThroughputOut")}
+        else:
+            tot = {"msgRateIn": vals.pick(0, rate_hi * 4), "msgRateOut": vals.pick(0, rate_hi * 4),
+                   "msgThroughputIn": vals.pick(0, thr_hi * 4), "msgThroughputOut": vals.pick(0, thr_hi * 4)}
+        brokers[bid] = {
+            "cpu": _resource(vals, d.choice((800.0, 400.0, 1600.0))),
+            "memory": _resource(vals, 8192.0),
+            "directMemory": _resource(vals, 4096.0),
+            "bandwidthIn": _resource(vals, d.choice((1e7, 1.25e8, 1e9))),
+            "bandwidthOut": _resource(vals, d.choice((1e7, 1.25e8, 1e9))),
+            **tot,
+            "numTopics": sum(bundle_data[b]["topics"] for b in bundles), "numBundles": len(bundles),
+            "numConsumers": 0, "numProducers": 0, "bundles": bundles, "lastStats": last,
+            "lastUpdate": now, "persistentTopicsEnabled": True, "nonPersistentTopicsEnabled": True,
+            "brokerVersionString": "4.0.0", "loadReportType": "LocalBrokerData",
+        }
+        def sum_of(term, key):
+            return math.fsum(bundle_data[b][term][key] for b in bundles)
+        if d.bool(0.6):
+            tad[bid] = {f"{t}Msg{k}": sum_of(f"{t}Data", f"msg{k}") for t in ("shortTerm", "longTerm")
+                        for k in ("ThroughputIn", "ThroughputOut", "RateIn", "RateOut")}
+        else:
+            tad[bid] = {f"{t}Msg{k}": vals.pick(0, (thr_hi if "Through" in k else rate_hi) * 4)
+                        for t in ("shortTerm", "longTerm") for k in ("ThroughputIn", "ThroughputOut", "RateIn",
+                                                                   "RateOut")}
+    recent = {}
+    all_b = sorted(bundle_data)
+    if all_b and d.bool(0.3):
+        for _ in range(d.int(1, 3)):
+            recent[d.choice(all_b)] = now - d.int(0, 3_600_000)
+    return {"brokers": brokers, "bundleData": bundle_data, "timeAverageData": tad,
+            "recentlyUnloadedBundles": recent, "now": now}
+
+
+def _perturb(d, ld: dict, now: int) -> dict:
+    """The next cycle's LoadData: the same, or some brokers' usage and traffic moved."""
+    import copy
+
+    nxt = copy.deepcopy(ld)
+    nxt["now"] = now
+    if d.bool(0.5):
+        return nxt
+    vals = _Values(d)
+    for bid, rep in nxt["brokers"].items():
+        rep["lastUpdate"] = now
+        if d.bool(0.4):
+            for res in ("cpu", "memory", "directMemory", "bandwidthIn", "bandwidthOut"):
+                if d.bool(0.5):
+                    rep[res]["usage"] = vals.pick(0, rep[res]["limit"] * 1.1 if rep[res]["limit"] else 100.0)
+            for k in ("msgRateIn", "msgRateOut", "msgThroughputIn", "msgThroughputOut"):
+                if d.bool(0.3):
+                    rep[k] = rep[k] * d.choice((0.0, 0.5, 1.0, 2.0))
+    return nxt
+
+
+#: per strategy, the broker.conf keys it reads and edgy values for them (the first value is Pulsar 4.x's default)
+CONF_VALUES = {
+    "loadBalancerBrokerOverloadedThresholdPercentage": (85, 0, 50, 80, 90, 100),
+    "loadBalancerCPUResourceWeight": (1.0, 0.0, 0.5, 2.0),
+    "loadBalancerMemoryResourceWeight": (1.0, 0.0, 0.5, 2.0),
+    "loadBalancerDirectMemoryResourceWeight": (1.0, 0.0, 0.5, 2.0),
+    "loadBalancerBandwidthInResourceWeight": (1.0, 0.0, 0.5, 2.0),
+    "loadBalancerBandwidthOutResourceWeight": (1.0, 0.0, 0.5, 2.0),
+    "loadBalancerBrokerThresholdShedderPercentage": (10, 0, 1, 5, 30),
+    "loadBalancerHistoryResourcePercentage": (0.9, 0.0, 0.5, 1.0),
+    "loadBalancerBundleUnloadMinThroughputThreshold": (10, 0, 0.1, 100),
+    "lowerBoundarySheddingEnabled": (False, True),
+    "loadBalancerMsgRateDifferenceShedderThreshold": (50, 0, 1, 10, 200),
+    "loadBalancerMsgThroughputMultiplierDifferenceShedderThreshold": (4, 0, 1, 1.5, 10),
+    "maxUnloadPercentage": (0.2, 0.0, 0.5, 1.0),
+    "minUnloadMessage": (1000, 0, 10, 100000),
+    "minUnloadMessageThroughput": (1048576, 0, 1000, 10485760),
+    "maxUnloadBundleNumPerShedding": (-1, 1, 2),
+    "loadBalancerAvgShedderLowThreshold": (15, 0, 5, 40),
+    "loadBalancerAvgShedderHighThreshold": (40, 0, 15, 100),
+    "loadBalancerAvgShedderHitCountLowThreshold": (8, 1, 2),
+    "loadBalancerAvgShedderHitCountHighThreshold": (2, 1, 3),
+    "loadBalancerAverageResourceUsageDifferenceThresholdPercentage": (10, 0, 1, 50),
+}
+_WEIGHTS = ("loadBalancerCPUResourceWeight", "loadBalancerDirectMemoryResourceWeight",
+            "loadBalancerBandwidthInResourceWeight", "loadBalancerBandwidthOutResourceWeight",
+            "loadBalancerMemoryResourceWeight")
+STRATEGY_KEYS = {
+    "OverloadShedder": ("loadBalancerBrokerOverloadedThresholdPercentage",) + _WEIGHTS,
+    "ThresholdShedder": ("loadBalancerBrokerThresholdShedderPercentage", "loadBalancerHistoryResourcePercentage",
+                         "loadBalancerBundleUnloadMinThroughputThreshold", "lowerBoundarySheddingEnabled") + _WEIGHTS,
+    "UniformLoadShedder": ("loadBalancerMsgRateDifferenceShedderThreshold",
+                           "loadBalancerMsgThroughputMultiplierDifferenceShedderThreshold", "maxUnloadPercentage",
+                           "minUnloadMessage", "minUnloadMessageThroughput", "maxUnloadBundleNumPerShedding"),
+    "AvgShedder": ("loadBalancerAvgShedderLowThreshold", "loadBalancerAvgShedderHighThreshold",
+                   "loadBalancerAvgShedderHitCountLowThreshold", "loadBalancerAvgShedderHitCountHighThreshold",
+                   "maxUnloadPercentage", "minUnloadMessage", "minUnloadMessageThroughput") + _WEIGHTS,
+    "LeastLongTermMessageRate": ("loadBalancerBrokerOverloadedThresholdPercentage",) + _WEIGHTS,
+    "LeastResourceUsageWithWeight": ("loadBalancerHistoryResourcePercentage",
+                                     "loadBalancerAverageResourceUsageDifferenceThresholdPercentage",
+                                     "loadBalancerBrokerOverloadedThresholdPercentage") + _WEIGHTS,
+}
+
+
+def conf(d, strategy: str) -> dict:
+    """Every key the strategy reads, set explicitly (so a line's own defaults never decide): mostly the 4.x
+    default, sometimes an edge value."""
+    out = {}
+    for k in STRATEGY_KEYS[strategy]:
+        vals = CONF_VALUES[k]
+        out[k] = vals[0] if d.bool(0.6) else d.choice(vals)
+    return out
+
+
+def case(d, strategy: str, cid) -> dict:
+    """One case for ``strategy``."""
+    now = 1_700_000_000_000
+    if strategy in SHEDDERS:
+        first = load_data(d, now=now)
+        k = d.int(0, 9)
+        if strategy in STATEFUL:  # memory across cycles: several cycles
+            n = 1 if k < 3 else d.int(2, 4) if k < 8 else d.int(5, 8)
+        else:  # stateless: the cycles matter only through the recently unloaded bundles
+            n = 1 if k < 6 else d.int(2, 3)
+        if len(first["brokers"]) > 8:
+            n = min(n, 2)  # many brokers: a cycle or two (the cost of a case grows with brokers x cycles)
+        cycles = [first]
+        for i in range(1, n):
+            cycles.append(_perturb(d, cycles[-1], now + i * 60_000))
+        return {"id": cid, "kind": "shed", "strategy": strategy, "conf": conf(d, strategy), "cycles": cycles,
+                "carryUnloaded": d.bool(0.5)}
+    ld = load_data(d, now=now)
+    steps = []
+    for i in range(1 if strategy not in STATEFUL or d.bool(0.5) else d.int(2, 4)):
+        data = ld if i == 0 else _perturb(d, steps[-1]["data"], now + i * 60_000)
+        ids = list(data["brokers"])
+        cands = [b for b in ids if d.bool(0.85)] or ids[:1]
+        bundles = sorted(data["bundleData"])
+        bundle = d.choice(bundles) if bundles and d.bool(0.5) else "public/default/0x00000000_0xffffffff"
+        steps.append({"data": data, "bundle": bundle, "candidates": cands})
+    return {"id": cid, "kind": "place", "strategy": strategy, "conf": conf(d, strategy), "steps": steps}
+
+
+def sample(strategy: str, n: int, seed: int = 0, start: int = 0):
+    """``n`` cases for ``strategy`` from a fixed seed (case ``i`` depends only on seed, strategy, i)."""
+    for i in range(start, start + n):
+        yield case(RandomDraw(f"{seed}/{strategy}/{i}"), strategy, f"{strategy}/{i}")

@@ -1,0 +1,80 @@
+"""One JVM per release line: our driver over Pulsar's classes, fed JSON lines, answering JSON lines."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+
+from .lines import classpath
+
+def java_for(version: str) -> str:
+    """The java binary for a line: Pulsar 5's classes need Java 21+ (found by ``java21.sh``, as the build
+    found it); the others run on the default ``java``."""
+    if version.startswith("5."):
+        got = subprocess.run([str(Path(__file__).with_name("java21.sh")), "java"], capture_output=True, text=True)
+        if got.returncode == 0 and got.stdout.strip():
+            return got.stdout.strip()
+        raise OracleError(f"pulsar-broker {version} needs a Java 21+ runtime and none was found")
+    return shutil.which("java") or "java"
+
+
+class OracleError(RuntimeError):
+    pass
+
+
+class Oracle:
+    """``with Oracle("4.2.4") as o: answers = o.ask(cases)`` — cases streamed through one JVM."""
+
+    def __init__(self, version: str):
+        cp = classpath(version)
+        if cp is None:
+            raise OracleError(f"the oracle for pulsar-broker {version} is not built: run `make oracle-build`")
+        self.version = version
+        self.proc = subprocess.Popen(
+            [java_for(version), "-Xss4m", "-XX:+UseSerialGC", "-cp", cp,
+             "org.shedlab.oracle.Driver"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1 << 16)
+
+    def ask(self, cases) -> list[dict]:
+        """Answers to ``cases`` (dicts with an ``id``), in order. Writing runs in a thread so a long batch
+        never blocks on a full pipe."""
+        cases = list(cases)
+        err = []
+
+        def feed():
+            try:
+                for c in cases:
+                    self.proc.stdin.write(json.dumps(c, separators=(",", ":")) + "\n")
+                self.proc.stdin.flush()
+            except Exception as exc:  # the JVM died: the reader reports it
+                err.append(exc)
+
+        t = threading.Thread(target=feed, daemon=True)
+        t.start()
+        out = []
+        for c in cases:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise OracleError(f"the oracle JVM ({self.version}) stopped after {len(out)} answers: {err}")
+            a = json.loads(line)
+            if a.get("id") != c.get("id"):
+                raise OracleError(f"answer for {a.get('id')!r} where {c.get('id')!r} was expected")
+            out.append(a)
+        t.join()
+        return out
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
