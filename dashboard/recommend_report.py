@@ -21,7 +21,7 @@ def _values(res: dict, which: str) -> dict:
 
 def tuner_href(res: dict, which: str = "recommended") -> str:
     """``/tuner?...``: the strategy and the setting's keys (the Tuner's permalink)."""
-    from dashboard.keys import default_placement
+    from engine.strategies.registry import default_placement
     from dashboard.permalink import encode
     from dashboard.tuner.state import TunerState
 
@@ -33,7 +33,7 @@ def tuner_href(res: dict, which: str = "recommended") -> str:
 def simulator_href(res: dict) -> str:
     """``/simulator?...``: A = the current setting, B = the recommended one, on the recommendation's scenario
     (a History recommendation: the Simulator's default scenario)."""
-    from dashboard.keys import default_placement
+    from engine.strategies.registry import default_placement
     from dashboard.simulator.scenarios import DEFAULT_SCENARIO
 
     shed = res["strategy"]
