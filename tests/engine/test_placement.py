@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from engine.config import BIGO_AVGSHEDDER, LoadBalancerConfig
-from engine.errors import UsageError
+from engine.errors import InputError, UsageError
 from engine.javacompat import java_map_order
 from engine.load_manager import ModularLoadManager
 from engine.placement import LeastLongTermMessageRate, LeastResourceUsageWithWeight, PlacementContext, RoundRobinBrokerSelector
@@ -95,7 +95,7 @@ def test_avg_placement_random_hash_and_sticky():
 
 def test_avg_placement_requires_avg_shedding():
     cfg = CFG.with_values({"loadBalancerLoadPlacementStrategy": "org.apache.pulsar.broker.loadbalance.impl.AvgShedder"})
-    with pytest.raises(UsageError):
+    with pytest.raises((UsageError, InputError), match="refuses to start"):
         ModularLoadManager(make_snapshot({"a:1": dict()}), cfg)
     lm = ModularLoadManager(make_snapshot({"a:1": dict()}), BIGO_AVGSHEDDER)
     assert lm.placement is lm.shedding  # one instance, both roles
