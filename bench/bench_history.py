@@ -11,9 +11,8 @@ written once by the generator like by ingest). Then, in one run on the same file
   pyarrow and finishes its share's exact percentiles with numpy,
   :func:`dashboard.history.aggregates.one_pass_files`) —
   budget ≤ 45 s;
-* **Spark warm**: the same job again in that process (the session is reused) — budget ≤ 2× DuckDB;
-  and the opt-in approximate percentiles (the two-pass plan with ``percentile_approx``), with their
-  largest error against the exact ones;
+* **Spark warm**: the same job again in that process (the session is reused) — budget ≤ 2× DuckDB
+  (Spark's ``percentile_approx`` is not offered: it took 15–20× as long as this exact pass);
 * **DuckDB**: the same aggregates as SQL, in-process on all cores, over the long files (what the
   issue measured) and over the same wide files Spark reads;
 * **pandas**: :mod:`dashboard.history.reference` on the first 3 days (with rows/s);
@@ -199,11 +198,8 @@ def bigo_set() -> dict:
 
 
 def spark_aggregate(path: Path) -> dict:
-    """Cold (new session) then warm (same session) aggregate job; then the approximate percentiles."""
-    from dashboard.history.aggregates import approx_error, cluster_aggregates
+    """Cold (new session) then warm (same session) aggregate job."""
     from dashboard.history.jobs import run_job
-    from dashboard.history.sparkio import read_broker_minutes, to_pandas
-    from dashboard.spark import get_spark
 
     t0 = time.perf_counter()
     cold = run_job("aggregate", path, {}, engine="spark", use_cache=False)
@@ -211,16 +207,8 @@ def spark_aggregate(path: Path) -> dict:
     t1 = time.perf_counter()
     warm = run_job("aggregate", path, {}, engine="spark", use_cache=False)
     warm_s = time.perf_counter() - t1
-    spark = get_spark()
-    t2 = time.perf_counter()
-    r = cluster_aggregates(read_broker_minutes(spark, path), percentiles="approx")
-    approx = to_pandas(r["brokers"], ["broker"])
-    approx_s = time.perf_counter() - t2
-    for x in r["_cached"]:
-        x.unpersist()
-    err = approx_error(approx, warm["brokers"])
     return {"res": warm, "info": {"start_s": cold["_meta"]["spark_start_s"], "cold_s": cold_s, "warm_s": warm_s,
-                                  "approx_s": approx_s, "approx_err": err, "tuning": warm["_meta"].get("spark")}}
+                                  "tuning": warm["_meta"].get("spark")}}
 
 
 def spark_backtest(path: Path) -> dict:
@@ -401,8 +389,6 @@ def main() -> int:
         row("aggregate, Spark warm (session reused)", spi["warm_s"], rows, None,
             f"<= 2x {'OK' if ratio <= 2 else 'OVER'}",
             f"{ratio:.2f}x DuckDB on the long files, {ratio_w:.2f}x on the wide files; tuning {spi['tuning']}")
-        row("aggregate, Spark warm, approx percentiles", spi["approx_s"], rows, None, "opt-in",
-            "max |error| " + ", ".join(f"{k} {v:.3g}" for k, v in spi["approx_err"].items()))
         if "pandas" not in skip:
             pdi, _pd_res = _run_one("pandas", path)
             row(f"aggregate, pandas ({pdi['days']} of {DAYS} days)", pdi["seconds"], pdi["rows"], pdi["peak"], "",

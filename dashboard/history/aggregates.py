@@ -31,8 +31,7 @@ from engine.config import LoadBalancerConfig
 # the two DataFrame attribute names live in sparkio, which reads them back: it never imports this module
 from .sparkio import COLLECTED_ATTR, WIDE_SOURCE_ATTR, broker_minutes
 
-__all__ = ["cluster_aggregates", "one_pass_tables", "one_pass_files", "minute_aggregates", "rollup", "broker_percentiles",
-           "top_hottest", "DEFAULT_QUANTILES", "ROLLUP_COLUMNS"]
+__all__ = ["cluster_aggregates", "one_pass_tables", "one_pass_files", "rollup", "top_hottest", "DEFAULT_QUANTILES", "ROLLUP_COLUMNS"]
 
 DEFAULT_QUANTILES = (0.5, 0.9, 0.99)
 ROLLUP_COLUMNS = ["rate_ratio", "thr_ratio", "cpu_range", "usage_std", "usage_gap"]
@@ -54,38 +53,6 @@ def with_usage(wide, weights=None):
             .withColumn("thr", F.col("msg_throughput_in") + F.col("msg_throughput_out")))
 
 
-def _ratio(mx, mn):
-    from pyspark.sql import functions as F
-
-    return mx / F.when(F.abs(mn) <= EPS, F.lit(1.0)).otherwise(mn)
-
-
-def minute_aggregates(wide_u):
-    """Per-minute cluster aggregates of a broker-minute table that has ``usage``, ``rate``, ``thr``.
-
-    The hottest broker is found with a second, tiny step (rows whose usage equals the minute's max,
-    then the smallest id): an arg-max over a struct or a string would force Spark into a sort-based
-    aggregation of every broker-minute row.
-    """
-    from pyspark.sql import functions as F
-
-    g = wide_u.groupBy("timestamp").agg(
-        F.count("*").alias("brokers"),
-        F.max("rate").alias("rate_max"), F.min("rate").alias("rate_min"),
-        F.max("thr").alias("thr_max"), F.min("thr").alias("thr_min"),
-        F.max("cpu").alias("cpu_max"), F.min("cpu").alias("cpu_min"),
-        F.avg("usage").alias("usage_mean"), F.stddev_pop("usage").alias("usage_std"),
-        F.max("usage").alias("usage_max"), F.min("usage").alias("usage_min"),
-    )
-    hot = (wide_u.join(F.broadcast(g.select("timestamp", F.col("usage_max").alias("_umax"))), "timestamp")
-           .where(F.col("usage") == F.col("_umax")).groupBy("timestamp").agg(F.min("broker").alias("hottest")))
-    return (g.withColumn("rate_ratio", _ratio(F.col("rate_max"), F.col("rate_min")))
-            .withColumn("thr_ratio", _ratio(F.col("thr_max"), F.col("thr_min")))
-            .withColumn("cpu_range", F.col("cpu_max") - F.col("cpu_min"))
-            .withColumn("usage_gap", F.col("usage_max") - F.col("usage_min"))
-            .join(hot, "timestamp", "left"))
-
-
 def rollup(minute, unit: str):
     """Roll the minute table up to ``unit`` = ``"hour"`` or ``"day"`` (UTC)."""
     from pyspark.sql import functions as F
@@ -97,45 +64,6 @@ def rollup(minute, unit: str):
     for c in ROLLUP_COLUMNS:
         aggs += [F.avg(c).alias(f"{c}_mean"), F.max(c).alias(f"{c}_max")]
     return minute.groupBy(F.date_trunc(unit, "timestamp").alias("timestamp")).agg(*aggs)
-
-
-def broker_percentiles(wide_u, minute, quantiles=DEFAULT_QUANTILES, method: str = "exact"):
-    """Per-broker distribution of weighted usage and CPU over the range, and minutes as the hottest.
-
-    ``method="exact"`` (the default): Spark's exact ``percentile`` (linear interpolation between the
-    closest ranks, what numpy and pandas do). ``"approx"`` (opt-in): ``percentile_approx`` with
-    accuracy 10 000 — a value whose rank is within 1/10 000 of the wanted one, not interpolated;
-    :func:`approx_error` measures how far that is from the exact answer on a given result.
-    """
-    from pyspark.sql import functions as F
-
-    qs = [float(q) for q in quantiles]
-    qarr = F.array(*[F.lit(q) for q in qs])
-    if method == "approx":
-        uq = F.percentile_approx(F.col("usage"), qarr, 10_000)
-        c90 = F.percentile_approx(F.col("cpu"), F.lit(0.9), 10_000).cast("double")
-    elif method == "exact":
-        uq, c90 = F.percentile(F.col("usage"), qarr), F.percentile(F.col("cpu"), F.lit(0.9))
-    else:
-        raise ValueError(f"method must be exact or approx, got {method!r}")
-    per = wide_u.groupBy("broker").agg(
-        F.count("*").alias("minutes"), F.avg("usage").alias("usage_mean"),
-        uq.alias("_uq"), F.max("usage").alias("usage_max"),
-        F.avg("cpu").alias("cpu_mean"), c90.alias("cpu_p90"),
-        F.max("cpu").alias("cpu_max"), F.avg("rate").alias("rate_mean"), F.avg("thr").alias("thr_mean"))
-    for i, q in enumerate(qs):
-        per = per.withColumn(f"usage_p{_qname(q)}", F.col("_uq")[i].cast("double"))
-    hot = minute.groupBy(F.col("hottest").alias("broker")).agg(F.count("*").alias("hottest_minutes"))
-    return (per.drop("_uq").join(hot, "broker", "left").na.fill(0, ["hottest_minutes"])
-            .withColumn("hottest_minutes", F.col("hottest_minutes").cast("long")))
-
-
-def approx_error(approx_brokers, exact_brokers, quantiles=DEFAULT_QUANTILES) -> dict:
-    """``{column: max |approx - exact|}`` of two ``brokers`` results (pandas), for printing."""
-    cols = [f"usage_p{_qname(float(q))}" for q in quantiles] + ["cpu_p90"]
-    a = approx_brokers.set_index("broker").sort_index()
-    e = exact_brokers.set_index("broker").sort_index()
-    return {c: float((a[c] - e[c]).abs().max()) for c in cols}
 
 
 def _qname(q: float) -> str:
@@ -152,42 +80,30 @@ def top_hottest(brokers, n: int = 10):
     return brokers.withColumn("rank", F.row_number().over(w)).where(F.col("rank") <= int(n))
 
 
-def cluster_aggregates(df, weights=None, quantiles=DEFAULT_QUANTILES, top_n: int = 10,
-                       percentiles: str = "exact") -> dict:
+def cluster_aggregates(df, weights=None, quantiles=DEFAULT_QUANTILES, top_n: int = 10) -> dict:
     """The whole job: a DataFrame → ``{"minute", "hour", "day", "brokers", "top"}`` DataFrames.
 
     ``df`` is either the broker-minute table (the wide layout, :func:`.sparkio.read_broker_minutes`:
     read as it is) or the long dataset (:func:`.sparkio.read_history`: pivoted first).
 
-    ``percentiles="exact"`` (the default) runs :func:`one_pass_tables`: one scan of the table and one
-    shuffle give the minute and broker tables, collected (they are small: a row per minute, a row per
-    broker) and handed back as DataFrames over the collected rows (:func:`.sparkio.to_pandas` returns
-    those rows without a second round trip); hour, day and top are computed from them. The opt-in
-    ``"approx"`` keeps the two-pass plan: the broker-minute table with usage is persisted for the
-    minute aggregates (:func:`minute_aggregates`) and ``percentile_approx`` (:func:`broker_percentiles`).
-    ``result["_cached"]`` lists what to ``unpersist()`` when done (the runner does).
+    It runs :func:`one_pass_tables` (or :func:`one_pass_files` on a local dataset's wide files): one
+    scan of the table and one shuffle give the minute and broker tables, collected (they are small: a
+    row per minute, a row per broker) and handed back as DataFrames over the collected rows
+    (:func:`.sparkio.to_pandas` returns those rows without a second round trip); hour, day and top are
+    computed from them. The percentiles are exact (numpy's linear interpolation); Spark's
+    ``percentile_approx`` is not offered: on the same data it took 15–20× as long as this exact pass.
+    ``result["_cached"]`` lists what to ``unpersist()`` when done (nothing here; the runner does).
     """
     wide = broker_minutes(df) if "metric" in df.columns else df
-    if percentiles == "exact":
-        spark = wide.sparkSession
-        source = getattr(df, "__dict__", {}).get(WIDE_SOURCE_ATTR)
-        if source is not None and set(_WIDE_NEEDED) <= set(source["columns"]) and _local_master(spark):
-            minute_pd, brokers_pd = one_pass_files(spark, source, weights, quantiles)
-        else:
-            minute_pd, brokers_pd = one_pass_tables(with_usage(wide, weights), quantiles)
-        minute = _from_pandas(spark, minute_pd, _minute_columns())
-        brokers = _from_pandas(spark, brokers_pd, _broker_columns(quantiles))
-        cached = []
-    elif percentiles == "approx":
-        from pyspark import StorageLevel
-
-        wide_u = with_usage(wide, weights).persist(StorageLevel(_TUNING["wide_disk"], _TUNING["wide_mem"], False,
-                                                                False))
-        minute = minute_aggregates(wide_u).cache()
-        brokers = broker_percentiles(wide_u, minute, quantiles, percentiles).cache()
-        cached = [minute, brokers, wide_u]
+    spark = wide.sparkSession
+    source = getattr(df, "__dict__", {}).get(WIDE_SOURCE_ATTR)
+    if source is not None and set(_WIDE_NEEDED) <= set(source["columns"]) and _local_master(spark):
+        minute_pd, brokers_pd = one_pass_files(spark, source, weights, quantiles)
     else:
-        raise ValueError(f"percentiles must be exact or approx, got {percentiles!r}")
+        minute_pd, brokers_pd = one_pass_tables(with_usage(wide, weights), quantiles)
+    minute = _from_pandas(spark, minute_pd, _minute_columns())
+    brokers = _from_pandas(spark, brokers_pd, _broker_columns(quantiles))
+    cached = []
     return {"minute": minute, "hour": rollup(minute, "hour"), "day": rollup(minute, "day"),
             "brokers": brokers, "top": top_hottest(brokers, top_n), "_cached": cached}
 
@@ -200,10 +116,6 @@ def _from_pandas(spark, pdf, cols):
     except (AttributeError, TypeError):  # a DataFrame class without an instance dict: collected again
         pass
     return sdf
-
-
-#: how the broker-minute table is kept between the two passes of the approx plan
-_TUNING = {"wide_disk": True, "wide_mem": False}
 
 
 # ============================================================================================ one pass
