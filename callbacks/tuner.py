@@ -314,7 +314,7 @@ def compute(state: TunerState, shown=None, base_msgs=()) -> dict:
         ov = selected_overlay(v, a.unloaded_bundles)
         topics["layout"]["shapes"] = ring_shapes(ov, y_span(v), v.nb)
         if v.nk > MANY_RINGS:  # the title may say "the 300 busiest of ... ringed"
-            topics["layout"]["annotations"][0]["text"] = dots_title(v.nk > MANY, ov)
+            topics["layout"]["annotations"][0]["text"] = dots_title(v.nk > MANY, ov, v.nb)
         topics["layout"]["editrevision"] = revs["topics"]
     else:
         with plain_figures():

@@ -17,7 +17,7 @@ from engine.javacompat import java_double_math
 from engine.strategies.registry import explains
 
 from .theme import (LINE, MB, RESOURCE, axis, base_layout, drag_meta, drag_spec, empty_figure, hline,
-                    make_figure, short_names, status_color, status_label, title_ann)
+                    make_figure, per_column, short_names, status_color, status_label, title_ann)
 
 __all__ = ["broker_scores", "LINE_KEYS"]
 
@@ -140,6 +140,8 @@ def broker_scores(view, result, cfg, status: dict, *, rev: str = "", height: int
         return _uniform(view, result, cfg, status, rev=rev, height=height + 110)
     scores = {b: float(s) for b, s in result.scores.items()}
     order = _order(scores)
+    if per_column(len(order)) > 1:
+        return _binned(result, cfg, status, order, scores, rev=rev, height=height, groups=bool(groups))
     names = dict(zip(order, short_names(order)))
     x = [names[b] for b in order]
     idx = view.broker_index
@@ -197,8 +199,25 @@ def broker_scores(view, result, cfg, status: dict, *, rev: str = "", height: int
             ))
     if groups:
         data += _group_marks(order, x, groups)
-    shapes, anns, drag = [], [], {}
     many_states = known and len(order) > MANY_BROKERS
+    shapes, anns, drag, lines = _line_marks(result, cfg)
+    if many_states:  # after the lines: their drag specs index the shapes
+        shapes += _state_shapes(order, scores, status)
+        anns.append(title_ann("hover: score and weighted resources; state = colour (reasons in the decision card)",
+                              0, 1.0))
+    finite = [scores[b] for b in order if math.isfinite(scores[b])]
+    top = max(finite + list(lines.values()) + [10.0])
+    ylabel = ("history-smoothed weighted usage (%)" if "score_history" in explains(result.strategy)
+              else "weighted max usage (%)")
+    lay = base_layout(height, shapes=shapes, annotations=anns, editrevision=rev, meta=drag_meta(drag),
+                      barmode="overlay", hovermode="closest", xaxis=_xaxis(x),
+                      yaxis=axis(title=dict(text=ylabel), range=[0, min(max(top * 1.12, 10.0), 400.0)]))
+    return make_figure(data, lay)
+
+
+def _line_marks(result, cfg) -> tuple[list, list, dict, dict]:
+    """The lines the scores are compared against: (shapes, annotations, drag specs, {name: y})."""
+    shapes, anns, drag = [], [], {}
     lines = {k: float(v) for k, v in result.lines.items() if not any(s in k for s in _SKIP)}
     own_overload = "overload" in lines
     if "overload" not in lines and result.score_unit == "%":
@@ -215,17 +234,48 @@ def broker_scores(view, result, cfg, status: dict, *, rev: str = "", height: int
             cur = float(getattr(cfg, key))
             drag.setdefault(key, []).append(drag_spec(len(shapes) - 1, len(anns) - 1, y - slope * cur, slope,
                                                       label, " %", 1))
-    if many_states:  # after the lines: their drag specs index the shapes
-        shapes += _state_shapes(order, scores, status)
-        anns.append(title_ann("hover: score and weighted resources; state = colour (reasons in the decision card)",
-                              0, 1.0))
-    finite = [scores[b] for b in order if math.isfinite(scores[b])]
-    top = max(finite + list(lines.values()) + [10.0])
+    return shapes, anns, drag, lines
+
+
+def _binned(result, cfg, status, order, scores, *, rev, height, groups: bool):
+    """More brokers than :data:`~.theme.MAX_COLUMNS`: one bar per run of ``k`` neighbouring brokers in
+    score order (ranks 1–k, k+1–2k, …), as high as the highest score in it (its first broker's), coloured
+    by the most pressing state among its brokers (over, skipped, pending, under, destination, ok) with
+    the state shapes of :func:`_state_shapes`. The hover names the run's first and last broker and its
+    score range; the figure says what a bar stands for. The bar trace does not change with the
+    settings, so a slider release re-sends only the shapes."""
+    n = len(order)
+    k = per_column(n)
+    runs = [order[i:i + k] for i in range(0, n, k)]
+    labels = [f"{i * k + 1}–{min(n, (i + 1) * k)}" for i in range(len(runs))]
+    rank = {st: r for r, st in enumerate(_STATES)}
+    top = {lab: scores[run[0]] for lab, run in zip(labels, runs)}
+    worst = {lab: min((status.get(b, "ok") for b in run), key=lambda st: rank.get(st, len(rank)))
+             for lab, run in zip(labels, runs)}
+    data = [dict(
+        type="bar", x=labels, y=[round(top[lab], 4) for lab in labels], name="score",
+        marker=dict(color="rgba(0,0,0,0)", line=dict(width=0)), showlegend=False,
+        hoverlabel=dict(bgcolor="white", bordercolor="#1b365d", font=dict(color="#1f2328")),
+        customdata=[[run[0], run[-1], round(scores[run[-1]], 2)] for run in runs],
+        hovertemplate=("<b>brokers ranked %{x}</b><br>%{customdata[0]} … %{customdata[1]}<br>scores %{customdata[2]}"
+                       " – %{y:.2f} %<extra></extra>"))]
+    present = set(worst.values())
+    for st in _STATES:
+        data.append(dict(type="bar", x=[None], y=[None], name=status_label(st), marker=dict(color=status_color(st)),
+                         hoverinfo="skip", showlegend=st in present))
+    shapes, anns, drag, lines = _line_marks(result, cfg)
+    shapes += _state_shapes(labels, top, worst)
+    anns.append(title_ann(f"{n:,} brokers, {k} per bar: a bar is as high as its highest score, coloured by its most "
+                          "pressing state (reasons in the decision card)"
+                          + ("; isolation groups not marked at this size" if groups else ""), 0, 1.0))
+    finite = [v for v in top.values() if math.isfinite(v)]
+    ymax = max(finite + list(lines.values()) + [10.0])
     ylabel = ("history-smoothed weighted usage (%)" if "score_history" in explains(result.strategy)
               else "weighted max usage (%)")
     lay = base_layout(height, shapes=shapes, annotations=anns, editrevision=rev, meta=drag_meta(drag),
-                      barmode="overlay", hovermode="closest", xaxis=_xaxis(x),
-                      yaxis=axis(title=dict(text=ylabel), range=[0, min(max(top * 1.12, 10.0), 400.0)]))
+                      barmode="overlay", hovermode="closest",
+                      xaxis=_xaxis(labels, title=dict(text=f"{n:,} brokers, highest score first, {k} per bar")),
+                      yaxis=axis(title=dict(text=ylabel), range=[0, min(max(ymax * 1.12, 10.0), 400.0)]))
     return make_figure(data, lay)
 
 

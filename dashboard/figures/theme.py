@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 
 __all__ = ["STATUS", "LINE", "RESOURCE", "FONT", "base_layout", "graph_config", "hline", "short_names",
            "empty_figure", "status_color", "status_label", "drag_spec", "MB", "make_figure", "axis", "title_ann",
-           "GRID", "drag_meta", "drag_of", "inline_template"]
+           "GRID", "drag_meta", "drag_of", "inline_template", "MAX_COLUMNS", "per_column"]
 
 GRID = "#eef1f4"
 
@@ -141,6 +141,17 @@ def drag_spec(shape: int, ann: int, a: float, b: float, label: str, unit: str = 
 def _sig(x, digits: int = 12) -> float:
     x = float(x)
     return float(f"{x:.{digits}g}") if math.isfinite(x) else x
+
+
+#: the per-broker figures (scores, topic distribution) draw at most this many columns: above it, each
+#: column stands for a run of neighbouring brokers in the figure's order and the figure says so (ten
+#: thousand bars or boxes are more than the plot has pixels, and too slow to redraw on a slider release)
+MAX_COLUMNS = 1000
+
+
+def per_column(n_brokers: int) -> int:
+    """How many brokers one column stands for when ``n_brokers`` are drawn (1 up to :data:`MAX_COLUMNS`)."""
+    return max(1, -(-int(n_brokers) // MAX_COLUMNS))
 
 
 def short_names(brokers) -> list[str]:

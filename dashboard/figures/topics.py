@@ -11,7 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..memo import Memo
-from .theme import MB, STATUS, axis, base_layout, empty_figure, make_figure, short_names, title_ann
+from .theme import MB, STATUS, axis, base_layout, empty_figure, make_figure, per_column, short_names, title_ann
 
 __all__ = ["topic_distribution", "selected_overlay", "ring_shapes", "y_span", "dots_title", "OVERLAY_TRACE", "MANY",
            "MANY_RINGS"]
@@ -48,20 +48,44 @@ def _dots(view, x, owner, thr, rate, size, bundle_topics) -> dict:
     )
 
 
-def _boxes(view, order, owner, thr, topics) -> dict:
-    """Per broker: quartiles and min-max of its bundles' throughput (large clusters), stats computed here."""
-    q1, med, q3, lo, hi, n, mt = [], [], [], [], [], [], []
-    for j in order.tolist():
-        ks = np.flatnonzero(owner == j)
-        v = thr[ks] if len(ks) else np.zeros(1)
-        a, b, c = np.percentile(v, [25, 50, 75])
-        q1.append(round(float(a), 4)); med.append(round(float(b), 4)); q3.append(round(float(c), 4))
-        lo.append(round(float(v.min()), 4)); hi.append(round(float(v.max()), 4))
-        n.append(int(len(ks))); mt.append(round(float(topics[ks].mean()), 1) if len(ks) else 0.0)
-    return dict(type="box", x=list(range(len(order))), q1=q1, median=med, q3=q3, lowerfence=lo, upperfence=hi,
-                name="bundles", xaxis="x", yaxis="y", showlegend=False, fillcolor="rgba(60,125,217,0.25)",
-                line=dict(color="#3c7dd9", width=1), width=0.7,
-                text=[f"{view.brokers[j]}: {k} bundles, {t} topics each on average" for j, k, t in zip(order.tolist(), n, mt)],
+def _boxes(view, order, owner, thr, topics, col) -> dict:
+    """Per column (a broker, or a run of :func:`~.theme.per_column` neighbouring brokers in throughput
+    order): quartiles and min-max of its bundles' throughput (large clusters). One sort of every bundle
+    by (column, throughput); the quantiles are read off the sorted runs with numpy's linear interpolation."""
+    ncol = int(col.max()) + 1 if len(col) else 0
+    ok = owner >= 0
+    kc = col[owner[ok]]
+    v, t = thr[ok], topics[ok]
+    srt = np.lexsort((v, kc))
+    v, kc, t = v[srt], kc[srt], t[srt]
+    n = np.bincount(kc, minlength=ncol)
+    start = np.concatenate([[0], np.cumsum(n)[:-1]])
+    has = n > 0
+    vv = np.concatenate([v, [0.0]])  # a column without bundles reads 0
+
+    def q(p):
+        pos = start + p * np.maximum(n - 1, 0)
+        lo = np.floor(pos).astype(np.int64)
+        hi = np.minimum(lo + 1, start + np.maximum(n - 1, 0))
+        w = pos - lo
+        a, b = vv[np.where(has, lo, len(v))], vv[np.where(has, hi, len(v))]
+        out = np.where(w >= 0.5, b - (b - a) * (1 - w), a + (b - a) * w)  # numpy.percentile's interpolation
+        return np.round(out, 4).tolist()
+
+    tsum = np.bincount(kc, t, minlength=ncol)
+    mt = np.round(np.divide(tsum, n, out=np.zeros(ncol), where=has), 1).tolist()
+    per = per_column(view.nb)
+    if per == 1:
+        text = [f"{view.brokers[j]}: {k} bundles, {m} topics each on average"
+                for j, k, m in zip(order.tolist(), n.tolist(), mt)]
+    else:
+        runs = [order[i:i + per] for i in range(0, len(order), per)]
+        text = [f"brokers {i * per + 1}–{i * per + len(r)} by throughput ({view.brokers[r[0]]} … "
+                f"{view.brokers[r[-1]]}): {k:,} bundles, {m} topics each on average"
+                for i, (r, k, m) in enumerate(zip(runs, n.tolist(), mt))]
+    return dict(type="box", x=list(range(ncol)), q1=q(0.25), median=q(0.5), q3=q(0.75), lowerfence=q(0.0),
+                upperfence=q(1.0), name="bundles", xaxis="x", yaxis="y", showlegend=False,
+                fillcolor="rgba(60,125,217,0.25)", line=dict(color="#3c7dd9", width=1), width=0.7, text=text,
                 hoverinfo="y+text")
 
 
@@ -69,8 +93,9 @@ _POSITIONS = Memo(4)
 
 
 def _layout_positions(view):
-    """(broker order by throughput, bundle -> x position array, owner array); kept per view (a view
-    does not change, and the ringed overlay needs them on every slider release: 7 ms at 100,000 bundles)."""
+    """(broker order by throughput, bundle -> x position array, owner array, broker -> column array); kept
+    per view (a view does not change, and the ringed overlay needs them on every slider release: 7 ms at
+    100,000 bundles). A column is a broker, or a run of :func:`~.theme.per_column` brokers in that order."""
     got = _POSITIONS.get(id(view))
     if got is not None and got[0] is view:
         return got[1]
@@ -83,8 +108,9 @@ def _layout_positions(view):
 
 def _positions(view):
     order = np.argsort(-view.msg_throughput, kind="stable")
-    pos = np.empty(view.nb, dtype=float)
-    pos[order] = np.arange(view.nb)
+    col = np.empty(view.nb, dtype=np.int64)
+    col[order] = np.arange(view.nb) // per_column(view.nb)
+    pos = col.astype(float)
     owner = np.full(view.nk, -1, dtype=np.int64)
     for j in range(view.nb - 1, -1, -1):
         o = view.owned[j]
@@ -93,7 +119,7 @@ def _positions(view):
     k = np.arange(view.nk, dtype=np.int64)
     jitter = (((k * 2654435761) % 1000) / 1000.0 - 0.5) * 0.62
     x = np.where(owner >= 0, pos[np.maximum(owner, 0)] + jitter, np.nan)
-    return order, x, owner
+    return order, x, owner, col
 
 
 def ring_shapes(overlay: dict, y_span: float = 1.0, n_brokers: int = 10) -> list:
@@ -102,11 +128,12 @@ def ring_shapes(overlay: dict, y_span: float = 1.0, n_brokers: int = 10) -> list
     figure's data."""
     if not overlay["x"]:
         return []
-    dx, dy = 0.012 * max(n_brokers, 1), 0.035 * max(y_span, 1e-9)
+    n_cols = -(-max(n_brokers, 1) // per_column(n_brokers))
+    dx, dy = 0.012 * n_cols, 0.035 * max(y_span, 1e-9)
     if len(overlay["x"]) > 200:
         # a thousand marks re-sent on every release: each corner to about a tenth of a pixel (x: one broker
         # column is under a pixel wide at 1,000 brokers; y: a thousandth of the axis), half the bytes
-        xd = 1 if n_brokers > 100 else 2
+        xd = 1 if n_cols > 100 else 2
         yd = max(0, min(6, 3 - int(np.floor(np.log10(max(y_span, 1e-9))))))
         path = "".join(f"M{x - dx:.{xd}f},{y:.{yd}f}L{x:.{xd}f},{y + dy:.{yd}f}L{x + dx:.{xd}f},{y:.{yd}f}"
                        f"L{x:.{xd}f},{y - dy:.{yd}f}Z" for x, y in zip(overlay["x"], overlay["y"]))
@@ -124,7 +151,7 @@ def y_span(view) -> float:
 
 def selected_overlay(view, selected) -> dict:
     """``{"x", "y", "customdata"}`` of the ringed overlay for the bundles ``selected``."""
-    _, x, owner = _layout_positions(view) if selected else (None, None, None)
+    _, x, owner, _ = _layout_positions(view) if selected else (None, None, None, None)
     xs, ys, cd = [], [], []
     idx = view.bundle_index
     for b in selected or ():
@@ -141,12 +168,15 @@ def selected_overlay(view, selected) -> dict:
     return {"x": xs, "y": ys, "customdata": cd, "total": total}
 
 
-def dots_title(many: bool, overlay: dict | None = None) -> str:
-    """The strip's title; it says when only the busiest unloaded bundles are ringed."""
-    t = ("bundle throughput per broker, busiest first (box: quartiles, whiskers: min–max)" if many
+def dots_title(many: bool, overlay: dict | None = None, n_brokers: int = 0) -> str:
+    """The strip's title; it says when a box stands for several brokers and when only the busiest
+    unloaded bundles are ringed."""
+    per = per_column(n_brokers)
+    who = "broker" if per == 1 else f"{per} brokers"
+    t = (f"bundle throughput per {who}, busiest first (box: quartiles, whiskers: min–max)" if many
          else "bundles per broker, busiest broker first (dot size = topics)")
     if overlay and overlay.get("total", 0) > len(overlay["x"]):
-        t = (f"throughput per broker (boxes: quartiles, min–max); the {len(overlay['x'])} busiest of "
+        t = (f"throughput per {who} (boxes: quartiles, min–max); the {len(overlay['x'])} busiest of "
              f"{overlay['total']:,} unloaded bundles ringed")
     return t
 
@@ -156,8 +186,9 @@ def topic_distribution(view, bundle_topics: dict | None = None, *, selected=(), 
     """The topic-distribution figure of a snapshot (see the module docstring)."""
     if view.nb == 0 or view.nk == 0:
         return empty_figure("No bundles in this snapshot", rev=rev)
-    order, x, owner = _layout_positions(view)
-    names = short_names([view.brokers[j] for j in order])
+    order, x, owner, col = _layout_positions(view)
+    per = per_column(view.nb)
+    names = short_names([view.brokers[j] for j in order]) if per == 1 else [str(i) for i in range(int(col.max()) + 1)]
     ok = owner >= 0
     thr = view.short_throughput / MB
     rate = view.short_rate
@@ -165,11 +196,11 @@ def topic_distribution(view, bundle_topics: dict | None = None, *, selected=(), 
     size = 4 + 10 * np.sqrt(topics / max(1.0, float(topics.max())))
     many = view.nk > MANY
     if many:
-        data = [_boxes(view, order, owner, thr, topics)]
+        data = [_boxes(view, order, owner, thr, topics, col)]
     else:
         data = [_dots(view, x, owner, thr, rate, size, bundle_topics)]
     ov = selected_overlay(view, selected)
-    title = dots_title(many, ov)
+    title = dots_title(many, ov, view.nb)
     data.append(dict(  # the legend entry of the rings (the rings themselves are shapes)
         type="scatter", x=[None], y=[None], mode="markers", name="unloaded this cycle", xaxis="x", yaxis="y",
         marker=dict(size=11, symbol="diamond-open", color=STATUS["over"][0], line=dict(width=2.2)),
@@ -192,7 +223,8 @@ def topic_distribution(view, bundle_topics: dict | None = None, *, selected=(), 
                                                           ticktext=names) if show else dict(showticklabels=False)),
                    tickangle=-40 if len(names) > 8 else 0,
                    range=[-0.6, len(names) - 0.4], showgrid=False,
-                   title=dict(text="" if show else f"{len(names)} brokers, busiest first")),
+                   title=dict(text="" if show else f"{view.nb:,} brokers, busiest first"
+                              + ("" if per == 1 else f", {per} per box"))),
         yaxis=axis(anchor="x", title=dict(text="bundle throughput (MB/s)"), rangemode="tozero"),
         xaxis2=axis(domain=[split + 0.07, 1], anchor="y2", title=dict(text="topics in the bundle"), showgrid=False,
                     range=[float(tx.min()) - 2.5, float(tx.max()) + 2.5] if 0 < len(tx) < 3 else None),

@@ -158,3 +158,66 @@ def test_topics_rings_the_busiest_unloaded_and_says_so(sid):
     assert min(ov["y"]) >= thr[topics.MANY_RINGS - 1] - 1e-9  # the busiest
     assert f"{topics.MANY_RINGS} busiest of {len(sel)}" in topics.dots_title(True, ov)
     assert topics.dots_title(True, topics.selected_overlay(v, sel[:5])).startswith("bundle throughput per broker")
+
+
+def test_scores_more_brokers_than_columns_one_bar_per_run_and_says_so(sid, monkeypatch):
+    """Above MAX_COLUMNS brokers a bar stands for a run of neighbouring brokers in score order: as high
+    as the run's highest score, coloured by its most pressing state; the figure says how many a bar holds."""
+    from dashboard.figures import theme
+
+    a, cfg = _analysis(sid, "ThresholdShedder", "LeastResourceUsageWithWeight")
+    monkeypatch.setattr(theme, "MAX_COLUMNS", 100)  # 250 brokers -> 3 a bar, 84 bars
+    d = scores.broker_scores(a.snap.view, a.result, cfg, a.status, rev="r").to_dict()
+    go.Figure(d)  # valid plotly
+    bar = d["data"][0]
+    ranked = sorted(a.result.scores.items(), key=lambda kv: -kv[1])
+    runs = [ranked[i:i + 3] for i in range(0, len(ranked), 3)]
+    assert len(bar["x"]) == len(runs) == 84
+    assert list(bar["y"]) == [round(run[0][1], 4) for run in runs]
+    assert [c[0] for c in bar["customdata"]] == [run[0][0] for run in runs]
+    states = ("over", "skipped", "pending", "under", "destination", "ok")
+    worst = [min((a.status.get(b, "ok") for b, _ in run), key=states.index) for run in runs]
+    drawn = {sh["fillcolor"]: sh["path"].count("M") for sh in d["layout"]["shapes"] if sh["type"] == "path"}
+    want = {}
+    for st, (run, y) in zip(worst, zip(runs, bar["y"])):
+        if y > 0:
+            want[theme.status_color(st)] = want.get(theme.status_color(st), 0) + 1
+    assert drawn == want and set(worst) != {"ok"}
+    assert any("3 per bar" in an["text"] for an in d["layout"]["annotations"])
+    assert "3 per bar" in d["layout"]["xaxis"]["title"]["text"]
+    assert "loadBalancerBrokerThresholdShedderPercentage" in drag_of(d["layout"])  # the lines follow the slider
+
+
+def test_topics_more_brokers_than_columns_one_box_per_run(sid, monkeypatch):
+    """Above MAX_COLUMNS brokers a box holds the bundles of a run of brokers (by throughput): its
+    quartiles and min-max are those of all their bundles; the rings sit in their broker's box."""
+    import numpy as np
+
+    from dashboard.figures import theme, topics
+
+    a, cfg = _analysis(sid, "AvgShedder", "AvgShedder", loadBalancerAvgShedderHitCountLowThreshold=1,
+                       loadBalancerAvgShedderHitCountHighThreshold=1)
+    monkeypatch.setattr(theme, "MAX_COLUMNS", 100)
+    monkeypatch.setattr(topics, "MANY", 100)  # 2,000 bundles drawn as boxes
+    v = a.snap.view
+    topics._POSITIONS.clear()
+    d = topics.topic_distribution(v, selected=a.unloaded_bundles, rev="r").to_dict()
+    topics._POSITIONS.clear()
+    go.Figure(d)
+    box = d["data"][0]
+    order = np.argsort(-v.msg_throughput, kind="stable")
+    assert len(box["x"]) == 84
+    for i in (0, 41, 83):
+        ks = np.concatenate([v.owned[j] for j in order[3 * i:3 * i + 3]])
+        thr = v.short_throughput[ks] / 1048576
+        got = [box[k][i] for k in ("lowerfence", "q1", "median", "q3", "upperfence")]
+        assert got == [round(float(x), 4) for x in np.percentile(thr, [0, 25, 50, 75, 100])]
+        assert box["text"][i].startswith(f"brokers {3 * i + 1}–{min(250, 3 * i + 3)} by throughput")
+    assert "per 3 brokers" in d["layout"]["annotations"][0]["text"]
+    assert "3 per box" in d["layout"]["xaxis"]["title"]["text"]
+    ov = topics.selected_overlay(v, a.unloaded_bundles)
+    col = {int(j): i // 3 for i, j in enumerate(order)}
+    owner = {int(k): j for j in range(v.nb) for k in v.owned[j]}
+    assert ov["x"]
+    for b, x in zip(ov["customdata"], ov["x"]):
+        assert abs(x - col[owner[v.bundle_index[b]]]) < 0.5  # in its broker's box
