@@ -286,6 +286,11 @@ class ColumnarLoadData(LoadData):
             super().ensure_bundle_data()
         # else: the derived bundle data is in the arrays already (load_data_fast)
 
+    def broker_reports(self) -> dict:
+        """broker id -> its report (:class:`~engine.model.BrokerData`) for the fields read at load time
+        (version, resources, ...), without building every ``lastStats`` entry: read ``brokers`` for those."""
+        return self._brokers
+
     def counts(self) -> tuple[int, int]:
         """(brokers, bundles in bundleData) without building objects."""
         return len(self._brokers), self._cols["n_bd"]

@@ -106,7 +106,8 @@ def broker_versions(data) -> dict:
     """``{broker: brokerVersionString or None}`` of a snapshot: a modular ``LoadData`` (each load report's
     ``brokerVersionString``) or the Extensible Load Manager's data (each ``BrokerLookupData``'s
     ``brokerVersion``)."""
-    brokers = getattr(data, "brokers", None)
+    reports = getattr(data, "broker_reports", None)  # engine.fastload: no lastStats objects built for this
+    brokers = reports() if callable(reports) else getattr(data, "brokers", None)
     if isinstance(brokers, dict):
         return {bid: getattr(getattr(bd, "local", None), "broker_version_string", None) for bid, bd in brokers.items()}
     lookup = getattr(data, "lookup", None)

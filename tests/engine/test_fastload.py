@@ -161,6 +161,21 @@ def test_big_file_takes_the_fast_path():
     _same_view(LoadView.from_load_data(back), LoadView.from_load_data(old))
 
 
+def test_broker_versions_read_without_building_the_object_model():
+    """The Tuner reads every broker's version before each decision: on a columnar snapshot that must not
+    build the million lastStats objects (the view would then be rebuilt from them)."""
+    from engine.releases import broker_versions
+
+    raw, obj = _big()
+    next(iter(obj["brokers"].values()))["brokerVersionString"] = "3.0.7"
+    ld = load_snapshot_bytes(json.dumps(obj).encode(), "big.json")
+    assert isinstance(ld, ColumnarLoadData)
+    got = broker_versions(ld)
+    assert not ld.materialised
+    assert got == broker_versions(load_data_from_json(obj, "big.json"))
+    assert list(got.values()).count("3.0.7") == 1
+
+
 def _first_stat(obj):
     rep = next(iter(obj["brokers"].values()))
     return rep["lastStats"][next(iter(rep["lastStats"]))]
