@@ -5,7 +5,10 @@ Prints a table (size, simulated span, median wall time, per simulated minute, bu
 2-core machine. The cluster is the shipped ``diurnal-100-brokers`` scenario scaled to N brokers
 (N namespaces of 100 bundles, 400 topics each, a daily traffic cycle, BIGO's AvgShedder settings).
 
-Run: ``.venv/bin/python bench/bench_simulator.py`` (about 2 minutes; ``--quick`` skips 1,000 × 1 day).
+The second budget: 1,000 brokers × 100,000 bundles × 1 day in ≤ 60 s.
+
+Run: ``.venv/bin/python bench/bench_simulator.py`` (about 2 minutes; ``--quick`` skips 1,000 × 1 day;
+``--large`` runs only the 1,000-broker rows).
 """
 from __future__ import annotations
 
@@ -47,9 +50,12 @@ def measure(n_brokers: int, minutes: int, repeat: int) -> tuple[float, dict]:
 
 
 def main(argv=None) -> int:
-    quick = "--quick" in (argv or sys.argv[1:])
+    args = argv or sys.argv[1:]
+    quick = "--quick" in args
     rows = []
     plan = [(10, 60, 3), (10, 1440, 3), (100, 60, 3), (100, 1440, 3), (1000, 60, 1)]
+    if "--large" in args:
+        plan = [(1000, 60, 1)]
     if not quick:
         plan.append((1000, 1440, 1))
     for nb, minutes, rep in plan:
@@ -57,6 +63,8 @@ def main(argv=None) -> int:
         budget = ""
         if nb == 100 and minutes == 1440:
             budget = f"<= 10 s: {'OK' if t <= 10 else 'OVER'}"
+        if nb == 1000 and minutes == 1440:
+            budget = f"<= 60 s: {'OK' if t <= 60 else 'OVER'}"
         rows.append((f"{nb} brokers x {nb * 100:,} bundles", "1 hour" if minutes == 60 else "1 day", rep, t,
                      t / minutes * 1000, s["unloads"], budget))
     print(f"simulator speed, AvgShedder (BIGO settings), 1-minute cycles, "
