@@ -183,25 +183,25 @@ def decision_card(a, inline: int = 3) -> list:
             items.append((lambda d=d: html.Li([_badge(d.label, "success" if d.label == "Success" else "skip"), " ",
                                                html.B(d.reason), ": ", d.detail or ""]),
                           f"{d.label} {d.reason}: {d.detail or ''}"))
-    places = []
-    for u in c.processed:
+    # placements: their words are made only for those shown (thousands on a 10,000-broker cycle)
+    placed = [u for u in c.processed if u.placement is not None]
+
+    def place_text(u) -> str:
         dec = u.placement
-        if dec is None:
-            continue
-        head = f" ({dec.strategy}" + (", random draw" if dec.random else "") + f"): {dec.reason}"
-        tail = f" — not unloaded: {u.skipped}" if u.skipped else ""
-        places.append((lambda u=u, text=head + tail: html.Div([html.Code(u.bundle), " → ", html.B(u.destination or "—"),
-                                                                 text], className="decision-place"),
-                       f"{u.bundle} → {u.destination or '—'}{head}{tail}"))
+        return (f" ({dec.strategy}" + (", random draw" if dec.random else "") + f"): {dec.reason}"
+                + (f" — not unloaded: {u.skipped}" if u.skipped else ""))
+
     if items:
         out.append(html.Ul([rich() for rich, _ in items[:inline]], className="decision-why"))
     keep = max(1, inline - 1)
-    out += [rich() for rich, _ in places[:keep]]
-    rest_items, rest_places = items[inline:], places[keep:]
+    out += [html.Div([html.Code(u.bundle), " → ", html.B(u.destination or "—"), place_text(u)],
+                     className="decision-place") for u in placed[:keep]]
+    rest_items, rest_places = items[inline:], placed[keep:]
     if rest_items or rest_places:
         what = " and ".join(x for x in (f"{len(rest_items)} more reasons" if rest_items else "",
                                         f"{len(rest_places)} more placements" if rest_places else "") if x)
-        lines = [t for _, t in rest_items[:60]] + [t for _, t in rest_places[:30]]
+        lines = [t for _, t in rest_items[:60]] + [f"{u.bundle} → {u.destination or '—'}{place_text(u)}"
+                                                    for u in rest_places[:30]]
         if len(rest_items) > 60 or len(rest_places) > 30:
             lines.append("… the report lists everything")
         out.append(html.Details([html.Summary(f"Show {what}", className="decision-more"),
