@@ -31,6 +31,9 @@ _T = np.linspace(0.0, 1.0, 13)  # 12 segments: smooth at this size, few points t
 MANY_PAIRS = 60
 #: the gap panel shows at most this many pairs, the largest gaps (those that shed or count hits first)
 MANY_PAIRS_BARS = 100
+#: at most this many arcs are drawn, the largest gaps (a 10,000-broker cluster has 5,000 pairs: their arcs
+#: were 300 kB re-sent and redrawn on every slider release); the panel's title says how many of how many
+MAX_ARCS = 500
 
 
 def _bezier(x0, y0, cx, cy, x1, y1, t=_T):
@@ -87,7 +90,8 @@ def avg_pairs(result, cfg, status: dict, *, rev: str = "", height: int = 360) ->
     # three SVG paths instead of a path shape per pair, which Plotly lays out and draws one by one
     ends = {st: [] for st in PAIR_STYLE}  # per state: each arc's (x0, y0, control x, control y, x1, y1)
     t = _T
-    for p in pairs:
+    drawn = pairs if len(pairs) <= MAX_ARCS else sorted(pairs, key=lambda p: -p.gap)[:MAX_ARCS]
+    for p in drawn:
         st = pair_state(p, cfg)
         col, dash, width = PAIR_STYLE[st]
         x0, x1 = p.low_score, p.high_score
@@ -169,7 +173,8 @@ def avg_pairs(result, cfg, status: dict, *, rev: str = "", height: int = 360) ->
         # above MANY_PAIRS pairs they move on release only: each move redraws the figure (~50 ms at 500
         # pairs), and the moves of a quick drag were still being drawn after the release
     shapes += arc_shapes
-    anns += [title_ann("pairs on the score axis (arc = pair, label = gap and hit counts)", 0),
+    anns += [title_ann("pairs on the score axis (arc = pair, label = gap and hit counts)" if len(drawn) == n_pairs
+                       else f"the {len(drawn)} largest-gap pairs of {n_pairs:,} on the score axis (arc = pair)", 0),
              title_ann("score gap per pair", _SPLIT + 0.08)]
     lo_x = min(scores.values()) if scores else 0.0
     hi_x = max(scores.values()) if scores else 100.0

@@ -221,3 +221,18 @@ def test_topics_more_brokers_than_columns_one_box_per_run(sid, monkeypatch):
     assert ov["x"]
     for b, x in zip(ov["customdata"], ov["x"]):
         assert abs(x - col[owner[v.bundle_index[b]]]) < 0.5  # in its broker's box
+
+
+def test_pairs_more_than_max_arcs_draws_the_largest_gaps_and_says_so(sid, monkeypatch):
+    a, cfg = _analysis(sid, "AvgShedder", "AvgShedder", loadBalancerAvgShedderHitCountLowThreshold=1,
+                       loadBalancerAvgShedderHitCountHighThreshold=1)
+    monkeypatch.setattr(pairs, "MAX_ARCS", 20)
+    n = len(a.result.pairs)
+    d = pairs.avg_pairs(a.result, cfg, a.status, rev="r").to_dict()
+    go.Figure(d)
+    paths = [sh for sh in d["layout"]["shapes"] if sh["type"] == "path"]
+    assert sum(sh["path"].count("Q") for sh in paths) == 20
+    widest = sorted(a.result.pairs, key=lambda p: -p.gap)[:20]
+    drawn = "".join(sh["path"] for sh in paths)
+    assert all(f"M{p.low_score:.3f}," in drawn and f" {p.high_score:.3f}," in drawn for p in widest)
+    assert any(f"the 20 largest-gap pairs of {n:,}" in an["text"] for an in d["layout"]["annotations"])
