@@ -32,7 +32,7 @@ import numpy as np
 
 from .config import LoadBalancerConfig
 from .errors import InputError, UsageError
-from .javacompat import java_double_math, java_map_rank
+from .javacompat import hashmap_capacity, java_double_math, java_map_rank
 from .release_lines import modular_startup
 from .model import BundleData, LoadData, bundle_namespace
 from .placement.base import NamespacePolicies, PlacementContext
@@ -43,7 +43,25 @@ from .strategies import make_placement, make_shedding, placement_name, registry,
 from .strategies.state import HoldsStrategyStates
 from .view import LoadView, ViewBundle
 
-__all__ = ["ModularLoadManager", "NamespacePolicies", "as_rng"]
+__all__ = ["ModularLoadManager", "NamespacePolicies", "as_rng", "unload_broker_rank"]
+
+#: shedders that keep one Guava ``ArrayListMultimap`` per instance and ``clear()`` it every cycle: its
+#: ``HashMap`` keeps the largest table it ever grew to. AvgShedder (and any other) builds a new one each cycle.
+_KEEPS_UNLOAD_MULTIMAP = frozenset({"OverloadShedder", "ThresholdShedder", "UniformLoadShedder"})
+
+
+def unload_broker_rank(shedding, brokers: Sequence[str]) -> np.ndarray:
+    """Where each broker (in the order the strategy first selected one of its bundles) comes when
+    ``doLoadShedding`` walks the strategy's ``ArrayListMultimap``: a ``java.util.HashMap`` sized by Guava's
+    ``Maps.newHashMapWithExpectedSize(12)`` (a table of 16, doubling past 0.75 full). A strategy that keeps
+    its multimap across cycles keeps the grown table too (``clear()`` does not shrink it): remembered on the
+    strategy instance."""
+    keep = getattr(shedding, "name", None) in _KEEPS_UNLOAD_MULTIMAP
+    start = max(16, int(getattr(shedding, "_unload_table", 16))) if keep else 16
+    table = hashmap_capacity(len(brokers), initial=start)
+    if keep:
+        shedding._unload_table = table
+    return java_map_rank(list(brokers), initial=table)
 
 
 def as_rng(seed=None) -> np.random.Generator:
@@ -483,7 +501,7 @@ class ModularLoadManager(HoldsStrategyStates):
         for s in res.selected:
             by_broker.setdefault(s.broker, []).append(s)
         keys = list(by_broker)
-        rank = java_map_rank(keys, initial=32)
+        rank = unload_broker_rank(self.shedding, keys)
         for bi in np.argsort(rank).tolist():
             broker = keys[bi]
             any_unloaded = False

@@ -12,6 +12,7 @@ import numpy as np
 from engine.config import LoadBalancerConfig
 from engine.errors import InputError, UsageError
 from engine.javacompat import java_map_rank
+from engine.load_manager import unload_broker_rank
 from engine.loaddata_json import load_data_from_json
 from engine.placement.base import PlacementContext
 from engine.strategies import make_placement, make_shedding
@@ -69,8 +70,8 @@ def _shed(case: dict, conf: LoadBalancerConfig) -> list:
             by_broker.setdefault(sel.broker, []).append(sel.bundle)
         keys = list(by_broker)
         pairs = []
-        # the order the engine's doLoadShedding issues them in (engine.load_manager: a table of 32)
-        for i in np.argsort(java_map_rank(keys, initial=32), kind="stable").tolist():
+        # the order the engine's doLoadShedding issues them in (the strategy's multimap order)
+        for i in np.argsort(unload_broker_rank(s, keys), kind="stable").tolist():
             pairs.extend([keys[i], b] for b in by_broker[keys[i]])
         if carry:
             for _, b in pairs:
