@@ -7,6 +7,8 @@ Pulsar draws from) and the pick when the set has one broker.
 """
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from engine.config import LoadBalancerConfig
@@ -21,7 +23,25 @@ from engine.view import LoadView
 
 def config_for(case: dict, pulsar_version: str | None = None) -> LoadBalancerConfig:
     """The case's broker.conf keys over the engine's defaults (those of ``pulsar_version``'s line when the
-    engine knows release lines)."""
+    engine knows release lines). The config is frozen: one built per distinct (version, keys)."""
+    conf = dict(case.get("conf") or {})
+    try:
+        key = (pulsar_version, json.dumps(conf, sort_keys=True))
+    except (TypeError, ValueError):
+        return _config_for(conf, pulsar_version)
+    got = _CONFIGS.get(key)
+    if got is None:
+        got = _config_for(conf, pulsar_version)
+        if len(_CONFIGS) >= 4096:
+            _CONFIGS.clear()
+        _CONFIGS[key] = got
+    return got
+
+
+_CONFIGS: dict = {}
+
+
+def _config_for(conf: dict, pulsar_version: str | None) -> LoadBalancerConfig:
     base = LoadBalancerConfig()
     if pulsar_version:
         try:
@@ -30,7 +50,7 @@ def config_for(case: dict, pulsar_version: str | None = None) -> LoadBalancerCon
             base = releases.defaults_for(pulsar_version)
         except ImportError:
             pass
-    return base.with_values(dict(case.get("conf") or {}))
+    return base.with_values(conf)
 
 
 def _load(obj: dict, carried: dict | None = None):
