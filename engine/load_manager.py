@@ -18,7 +18,8 @@ Deliberate choices:
   removal with its reason in the placement's filter steps.
 * A broker whose report has no ``loadManagerClassName`` passes the load-manager-class filter.
 * The unloads of one cycle are issued per broker in the key order of the strategy's Guava
-  ``ArrayListMultimap`` (a ``HashMap``: table of 32 for up to 24 brokers), then in selection order —
+  ``ArrayListMultimap`` (a ``HashMap``: table of 16 for up to 12 brokers, kept grown by the shedders that
+  keep their multimap: :func:`unload_broker_rank`), then in selection order —
   what ``bundlesToUnload.asMap().forEach`` does. (The reference describes this as key insertion
   order; Guava's ``ArrayListMultimap`` is ``HashMap``-backed.)
 * "Now" is the snapshot's own time; ``run_cycles`` advances it by one shedding interval per cycle.
