@@ -143,8 +143,8 @@ def hashmap_capacity(size: int, concurrent: bool = False, initial: int = 16) -> 
     """Table size of a ``java.util.HashMap`` (or ``ConcurrentHashMap``) grown from ``initial`` (16).
 
     ``HashMap`` resizes when ``++size > 0.75*cap``; ``ConcurrentHashMap`` when ``count >= 0.75*cap``.
-    Guava's ``ArrayListMultimap.create()`` backs its keys with a ``HashMap`` sized for 12 keys
-    (table 32): pass ``initial=32``.
+    Guava's ``ArrayListMultimap.create()`` backs its keys with a ``HashMap`` sized for 12 keys: a table of
+    ``ceil(12 / 0.75)`` = 16 in the Guava every supported Pulsar line ships (32.1 and later).
     """
     cap = initial
     if concurrent:
@@ -164,7 +164,8 @@ def hashmap_bucket(h: int, capacity: int) -> int:
 
 def java_map_rank(keys: Sequence[str], concurrent: bool = False, initial: int = 16) -> np.ndarray:
     """Position of each key in the iteration order of a Java hash map built by inserting ``keys``
-    in the given order (bucket ascending; insertion order inside a bucket).
+    in the given order (bucket ascending; insertion order inside a bucket, except where a
+    ``ConcurrentHashMap`` resized over keys sharing a bin: its ``transfer`` reorders them, followed exactly).
 
     Returns an int array ``rank`` with ``rank[i]`` = iteration position of ``keys[i]``.
     Treeified bins (8+ colliding keys) are not modelled.
@@ -179,8 +180,13 @@ def java_map_rank(keys: Sequence[str], concurrent: bool = False, initial: int = 
         return got.copy()
     cap = hashmap_capacity(n, concurrent, initial)
     h = java_string_hashes(keys) & 0xFFFFFFFF
-    b = (h ^ (h >> 16)) & (cap - 1)
+    h = h ^ (h >> 16)
+    b = h & (cap - 1)
     order = np.lexsort((np.arange(n), b))
+    if concurrent and cap > initial and int(np.bincount(b, minlength=cap).max()) > 1:
+        # keys share a bin and the table was resized: ConcurrentHashMap's transfer does not keep a bin's
+        # order (see _chm_order)
+        order = np.asarray(_chm_order((h & 0x7FFFFFFF).tolist(), initial), dtype=np.int64)
     rank = np.empty(n, dtype=np.int64)
     rank[order] = np.arange(n)
     if memo_key is not None:
@@ -188,6 +194,48 @@ def java_map_rank(keys: Sequence[str], concurrent: bool = False, initial: int = 
             _rank_memo.clear()  # (no iteration: safe beside another thread's lookups)
         _rank_memo[memo_key] = rank.copy()
     return rank
+
+
+def _chm_order(spread: list, initial: int = 16) -> list:
+    """Iteration order (indices) of a ``ConcurrentHashMap`` filled with keys of these spread hashes in
+    this order: each put appends to its bin; when the count reaches ``sizeCtl`` (0.75 of the table) the
+    table doubles and ``transfer`` splits each bin by the new hash bit, keeping the bin's last run of
+    same-bit nodes as it is and putting every node before it, in reverse order, in front of it."""
+    cap = initial
+    bins: list = [None] * cap
+    ctl = cap - (cap >> 2)
+    for count, hv in enumerate(spread, start=1):
+        i = count - 1
+        slot = hv & (cap - 1)
+        got = bins[slot]
+        if got is None:
+            bins[slot] = [i]
+        else:
+            got.append(i)
+        if count >= ctl:
+            moved: list = [None] * (cap * 2)
+            for idx, nodes in enumerate(bins):
+                if nodes is None:
+                    continue
+                if len(nodes) == 1:
+                    moved[idx + cap if spread[nodes[0]] & cap else idx] = nodes
+                    continue
+                bits = [spread[k] & cap for k in nodes]
+                last = len(nodes) - 1
+                while last > 0 and bits[last - 1] == bits[-1]:
+                    last -= 1
+                lo = nodes[last:] if bits[-1] == 0 else []
+                hi = nodes[last:] if bits[-1] else []
+                for k, bit in zip(nodes[:last], bits[:last]):
+                    (hi if bit else lo).insert(0, k)
+                if lo:
+                    moved[idx] = lo
+                if hi:
+                    moved[idx + cap] = hi
+            bins = moved
+            cap <<= 1
+            ctl = cap - (cap >> 2)
+    return [k for nodes in bins if nodes is not None for k in nodes]
 
 
 #: java_map_rank of recent key lists, for lists of at most _RANK_MEMO_KEYS keys

@@ -18,7 +18,8 @@ Deliberate choices:
   removal with its reason in the placement's filter steps.
 * A broker whose report has no ``loadManagerClassName`` passes the load-manager-class filter.
 * The unloads of one cycle are issued per broker in the key order of the strategy's Guava
-  ``ArrayListMultimap`` (a ``HashMap``: table of 32 for up to 24 brokers), then in selection order —
+  ``ArrayListMultimap`` (a ``HashMap``: table of 16 for up to 12 brokers, kept grown by the shedders that
+  keep their multimap: :func:`unload_broker_rank`), then in selection order —
   what ``bundlesToUnload.asMap().forEach`` does. (The reference describes this as key insertion
   order; Guava's ``ArrayListMultimap`` is ``HashMap``-backed.)
 * "Now" is the snapshot's own time; ``run_cycles`` advances it by one shedding interval per cycle.
@@ -32,7 +33,7 @@ import numpy as np
 
 from .config import LoadBalancerConfig
 from .errors import InputError, UsageError
-from .javacompat import java_double_math, java_map_rank
+from .javacompat import hashmap_capacity, java_double_math, java_map_rank
 from .release_lines import modular_startup
 from .model import BundleData, LoadData, bundle_namespace
 from .placement.base import NamespacePolicies, PlacementContext
@@ -43,7 +44,25 @@ from .strategies import make_placement, make_shedding, placement_name, registry,
 from .strategies.state import HoldsStrategyStates
 from .view import LoadView, ViewBundle
 
-__all__ = ["ModularLoadManager", "NamespacePolicies", "as_rng"]
+__all__ = ["ModularLoadManager", "NamespacePolicies", "as_rng", "unload_broker_rank"]
+
+#: shedders that keep one Guava ``ArrayListMultimap`` per instance and ``clear()`` it every cycle: its
+#: ``HashMap`` keeps the largest table it ever grew to. AvgShedder (and any other) builds a new one each cycle.
+_KEEPS_UNLOAD_MULTIMAP = frozenset({"OverloadShedder", "ThresholdShedder", "UniformLoadShedder"})
+
+
+def unload_broker_rank(shedding, brokers: Sequence[str]) -> np.ndarray:
+    """Where each broker (in the order the strategy first selected one of its bundles) comes when
+    ``doLoadShedding`` walks the strategy's ``ArrayListMultimap``: a ``java.util.HashMap`` sized by Guava's
+    ``Maps.newHashMapWithExpectedSize(12)`` (a table of 16, doubling past 0.75 full). A strategy that keeps
+    its multimap across cycles keeps the grown table too (``clear()`` does not shrink it): remembered on the
+    strategy instance."""
+    keep = getattr(shedding, "name", None) in _KEEPS_UNLOAD_MULTIMAP
+    start = max(16, int(getattr(shedding, "_unload_table", 16))) if keep else 16
+    table = hashmap_capacity(len(brokers), initial=start)
+    if keep:
+        shedding._unload_table = table
+    return java_map_rank(list(brokers), initial=table)
 
 
 def as_rng(seed=None) -> np.random.Generator:
@@ -483,7 +502,7 @@ class ModularLoadManager(HoldsStrategyStates):
         for s in res.selected:
             by_broker.setdefault(s.broker, []).append(s)
         keys = list(by_broker)
-        rank = java_map_rank(keys, initial=32)
+        rank = unload_broker_rank(self.shedding, keys)
         for bi in np.argsort(rank).tolist():
             broker = keys[bi]
             any_unloaded = False

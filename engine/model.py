@@ -102,6 +102,9 @@ class _Reader:
         v = self.obj.get(key)
         if v is None:
             return default
+        t = type(v)
+        if (t is float or t is int) and (0 <= v <= max_ or (not nonneg and -max_ <= v < 0)):
+            return float(v)  # the common case, every rule below already met (NaN fails the comparisons)
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             if isinstance(v, str):
                 try:

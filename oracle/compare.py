@@ -93,6 +93,45 @@ def run(line: str, version: str, strategies, n: int, seed: int = 0, oracle=None,
     return out
 
 
+def run_lines(lines: dict, strategies, n: int, oracles: dict, seed: int = 0, batch: int = 250) -> dict:
+    """``n`` cases per strategy on several lines at once: each case is generated and written as JSON once
+    and fed to every line's JVM (the JVMs answer side by side, and answer the next batch while the engine
+    decides this one on each line). ``lines``: line -> version; ``oracles``: version -> :class:`Oracle`.
+    Returns line -> strategy -> :class:`Tally` (the engine decides as each line's version)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    out = {line: {} for line in lines}
+    batches = [(s, start) for s in strategies for start in range(0, n, batch)]
+    # one thread per JVM: a JVM's batches are asked one after the other, in order
+    askers = {line: ThreadPoolExecutor(1) for line in lines}
+    try:
+        with ThreadPoolExecutor(1) as maker:
+            def make(item):
+                s, start = item
+                cases = list(gen.sample(s, min(batch, n - start), seed=seed, start=start))
+                text = "".join(json.dumps(c, separators=(",", ":")) + "\n" for c in cases)
+                return cases, {line: askers[line].submit(oracles[v].ask, cases, text) for line, v in lines.items()}
+
+            _run_batches(lines, batches, maker, make, out)
+    finally:
+        for a in askers.values():
+            a.shutdown(wait=True)
+    return out
+
+
+def _run_batches(lines, batches, maker, make, out):
+    """The engine's side of :func:`run_lines`: batch ``i`` decided on each line while batch ``i + 1`` is
+    generated and asked."""
+    nxt = maker.submit(make, batches[0]) if batches else None
+    for i, (s, _) in enumerate(batches):
+        cases, asked = nxt.result()
+        nxt = maker.submit(make, batches[i + 1]) if i + 1 < len(batches) else None
+        for line, v in lines.items():
+            t = out[line].setdefault(s, Tally(line, s))
+            for c, a in zip(cases, asked[line].result()):
+                t.add(c, a, engine_side.answer(c, v), v)
+
+
 # ------------------------------------------------------------------ shrinking
 def _still_fails(case, oracle, engine_version, line, departure=None) -> bool:
     """The case still disagrees: unexplained (``departure`` None), or as that listed departure."""

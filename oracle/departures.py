@@ -16,36 +16,9 @@ class Departure:
     match: Callable  # (case, oracle answer, engine answer) -> bool
 
 
-def _same_but_broker_order(case, o, e) -> bool:
-    """Each cycle unloads the same bundles, each broker's in the same order; only the order of the brokers
-    differs."""
-    if "cycles" not in o or "cycles" not in e or len(o["cycles"]) != len(e["cycles"]):
-        return False
-    for a, b in zip(o["cycles"], e["cycles"]):
-        ga, gb = {}, {}
-        for br, bu in a:
-            ga.setdefault(br, []).append(bu)
-        for br, bu in b:
-            gb.setdefault(br, []).append(bu)
-        if ga != gb:
-            return False
-    return True
-
-
-DEPARTURES: tuple[Departure, ...] = (
-    Departure(
-        "unload-broker-order", ("*",), ("OverloadShedder", "ThresholdShedder", "UniformLoadShedder", "AvgShedder"),
-        "The unloads of a cycle are issued broker by broker in the key order of the strategy's Guava "
-        "ArrayListMultimap: a java.util.HashMap sized by Guava's Maps.newHashMapWithExpectedSize(12), which in "
-        "the Guava every line ships (32.1.1 in 3.0.7, 32.1.2 in 3.3.6 and 4.0.8, 33.4.8 in 4.2.4, 33.7.1 in "
-        "5.0.1) is a table of ceil(12 / 0.75) = 16, doubling past 12 keys; OverloadShedder, ThresholdShedder "
-        "and UniformLoadShedder keep their multimap and clear() it every cycle, so its table never shrinks. "
-        "The engine's doLoadShedding orders the brokers as a table of 32 (engine/load_manager.py): the same "
-        "bundles are unloaded, each broker's in the same order, but two brokers whose buckets "
-        "compare one way in a table of 16 and the other way in a table of 32 are issued in the other order. Kept until the engine's order changes: that "
-        "changes pinned golden outputs (tests/golden), which is the maintainers' call.",
-        _same_but_broker_order),
-)
+#: none today: the broker order of a cycle's unloads (the strategy's multimap order) was one until the engine
+#: followed Guava's table of 16 and its growth (engine.load_manager.unload_broker_rank)
+DEPARTURES: tuple[Departure, ...] = ()
 
 
 def explain(line: str, case: dict, oracle_ans: dict, engine_ans: dict) -> str | None:

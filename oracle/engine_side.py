@@ -7,11 +7,14 @@ Pulsar draws from) and the pick when the set has one broker.
 """
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from engine.config import LoadBalancerConfig
 from engine.errors import InputError, UsageError
 from engine.javacompat import java_map_rank
+from engine.load_manager import unload_broker_rank
 from engine.loaddata_json import load_data_from_json
 from engine.placement.base import PlacementContext
 from engine.strategies import make_placement, make_shedding
@@ -20,7 +23,25 @@ from engine.view import LoadView
 
 def config_for(case: dict, pulsar_version: str | None = None) -> LoadBalancerConfig:
     """The case's broker.conf keys over the engine's defaults (those of ``pulsar_version``'s line when the
-    engine knows release lines)."""
+    engine knows release lines). The config is frozen: one built per distinct (version, keys)."""
+    conf = dict(case.get("conf") or {})
+    try:
+        key = (pulsar_version, json.dumps(conf, sort_keys=True))
+    except (TypeError, ValueError):
+        return _config_for(conf, pulsar_version)
+    got = _CONFIGS.get(key)
+    if got is None:
+        got = _config_for(conf, pulsar_version)
+        if len(_CONFIGS) >= 4096:
+            _CONFIGS.clear()
+        _CONFIGS[key] = got
+    return got
+
+
+_CONFIGS: dict = {}
+
+
+def _config_for(conf: dict, pulsar_version: str | None) -> LoadBalancerConfig:
     base = LoadBalancerConfig()
     if pulsar_version:
         try:
@@ -29,7 +50,7 @@ def config_for(case: dict, pulsar_version: str | None = None) -> LoadBalancerCon
             base = releases.defaults_for(pulsar_version)
         except ImportError:
             pass
-    return base.with_values(dict(case.get("conf") or {}))
+    return base.with_values(conf)
 
 
 def _load(obj: dict, carried: dict | None = None):
@@ -69,8 +90,8 @@ def _shed(case: dict, conf: LoadBalancerConfig) -> list:
             by_broker.setdefault(sel.broker, []).append(sel.bundle)
         keys = list(by_broker)
         pairs = []
-        # the order the engine's doLoadShedding issues them in (engine.load_manager: a table of 32)
-        for i in np.argsort(java_map_rank(keys, initial=32), kind="stable").tolist():
+        # the order the engine's doLoadShedding issues them in (the strategy's multimap order)
+        for i in np.argsort(unload_broker_rank(s, keys), kind="stable").tolist():
             pairs.extend([keys[i], b] for b in by_broker[keys[i]])
         if carry:
             for _, b in pairs:

@@ -29,6 +29,21 @@ line's reference version; every key a strategy reads is set explicitly in each i
 """
 
 
+#: disagreements the oracle found that the engine now follows (what Pulsar does, and where)
+FIXED = (
+    "Unload order across brokers: `doLoadShedding` walks the strategy's Guava `ArrayListMultimap`, whose "
+    "`HashMap` starts as a table of 16 (`Maps.newHashMapWithExpectedSize(12)` in Guava 32.1+, which every line "
+    "ships) and doubles past 12 brokers; OverloadShedder, ThresholdShedder and UniformLoadShedder keep one "
+    "multimap per instance and `clear()` it, so the grown table stays; AvgShedder builds a new one each cycle "
+    "(`engine.load_manager.unload_broker_rank`). The engine used a table of 32.",
+    "Broker order of `LoadData.brokerData` (a `ConcurrentHashMap`): its resize (`transfer`) keeps a bin's "
+    "last run of same-bit nodes and puts the nodes before it in reverse order, so brokers sharing a bin are "
+    "not iterated in insertion order once the map has grown (12 brokers and more). The engine assumed "
+    "insertion order; with ties this paired AvgShedder's brokers differently (an extra sole-bundle unload) "
+    "and put OverloadShedder's unloads in another order (`engine.javacompat.java_map_rank`).",
+)
+
+
 def _fmt(n: int) -> str:
     return f"{n:,}"
 
@@ -54,6 +69,8 @@ def render(campaign: dict) -> str:
     out.append("## Departures\n")
     out.append("Each is a disagreement that is understood; `oracle/departures.py` recognises it. The input shown is "
                "the smallest the campaign's shrinker found.\n")
+    if not DEPARTURES:
+        out.append("None listed.\n")
     for d in DEPARTURES:
         out.append(f"### {d.name}\n")
         out.append(f"Lines: {', '.join(d.lines) if '*' not in d.lines else 'every line'}. "
@@ -69,6 +86,9 @@ def render(campaign: dict) -> str:
         out.append(f"Smallest input ({line}, {s}):\n")
         out.append("```json\n" + json.dumps(x["case"], sort_keys=True) + "\n```\n")
         out.append(f"Pulsar: `{json.dumps(_decision(x['oracle']))}`  \nengine: `{json.dumps(_decision(x['engine']))}`\n")
+    out.append("## Findings fixed in the engine\n")
+    out.extend(f"- {f}" for f in FIXED)
+    out.append("")
     out.append("## Unexplained disagreements\n")
     rows = [(line, s, st) for line, e in campaign["lines"].items() for s, st in e.get("strategies", {}).items()
             if st["unexplained"]]

@@ -37,16 +37,20 @@ class Oracle:
              "org.shedlab.oracle.Driver"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1 << 16)
 
-    def ask(self, cases) -> list[dict]:
-        """Answers to ``cases`` (dicts with an ``id``), in order. Writing runs in a thread so a long batch
-        never blocks on a full pipe."""
+    def ask(self, cases, text: str | None = None) -> list[dict]:
+        """Answers to ``cases`` (dicts with an ``id``), in order. ``text``: the cases already written as
+        JSON lines (one per case; several JVMs can be fed the same text). Writing runs in a thread so a long
+        batch never blocks on a full pipe."""
         cases = list(cases)
         err = []
 
         def feed():
             try:
-                for c in cases:
-                    self.proc.stdin.write(json.dumps(c, separators=(",", ":")) + "\n")
+                if text is not None:
+                    self.proc.stdin.write(text)
+                else:
+                    for c in cases:
+                        self.proc.stdin.write(json.dumps(c, separators=(",", ":")) + "\n")
                 self.proc.stdin.flush()
             except Exception as exc:  # the JVM died: the reader reports it
                 err.append(exc)

@@ -71,7 +71,7 @@ def test_hashmap_capacity_growth():
     assert hashmap_capacity(0) == 16 and hashmap_capacity(12) == 16 and hashmap_capacity(13) == 32
     # ConcurrentHashMap resizes when the count reaches 3/4
     assert hashmap_capacity(11, concurrent=True) == 16 and hashmap_capacity(12, concurrent=True) == 32
-    # Guava ArrayListMultimap: HashMap sized for 12 keys -> table 32
+    # a map that starts from a table of 32
     assert hashmap_capacity(24, initial=32) == 32 and hashmap_capacity(25, initial=32) == 64
 
 
@@ -79,6 +79,35 @@ def test_same_bucket_keeps_insertion_order():
     # "Aa" and "BB" share a hash: iteration keeps insertion order inside the bucket
     assert java_map_order(["BB", "Aa"]) == ["BB", "Aa"]
     assert java_map_order(["Aa", "BB"]) == ["Aa", "BB"]
+
+
+def test_concurrent_hash_map_resize_reorders_a_shared_bin():
+    # ConcurrentHashMap.transfer keeps a bin's last run of same-bit nodes and puts the nodes before it in
+    # reverse order: the order Java 17 iterates these 12 keys in (broker-4 before broker-1, 13 before 10)
+    names = [f"pulsar-broker-{i}:8080" for i in (1, 4, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)]
+    chm = java_map_order(names, concurrent=True)
+    assert chm == [f"pulsar-broker-{i}:8080" for i in (8, 15, 12, 11, 14, 7, 16, 4, 1, 13, 10, 9)]
+    # a HashMap filled in that order (AvgShedder's brokerScoreMap), as Java 17 iterates it
+    assert java_map_order(chm) == [f"pulsar-broker-{i}:8080" for i in (8, 15, 12, 7, 16, 11, 4, 1, 14, 13, 10, 9)]
+
+
+def test_unload_order_follows_the_shedders_multimap():
+    """Guava's ArrayListMultimap: a HashMap table of 16; OverloadShedder keeps its multimap (and the grown
+    table) across cycles, AvgShedder builds a new one each cycle."""
+    from engine.load_manager import unload_broker_rank
+    from engine.strategies import make_shedding
+
+    three = ["broker-6:8080", "broker-4:8080", "broker-5:8080"]
+    many = [f"b{i}:8080" for i in range(13)]  # past 12 keys: the table doubles to 32
+    for name, after_growth in (("OverloadShedder", ["broker-6:8080", "broker-4:8080", "broker-5:8080"]),
+                               ("AvgShedder", ["broker-5:8080", "broker-6:8080", "broker-4:8080"])):
+        s = make_shedding(name)
+        first = unload_broker_rank(s, three).tolist()
+        assert [three[i] for i in sorted(range(3), key=first.__getitem__)] == [
+            "broker-5:8080", "broker-6:8080", "broker-4:8080"]
+        unload_broker_rank(s, many)
+        again = unload_broker_rank(s, three).tolist()
+        assert [three[i] for i in sorted(range(3), key=again.__getitem__)] == after_growth
 
 
 def test_java_int_truncation():
