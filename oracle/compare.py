@@ -93,43 +93,59 @@ def run(line: str, version: str, strategies, n: int, seed: int = 0, oracle=None,
     return out
 
 
-def run_lines(lines: dict, strategies, n: int, oracles: dict, seed: int = 0, batch: int = 250) -> dict:
+def run_lines(lines: dict, strategies, n: int, oracles: dict, seed: int = 0, batch: int = 250,
+              workers: int | None = None) -> dict:
     """``n`` cases per strategy on several lines at once: each case is generated and written as JSON once
-    and fed to every line's JVM (the JVMs answer side by side, and answer the next batch while the engine
-    decides this one on each line). ``lines``: line -> version; ``oracles``: version -> :class:`Oracle`.
-    Returns line -> strategy -> :class:`Tally` (the engine decides as each line's version)."""
-    from concurrent.futures import ThreadPoolExecutor
+    and fed to every line's JVM, while the engine decides the same batch for each line in a pool of
+    ``workers`` processes (default: one per core), a few batches ahead of the tally. ``lines``: line ->
+    version; ``oracles``: version -> :class:`Oracle`. Returns line -> strategy -> :class:`Tally` (the engine
+    decides as each line's version)."""
+    import multiprocessing
+    import os
+    from collections import deque
+    from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
     out = {line: {} for line in lines}
     batches = [(s, start) for s in strategies for start in range(0, n, batch)]
     # one thread per JVM: a JVM's batches are asked one after the other, in order
     askers = {line: ThreadPoolExecutor(1) for line in lines}
+    engines = ProcessPoolExecutor(workers or os.cpu_count() or 1,
+                                  mp_context=multiprocessing.get_context("forkserver"))
     try:
-        with ThreadPoolExecutor(1) as maker:
-            def make(item):
-                s, start = item
-                cases = list(gen.sample(s, min(batch, n - start), seed=seed, start=start))
-                text = "".join(json.dumps(c, separators=(",", ":")) + "\n" for c in cases)
-                return cases, {line: askers[line].submit(oracles[v].ask, cases, text) for line, v in lines.items()}
+        pending = deque()
 
-            _run_batches(lines, batches, maker, make, out)
+        def start(item):
+            s, first = item
+            cases = list(gen.sample(s, min(batch, n - first), seed=seed, start=first))
+            text = "".join(json.dumps(c, separators=(",", ":")) + "\n" for c in cases)
+            pending.append((s, cases,
+                            {line: askers[line].submit(oracles[v].ask, cases, text) for line, v in lines.items()},
+                            {line: engines.submit(engine_answers, cases, v) for line, v in lines.items()}))
+
+        todo = iter(batches)
+        for item in todo:
+            start(item)
+            if len(pending) >= 3:
+                break
+        while pending:
+            s, cases, asked, decided = pending.popleft()
+            nxt = next(todo, None)
+            if nxt is not None:
+                start(nxt)
+            for line, v in lines.items():
+                t = out[line].setdefault(s, Tally(line, s))
+                for c, a, e in zip(cases, asked[line].result(), decided[line].result()):
+                    t.add(c, a, e, v)
     finally:
         for a in askers.values():
             a.shutdown(wait=True)
+        engines.shutdown(wait=True, cancel_futures=True)
     return out
 
 
-def _run_batches(lines, batches, maker, make, out):
-    """The engine's side of :func:`run_lines`: batch ``i`` decided on each line while batch ``i + 1`` is
-    generated and asked."""
-    nxt = maker.submit(make, batches[0]) if batches else None
-    for i, (s, _) in enumerate(batches):
-        cases, asked = nxt.result()
-        nxt = maker.submit(make, batches[i + 1]) if i + 1 < len(batches) else None
-        for line, v in lines.items():
-            t = out[line].setdefault(s, Tally(line, s))
-            for c, a in zip(cases, asked[line].result()):
-                t.add(c, a, engine_side.answer(c, v), v)
+def engine_answers(cases: list, version: str) -> list:
+    """The engine's answers to a batch of cases, decided as ``version`` (runs in a worker process)."""
+    return [engine_side.answer(c, version) for c in cases]
 
 
 # ------------------------------------------------------------------ shrinking
