@@ -46,7 +46,9 @@ def simulator_href(res: dict) -> str:
     from engine.strategies.registry import default_placement
     from dashboard.simulator.scenarios import DEFAULT_SCENARIO
 
-    items = [("scenario", res.get("scenario") or DEFAULT_SCENARIO), ("seed", "0")]
+    items = [("scenario", res.get("scenario_id") or res.get("scenario") or DEFAULT_SCENARIO), ("seed", "0")]
+    if res.get("minutes"):
+        items.append(("minutes", str(int(res["minutes"]))))
     for side, which in (("a", "current"), ("b", "recommended")):
         shed = _strategy(res, which)
         items += [(f"{side}.shed", shed), (f"{side}.place", default_placement(shed))]

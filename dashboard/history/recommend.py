@@ -321,7 +321,7 @@ def explain(objective: Objective, changes: list[tuple], fit: dict, cur_fit: dict
     else:
         out.append("No held-out data: the result is measured on the data it was fitted to.")
     for goal, imp in importances.items():
-        top = sorted(imp.items(), key=lambda kv: -kv[1])
+        top = [kv for kv in sorted(imp.items(), key=lambda kv: -kv[1]) if kv[1] >= 0.005][:6]
         out.append(f"What matters for {goal}: " + ", ".join(f"{k} {100 * v:.0f} %" for k, v in top) + ".")
     return out
 
@@ -330,10 +330,6 @@ def _suggest(trial, name: str, k: KeyRange):
     if k.type == "int":
         return trial.suggest_int(name, int(k.lo), int(k.hi))
     return trial.suggest_float(name, k.lo, k.hi, step=k.step)
-
-
-def _conf_lines(cfg: LoadBalancerConfig) -> dict:
-    return dict(line.split("=", 1) for line in to_broker_conf(cfg).splitlines() if "=" in line)
 
 
 def _conf_lines_over(cfg: LoadBalancerConfig, base: LoadBalancerConfig) -> dict:
@@ -405,7 +401,9 @@ def recommend(fit_target, hold_target, objective: Objective, space, current: Loa
             return t, None, dict(t.params)
         t = study.ask()
         s = t.suggest_categorical("strategy", names)
-        return t, s, {k.key: _suggest(t, f"{s}.{k.key}", k) for k in spaces[s]}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a range Optuna trims to its step
+            return t, s, {k.key: _suggest(t, f"{s}.{k.key}", k) for k in spaces[s]}
 
     cur_fit = None
     new = pruned_now = 0
@@ -497,7 +495,7 @@ def recommend(fit_target, hold_target, objective: Objective, space, current: Loa
                    if _value_text(bk[k], cur_v[k]) != v]
         rec_cfg = cfg_of(chosen["values"], s_rec)
         if multi and s_rec != cur_s:  # the strategy (and what it needs to run) changes too
-            a, b = _conf_lines(current), _conf_lines_over(rec_cfg, current)
+            a, b = _conf_lines_over(current, rec_cfg), _conf_lines_over(rec_cfg, current)
             changes = [(k, a.get(k, "(default)"), v) for k, v in b.items() if k not in chosen["values"]] + changes
         if hold_target is not None:
             cur_hold, hold = hold_target.evaluate([current, rec_cfg], measures,

@@ -6,7 +6,8 @@ text for a terminal.
 seeds, scenario), ``set`` (the current setting: broker.conf key → value over Pulsar's defaults or the
 scenario's config), ``keys`` / ``ranges`` (the space, :func:`.recommend.search_space`), ``start`` /
 ``end``, ``bundles``, ``synthetic_bundles``, ``engine`` (``pandas`` | ``spark`` | ``auto``), ``batch``,
-``seed``, ``minutes`` (scenario), ``placement`` (scenario), ``fit_seeds`` (scenario: seeds each trial
+``seed``, ``minutes`` (scenario), ``placement`` / ``preset`` / ``current_strategy`` (scenario: the current
+setting's placement, base preset, and shedding strategy when several are searched), ``fit_seeds`` (scenario: seeds each trial
 is simulated on), ``prune`` (default on), ``fresh``.
 
 ``strategy`` may name several strategies (``"AvgShedder,ThresholdShedder"``, a list, or ``"any"``): the
@@ -84,10 +85,18 @@ def run_recommendation(params: dict, progress=None, *, dataset_resolver=None) ->
         from engine.simulator.pairing import config_with_strategy
 
         obj = parse_objective(p.get("objective"), SCENARIO)
-        sc = load_scenario(p["scenario"])
+        from engine.config import PRESETS
+        from engine.simulator import Scenario
+
+        sc = p["scenario"] if isinstance(p["scenario"], Scenario) else load_scenario(p["scenario"])
+        preset = p.get("preset") or None
+        if preset and preset not in PRESETS:
+            raise UsageError(f"unknown preset {preset!r}; known: {', '.join(sorted(PRESETS))}")
         several = strategy_list(p.get("strategy"), SCENARIO)
         strategy = None if several else (p.get("strategy") or None)
-        current = config_with_strategy(_current(sc.lb_config(None), p.get("set")), strategy, p.get("placement"))
+        base = sc.lb_config(PRESETS[preset] if preset else None)
+        current = config_with_strategy(_current(base, p.get("set")), strategy or p.get("current_strategy"),
+                                       p.get("placement"))
         from engine.strategies import registry
 
         name = registry.shedding_name(current.loadBalancerLoadSheddingStrategy)
@@ -96,9 +105,8 @@ def run_recommendation(params: dict, progress=None, *, dataset_resolver=None) ->
         space = strategy_spaces(several, p.get("keys"), p.get("ranges")) if several else \
             search_space(name, p.get("keys"), p.get("ranges"))
         if several:
-            placement = p.get("placement")
-            extra = dict(current_strategy=name,
-                         configure=lambda cfg, s: config_with_strategy(cfg, s, placement))
+            # a trial of another strategy runs the placement it pairs with (or Pulsar's default for it)
+            extra = dict(current_strategy=name, configure=lambda cfg, s: config_with_strategy(cfg, s))
         n_hold = int(p.get("seeds") if p.get("seeds") is not None else DEFAULT_SCENARIO_SEEDS)
         if not 0 <= n_hold <= MAX_SEEDS:
             raise UsageError(f"--seeds must be in 0..{MAX_SEEDS}, got {n_hold}")
@@ -114,7 +122,8 @@ def run_recommendation(params: dict, progress=None, *, dataset_resolver=None) ->
         fit = ScenarioTarget(sc, [seed + 1 + i for i in range(n_fit)], minutes=minutes)
         hold = ScenarioTarget(sc, [seed + 1 + n_fit + i for i in range(n_hold)], minutes=minutes) if n_hold else None
         ident = {"scenario": sc.name, "scenario_hash": _scenario_hash(sc), "minutes": minutes, "fit": fit.seeds}
-        info = {"scenario": sc.name, "strategy": name}
+        info = {"scenario": sc.name, "strategy": name, "minutes": minutes,
+                "scenario_id": p.get("scenario_id") or (p["scenario"] if isinstance(p["scenario"], str) else sc.name)}
     else:
         from .dataset import fingerprint, read_meta, resolve_dataset
 
