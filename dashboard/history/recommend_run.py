@@ -192,8 +192,9 @@ def recommendation_text(res: dict) -> str:
     where = res.get("dataset_name") or res.get("scenario")
     st = res["study"]
     lines = [f"recommend {res['strategy']} on {where}: {res['objective']['text']}",
-             f"  study {st['name']}: {st['trials']} trials ({st['new_trials']} new"
-             f"{', resumed' if st['resumed'] else ''}{', %d pruned' % st['pruned'] if st.get('pruned') else ''}), "
+             f"  study {st['name']}: {st['trials'] + st.get('pruned', 0)} trials ("
+             f"{'%d complete, %d pruned; ' % (st['trials'], st['pruned']) if st.get('pruned') else ''}"
+             f"{st['new_trials']} new{', resumed' if st['resumed'] else ''}), "
              f"{st['runs']} "
              f"{'backtests' if res['kind'] == HISTORY else 'simulations'} this run"]
     rec = res.get("recommended")
