@@ -63,7 +63,8 @@ bench: $(VENV)/.installed-dev
 
 # refresh the README's screenshots (docs/screenshots/) from the browser tests
 screenshots: $(VENV)/.installed-dev system-deps
-	SHEDLAB_UPDATE_SCREENSHOTS=1 $(PY) -m pytest tests/e2e/test_tuner_e2e.py tests/e2e/test_simulator_e2e.py
+	SHEDLAB_UPDATE_SCREENSHOTS=1 $(PY) -m pytest tests/e2e/test_tuner_e2e.py tests/e2e/test_simulator_e2e.py \
+		tests/e2e/test_recommend_e2e.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .shedlab-cache

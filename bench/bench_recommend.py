@@ -113,7 +113,11 @@ def main() -> int:
     s_vals = rec["values"] if rec else best_trial["values"]
     s_hold = rec["holdout"] if rec and rec.get("holdout") else hold.evaluate(
         [base.with_values(s_vals)], obj.measures)[0]
-    n_search = len(res["trials"])
+    n_pruned = len(res.get("pruned") or [])
+    n_search = len(res["trials"]) + n_pruned  # every trial started (a pruned one stopped after its first stage)
+    # what the trials replayed, in whole fit-range backtests (minus the current setting's and the held-out ones)
+    hold_runs = 2 if res.get("holdout") and res.get("recommended") else 0
+    work = res["study"]["replayed"] - 1 - hold_runs
 
     size = f"{brokers} × {days} d ({len(fit_days)} fit, {len(hold_days)} held out), {engine}"
     print(f"objective: {a.objective}   current setting: BIGO's AvgShedder settings")
@@ -128,7 +132,8 @@ def main() -> int:
           f"{grid_hold[gk]:>10.2f} {str(obj.feasible(got[best])):>9}   best cell {X[0]}={gx}, {Y[0]}={gy}")
     print(f"{size:<40} {'search (Optuna TPE)':<22} {n_search:>9} {search_s:>8.1f} {s_fit[gk]:>10.2f} "
           f"{s_hold[gk]:>10.2f} {str(obj.feasible(s_fit)):>9}   "
-          + ", ".join(f"{k}={v}" for k, v in s_vals.items()))
+          + ", ".join(f"{k}={v}" for k, v in s_vals.items())
+          + (f"   ({n_pruned} pruned: {work:.1f} backtests' worth of replay)" if n_pruned else ""))
     as_good = obj.feasible(s_fit) >= obj.feasible(got[best]) and sign * s_fit[gk] <= sign * got[best][gk] + 1e-9
     fewer = n_search < len(cells)
     print()

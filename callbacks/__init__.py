@@ -7,7 +7,7 @@ from layouts import PAGES
 
 from . import shell  # noqa: E402,F401  (the app shell: source picker, uploads, live cluster)
 from . import release_pickers, tuner_releases  # noqa: E402,F401  (release pickers: Simulator, History; Tuner diff)
-from . import recommend  # noqa: E402,F401  (the History page's "Recommend a setting" card)
+from . import recommend  # noqa: E402,F401  ("Recommend a setting": History and Simulator cards)
 
 for _name, _path, _title in PAGES:
     try:

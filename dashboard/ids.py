@@ -282,6 +282,27 @@ RECOMMEND_CONF_EXPORT = "recommend-conf-export"  # html.Button: download the bro
 RECOMMEND_REPORT = "recommend-report"            # html.Button: download the HTML report
 RECOMMEND_DOWNLOAD = "recommend-download"        # dcc.Download: the broker.conf lines or the report
 
+# ---------------------------------------------------------------- simulator page: recommend a setting (same roles)
+SIM_RECOMMEND_OBJECTIVE = "sim-recommend-objective"  # dcc.Textarea: goals and constraints (scenario measures)
+SIM_RECOMMEND_SEARCH = "sim-recommend-search"        # dcc.RadioItems: run A's strategy's keys / any strategy
+SIM_RECOMMEND_KEYS = "sim-recommend-keys"            # dcc.Dropdown (multi): the keys of run A's strategy to search
+SIM_RECOMMEND_TRIALS = "sim-recommend-trials"        # dcc.Input: complete trials the study should hold
+SIM_RECOMMEND_SEEDS = "sim-recommend-seeds"          # dcc.Input: held-out seeds
+SIM_RECOMMEND_RUN = "sim-recommend-run"              # html.Button: run (or continue) the study (background)
+SIM_RECOMMEND_CANCEL = "sim-recommend-cancel"        # html.Button: cancel it (its finished trials stay)
+SIM_RECOMMEND_PROGRESS = "sim-recommend-progress"    # html.Progress: trials done
+SIM_RECOMMEND_PROGRESS_TEXT = "sim-recommend-progress-text"  # html.Span: what the study is doing
+SIM_RECOMMEND_JOB = "sim-recommend-job"              # dcc.Store: {"ok", "key" | "error"} of the last study run
+SIM_RECOMMEND_ALERT = "sim-recommend-alert"          # html.Div: problems and the verdict
+SIM_RECOMMEND_EXPLAIN = "sim-recommend-explain"      # html.Div: the recommendation in words, measures side by side
+SIM_RECOMMEND_PARETO = "sim-recommend-pareto"        # dcc.Graph: trials on the objective's axes, current marked
+SIM_RECOMMEND_IMPORTANCE = "sim-recommend-importance"  # dcc.Graph: which keys matter
+SIM_RECOMMEND_ACTIONS = "sim-recommend-actions"      # html.Div: open in Tuner / compare in the Simulator links
+SIM_RECOMMEND_CONF = "sim-recommend-conf"            # html.Pre: the changed keys as broker.conf lines
+SIM_RECOMMEND_CONF_EXPORT = "sim-recommend-conf-export"  # html.Button: download the broker.conf lines
+SIM_RECOMMEND_REPORT = "sim-recommend-report"        # html.Button: download the HTML report
+SIM_RECOMMEND_DOWNLOAD = "sim-recommend-download"    # dcc.Download: the broker.conf lines or the report
+
 
 # ---------------------------------------------------------------- bundles page
 BUNDLES_SOURCE = "bundles-source"                # dcc.Dropdown: generated / snapshot sample / uploaded file

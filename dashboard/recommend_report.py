@@ -19,14 +19,24 @@ def _values(res: dict, which: str) -> dict:
     return vals
 
 
+_STRATEGY_KEYS = ("loadBalancerLoadSheddingStrategy", "loadBalancerLoadPlacementStrategy", "loadManagerClassName")
+
+
+def _strategy(res: dict, which: str) -> str:
+    """The setting's shedding strategy (the strategy searched too: the current and the recommended may differ)."""
+    side = res.get("recommended") if which == "recommended" else res.get("current")
+    return (side or {}).get("strategy") or res["current"].get("strategy") or res["strategy"]
+
+
 def tuner_href(res: dict, which: str = "recommended") -> str:
     """``/tuner?...``: the strategy and the setting's keys (the Tuner's permalink)."""
     from engine.strategies.registry import default_placement
     from dashboard.permalink import encode
     from dashboard.tuner.state import TunerState
 
-    shed = res["strategy"]
-    state = TunerState(shed=shed, place=default_placement(shed)).with_values(_values(res, which))
+    shed = _strategy(res, which)
+    vals = {k: v for k, v in _values(res, which).items() if k not in _STRATEGY_KEYS}
+    state = TunerState(shed=shed, place=default_placement(shed)).with_values(vals)
     return "/tuner?" + encode(state)
 
 
@@ -36,14 +46,13 @@ def simulator_href(res: dict) -> str:
     from engine.strategies.registry import default_placement
     from dashboard.simulator.scenarios import DEFAULT_SCENARIO
 
-    shed = res["strategy"]
-    place = default_placement(shed)
-    items = [("scenario", res.get("scenario") or DEFAULT_SCENARIO), ("seed", "0")]
+    items = [("scenario", res.get("scenario_id") or res.get("scenario") or DEFAULT_SCENARIO), ("seed", "0")]
+    if res.get("minutes"):
+        items.append(("minutes", str(int(res["minutes"]))))
     for side, which in (("a", "current"), ("b", "recommended")):
-        items += [(f"{side}.shed", shed), (f"{side}.place", place)]
-        items += sorted((f"{side}.{k}", v) for k, v in _values(res, which).items()
-                        if k not in ("loadBalancerLoadSheddingStrategy", "loadBalancerLoadPlacementStrategy",
-                                     "loadManagerClassName"))
+        shed = _strategy(res, which)
+        items += [(f"{side}.shed", shed), (f"{side}.place", default_placement(shed))]
+        items += sorted((f"{side}.{k}", v) for k, v in _values(res, which).items() if k not in _STRATEGY_KEYS)
     return "/simulator?" + urlencode(items, safe=":/,")
 
 

@@ -15,6 +15,7 @@ from dashboard.simulator.findings import finding_options
 from dashboard.figures.simulator import RUN_COLORS
 from dashboard.figures.theme import empty_figure, graph_config
 from dashboard.keys import conf_to_value, fmt_conf_value, format_value, key_spec, spaced_marks
+from layouts.recommend import card as recommend_card
 from layouts.tuner import fmt_store, key_label, page_actions
 
 __all__ = ["layout", "start_options", "side_controls", "side_panel", "summary_table", "event_table", "headline", "scenario_line",
@@ -297,6 +298,7 @@ def layout(**kwargs):
               sub="every decision with the engine's reason"),
         _card("Parameter sweep on run A", sweep,
               sub="two keys × a few values each, on A's strategies and scenario · click a cell to load it into run A"),
+        recommend_card("scenario", init.a.shed),
     ], className="sim-main")
 
     header = html.Div([

@@ -17,8 +17,13 @@ it with an Optuna study:
 * **honest results**: the recommended and the current setting run side by side on the held-out days
   (or seeds); a recommendation that does not beat the current setting there says so.
 
-Pruning is not used: a batch of trials shares one pass over the history, so stopping one early saves
-nothing.
+* **pruning** (one goal): the fit data is replayed in stages (History: per fit week, or the first third
+  of the fit minutes and the rest; a scenario: one fit seed after another) and a trial whose goal after a
+  stage is worse than the median of the finished trials at that stage (Optuna's ``MedianPruner``; a
+  missed constraint counts as hopeless) stops there — the rest of the batch's pass goes on without it;
+* **the strategy searched too**: given several strategies (or ``any``), each trial picks one
+  (a categorical parameter) and then that strategy's keys (its own space, parameters named
+  ``STRATEGY.KEY``).
 """
 from __future__ import annotations
 
@@ -33,11 +38,14 @@ from engine.errors import UsageError
 
 from .objective import HISTORY, Objective
 
-__all__ = ["KeyRange", "search_space", "recommend", "study_dir", "MAX_TRIALS", "MAX_KEYS", "MAX_BATCH"]
+__all__ = ["KeyRange", "search_space", "strategy_spaces", "recommend", "study_dir", "MAX_TRIALS", "MAX_KEYS",
+           "MAX_BATCH", "PRUNE_PENALTY"]
 
 MAX_TRIALS = 2000
 MAX_KEYS = 8
 MAX_BATCH = 64
+#: what a missed constraint adds to an intermediate value (pruning): such a trial looks hopeless
+PRUNE_PENALTY = 1e9
 
 
 @dataclass(frozen=True)
@@ -126,6 +134,34 @@ def search_space(strategy: str, keys=None, ranges=None) -> list[KeyRange]:
     return out
 
 
+def strategy_spaces(strategies: list[str], keys=None, ranges=None) -> dict[str, list[KeyRange]]:
+    """Several strategies searched at once: each strategy's own space (:func:`search_space`). ``keys`` /
+    ``ranges`` apply to the strategies that read them (a strategy none of them applies to gets its sweep
+    keys); a key or range no strategy reads is refused. A strategy with no key to search is still a choice."""
+    from engine.backtest import sweep_keys
+    from engine.strategies import registry
+
+    given = [_parse_range(r)[0] for r in ranges or []]
+    out: dict[str, list[KeyRange]] = {}
+    read = set()
+    for s in strategies:
+        spec = registry.spec(s)
+        allowed = set(sweep_keys(spec))
+        read |= allowed
+        ks = [k for k in keys or [] if k in allowed] or None
+        rs = [r for r, k in zip(ranges or [], given) if k in allowed]
+        try:
+            out[spec.name] = search_space(spec.name, ks, rs)
+        except UsageError:
+            if spec.sweep_grid or ks or rs:
+                raise
+            out[spec.name] = []
+    for k in [*(keys or []), *given]:
+        if k not in read:
+            raise UsageError(f"{k} is not a key any of {', '.join(out)} reads")
+    return out
+
+
 def study_dir():
     """``<cache dir>/studies`` (private, like the rest of the cache)."""
     from dashboard.cache import cache_dir, private_dir
@@ -137,7 +173,7 @@ def _hash(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def _open_study(name: str, objective: Objective, seed: int, done: int, n_startup: int):
+def _open_study(name: str, objective: Objective, seed: int, done: int, n_startup: int, *, group: bool = False):
     import optuna
     from optuna.storages import JournalStorage
     from optuna.storages.journal import JournalFileBackend
@@ -150,12 +186,13 @@ def _open_study(name: str, objective: Objective, seed: int, done: int, n_startup
         return trial.user_attrs.get("constraints", [])
 
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # constant_liar / constraints are "experimental" in Optuna
+        warnings.simplefilter("ignore")  # constant_liar / constraints / group are "experimental" in Optuna
         sampler = optuna.samplers.TPESampler(seed=seed + done, multivariate=True, constant_liar=True,
-                                             n_startup_trials=n_startup,
+                                             n_startup_trials=n_startup, group=group,
                                              constraints_func=constraints if objective.constraints else None)
+        pruner = optuna.pruners.MedianPruner(n_startup_trials=max(n_startup, 1), n_warmup_steps=0)
         study = optuna.create_study(study_name=name, storage=storage, directions=objective.directions,
-                                    sampler=sampler, load_if_exists=True)
+                                    sampler=sampler, pruner=pruner, load_if_exists=True)
     return study, path
 
 
@@ -214,12 +251,14 @@ def _beats(objective: Objective, rec: dict, cur: dict) -> bool:
     return better and not worse
 
 
-def _importances(study, space: list[KeyRange], objective: Objective) -> dict:
-    """Per goal: each key's share (PED-ANOVA, Optuna's evaluator that needs no extra library)."""
+def _importances(study, spaces: dict, objective: Objective, multi: bool = False) -> dict:
+    """Per goal: each key's share (PED-ANOVA, Optuna's evaluator that needs no extra library). Several
+    strategies: the strategy itself and each ``STRATEGY.KEY``."""
     from optuna.importance import PedAnovaImportanceEvaluator, get_param_importances
     from optuna.trial import TrialState
 
-    keys = [k.key for k in space]
+    keys = (["strategy"] + [f"{s}.{k.key}" for s, sp in spaces.items() for k in sp]) if multi \
+        else [k.key for sp in spaces.values() for k in sp]
     done = [t for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))]
     out = {}
     for i, g in enumerate(objective.goals):
@@ -231,7 +270,8 @@ def _importances(study, space: list[KeyRange], objective: Objective) -> dict:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                imp = get_param_importances(study, evaluator=PedAnovaImportanceEvaluator(), params=keys,
+                imp = get_param_importances(study, evaluator=PedAnovaImportanceEvaluator(),
+                                            params=None if multi else keys,
                                             target=lambda t, i=i: t.values[i], normalize=True)
         except Exception:  # noqa: BLE001 - too few distinct trials: no importances rather than a failure
             continue
@@ -281,32 +321,58 @@ def explain(objective: Objective, changes: list[tuple], fit: dict, cur_fit: dict
     else:
         out.append("No held-out data: the result is measured on the data it was fitted to.")
     for goal, imp in importances.items():
-        top = sorted(imp.items(), key=lambda kv: -kv[1])
+        top = [kv for kv in sorted(imp.items(), key=lambda kv: -kv[1]) if kv[1] >= 0.005][:6]
         out.append(f"What matters for {goal}: " + ", ".join(f"{k} {100 * v:.0f} %" for k, v in top) + ".")
     return out
 
 
-def recommend(fit_target, hold_target, objective: Objective, space: list[KeyRange], current: LoadBalancerConfig,
+def _suggest(trial, name: str, k: KeyRange):
+    if k.type == "int":
+        return trial.suggest_int(name, int(k.lo), int(k.hi))
+    return trial.suggest_float(name, k.lo, k.hi, step=k.step)
+
+
+def _conf_lines_over(cfg: LoadBalancerConfig, base: LoadBalancerConfig) -> dict:
+    """The keys of ``cfg`` that differ from ``base`` (a key back at its default included)."""
+    return dict(line.split("=", 1) for line in to_broker_conf(cfg, base).splitlines() if "=" in line)
+
+
+def recommend(fit_target, hold_target, objective: Objective, space, current: LoadBalancerConfig,
               *, trials: int = 30, batch: int = 8, seed: int = 0, identity: dict | None = None,
-              fresh: bool = False, progress=None, info: dict | None = None) -> dict:
+              fresh: bool = False, progress=None, info: dict | None = None, prune: bool = True,
+              current_strategy: str | None = None, configure=None) -> dict:
     """Run (or continue) the study and return the recommendation as a JSON-able dict.
 
-    ``fit_target`` / ``hold_target`` (or ``None``): :mod:`.recommend_targets` objects; ``current``: the
-    operator's setting (each trial is it with the space's keys changed); ``trials``: how many complete
-    trials the study should hold (a stored study with fewer gets the rest; with as many, none run);
-    ``identity``: what names the study besides the objective, space and current setting (dataset
-    fingerprint and days, or scenario); ``fresh``: drop the stored study first; ``progress(done, total,
-    text)``."""
+    ``fit_target`` / ``hold_target`` (or ``None``): :mod:`.recommend_targets` objects; ``space``: the
+    keys of one strategy (a list of :class:`KeyRange`) or, the strategy searched too, a dict strategy →
+    its keys (:func:`strategy_spaces`); ``current``: the operator's setting (each trial is it with the
+    space's keys changed), running ``current_strategy``; ``configure(cfg, strategy)``: the config a trial
+    of ``strategy`` runs (several strategies; default: ``cfg``); ``trials``: how many finished (complete
+    or pruned) trials the study should hold (a stored study with fewer gets the rest; with as many, none
+    run); ``identity``: what names the study besides the objective, space and current setting (dataset
+    fingerprint and days, or scenario); ``fresh``: drop the stored study first; ``prune``: stop hopeless
+    trials early (one goal only: Optuna prunes single-objective studies); ``progress(done, total, text)``."""
+    from engine.strategies import registry
     from optuna.trial import TrialState
 
     if not 1 <= int(trials) <= MAX_TRIALS:
         raise UsageError(f"--trials must be in 1..{MAX_TRIALS}, got {trials}")
     if not 1 <= int(batch) <= MAX_BATCH:
         raise UsageError(f"--batch must be in 1..{MAX_BATCH}, got {batch}")
-    by_key = {k.key: k for k in space}
-    cur_values = {k.key: getattr(current, k.key) for k in space}
-    ident = {"v": 1, **(identity or {}), "objective": objective.text, "space": [k.to_json() for k in space],
-             "current": to_broker_conf(current), "seed": int(seed)}
+    multi = isinstance(space, dict)
+    spaces = space if multi else {current_strategy: space}
+    names = list(spaces)
+    cur_s = current_strategy if current_strategy is not None else (names[0] if multi else None)
+    configure = configure or (lambda cfg, _s: cfg)
+    by_key = {s: {k.key: k for k in sp} for s, sp in spaces.items()}
+    cur_values = {s: {k.key: getattr(current, k.key) for k in sp} for s, sp in spaces.items()}
+    ident = {"v": 1, **(identity or {}), "objective": objective.text, "current": to_broker_conf(current),
+             "seed": int(seed)}
+    if multi:
+        ident.update(strategies=names, current_strategy=cur_s,
+                     space={s: [k.to_json() for k in sp] for s, sp in spaces.items()})
+    else:
+        ident["space"] = [k.to_json() for k in space]
     name = f"recommend-{_hash(ident)}"
     if fresh:
         for f in study_dir().glob(f"{name}.log*"):
@@ -314,30 +380,73 @@ def recommend(fit_target, hold_target, objective: Objective, space: list[KeyRang
     study, path = _open_study(name, objective, int(seed), 0, 0)
     for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):  # a cancelled run's batch
         study.tell(t.number, state=TrialState.FAIL)
-    done = len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
+    finished = (TrialState.COMPLETE, TrialState.PRUNED)
+    done = len(study.get_trials(deepcopy=False, states=finished))
     resumed = done > 0
-    study, _p = _open_study(name, objective, int(seed), done, max(4, min(10, int(trials) // 3)))
+    study, _p = _open_study(name, objective, int(seed), done, max(4, min(10, int(trials) // 3)), group=multi)
     measures = objective.measures
     todo = max(0, int(trials) - done)
     report = progress or (lambda *a: None)
+    prunable = bool(prune) and len(objective.goals) == 1
+    sign = 1.0 if objective.directions[0] == "minimize" else -1.0
 
-    def cfg_of(values: dict) -> LoadBalancerConfig:
-        return current.with_values({k: _value_text(by_key.get(k), v) for k, v in values.items()})
+    def cfg_of(values: dict, s=None) -> LoadBalancerConfig:
+        s = s if multi else None
+        base = configure(current, s) if multi and s != cur_s else current
+        return base.with_values({k: _value_text(by_key[s if multi else cur_s].get(k), v) for k, v in values.items()})
+
+    def ask():
+        if not multi:
+            t = study.ask({k.key: k.distribution() for k in space})
+            return t, None, dict(t.params)
+        t = study.ask()
+        s = t.suggest_categorical("strategy", names)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a range Optuna trims to its step
+            return t, s, {k.key: _suggest(t, f"{s}.{k.key}", k) for k in spaces[s]}
 
     cur_fit = None
-    new = 0
+    new = pruned_now = 0
     while True:
         n = min(int(batch), todo - new)
-        asked = [study.ask({k.key: k.distribution() for k in space}) for _ in range(max(n, 0))]
-        configs = [cfg_of(t.params) for t in asked]
+        asked = [ask() for _ in range(max(n, 0))]
+        configs = [cfg_of(v, s) for _t, s, v in asked]
+        strategies = [s for _t, s, _v in asked] if multi else None
+        trial_of = {j: t for j, (t, _s, _v) in enumerate(asked)}
         if cur_fit is None:
             configs.insert(0, current)
+            if multi:
+                strategies.insert(0, cur_s)
+            trial_of = {j + 1: t for j, t in trial_of.items()}
+        stopped = {}
+
+        def judge(step, j, m, trial_of=trial_of, stopped=stopped):
+            t = trial_of.get(j)
+            if t is None:
+                return False
+            v = objective.values(m)[0]
+            if not math.isfinite(v) or not objective.feasible(m):
+                v = (v if math.isfinite(v) else 0.0) + sign * PRUNE_PENALTY
+            t.report(v, step)
+            if t.should_prune():
+                stopped[j] = (step, m)
+                return True
+            return False
+
         report(new, max(todo, 1), f"trials {done + new + 1}–{done + new + len(asked)} of {trials} "
                                   f"({fit_target.label})" if asked else "measuring the current setting")
-        got = fit_target.evaluate(configs, measures)
+        got = fit_target.evaluate(configs, measures, strategies=strategies, judge=judge if prunable else None)
         if cur_fit is None:
             cur_fit, got = got[0], got[1:]
-        for t, m in zip(asked, got):
+        off = len(configs) - len(asked)
+        for j, ((t, _s, _v), m) in enumerate(zip(asked, got)):
+            if j + off in stopped:
+                step, part = stopped[j + off]
+                t.set_user_attr("measures_partial", part)
+                t.set_user_attr("pruned_step", step)
+                study.tell(t, state=TrialState.PRUNED)
+                pruned_now += 1
+                continue
             t.set_user_attr("measures", m)
             t.set_user_attr("constraints", objective.violations(m))
             study.tell(t, objective.values(m))
@@ -346,15 +455,28 @@ def recommend(fit_target, hold_target, objective: Objective, space: list[KeyRang
             break
     report(todo, max(todo, 1), "held-out check")
 
-    rows = []
-    for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
+    def split(params: dict) -> tuple:
+        if not multi:
+            return None, {k: _value_text(by_key[cur_s][k], v) for k, v in params.items()}
+        s = params["strategy"]
+        return s, {k.split(".", 1)[1]: _value_text(by_key[s].get(k.split(".", 1)[1]), v)
+                   for k, v in params.items() if k != "strategy"}
+
+    rows, pruned = [], []
+    for t in study.get_trials(deepcopy=False, states=finished):
+        s, values = split(t.params)
+        if t.state == TrialState.PRUNED:
+            pruned.append({"number": t.number, "values": values, "step": t.user_attrs.get("pruned_step"),
+                           "measures": t.user_attrs.get("measures_partial") or {}, **({"strategy": s} if multi else {})})
+            continue
         m = t.user_attrs.get("measures") or {}
         if any(x.measure.key not in m for x in objective.goals):
             continue
-        dist = math.sqrt(sum(((float(t.params[k.key]) - float(cur_values[k.key])) / (k.hi - k.lo)) ** 2
-                             for k in space))
-        rows.append({"number": t.number, "values": {k: _value_text(by_key[k], v) for k, v in t.params.items()},
-                     "measures": m, "feasible": objective.feasible(m), "distance": round(dist, 6)})
+        sp = spaces[s if multi else cur_s]
+        dist = math.sqrt(sum(((float(values[k.key]) - float(cur_values[s if multi else cur_s][k.key])) / (k.hi - k.lo)) ** 2
+                             for k in sp) + (1.0 if multi and s != cur_s else 0.0))
+        rows.append({"number": t.number, "values": values, "measures": m, "feasible": objective.feasible(m),
+                     "distance": round(dist, 6), **({"strategy": s} if multi else {})})
     chosen = _choose(objective, rows, cur_fit)
     feasible_any = chosen is not None
     if chosen is not None and objective.feasible(cur_fit) and not _beats(objective, chosen["measures"], cur_fit):
@@ -365,30 +487,41 @@ def recommend(fit_target, hold_target, objective: Objective, space: list[KeyRang
     changes = []
     hold = cur_hold = beats = None
     spread = None
+    s_rec = (chosen.get("strategy") or cur_s) if chosen is not None else cur_s
     if chosen is not None:
-        changes = [(k, _value_text(by_key[k], cur_values[k]), v) for k, v in chosen["values"].items()
-                   if _value_text(by_key[k], cur_values[k]) != v]
+        cur_v = cur_values[s_rec if multi else cur_s]
+        bk = by_key[s_rec if multi else cur_s]
+        changes = [(k, _value_text(bk[k], cur_v[k]), v) for k, v in chosen["values"].items()
+                   if _value_text(bk[k], cur_v[k]) != v]
+        rec_cfg = cfg_of(chosen["values"], s_rec)
+        if multi and s_rec != cur_s:  # the strategy (and what it needs to run) changes too
+            a, b = _conf_lines_over(current, rec_cfg), _conf_lines_over(rec_cfg, current)
+            changes = [(k, a.get(k, "(default)"), v) for k, v in b.items() if k not in chosen["values"]] + changes
         if hold_target is not None:
-            cur_hold, hold = hold_target.evaluate([current, cfg_of(chosen["values"])], measures)
+            cur_hold, hold = hold_target.evaluate([current, rec_cfg], measures,
+                                                  strategies=[cur_s, s_rec] if multi else None)
             spread = getattr(hold_target, "spread", None) or None
             beats = _beats(objective, hold, cur_hold)
-    importances = _importances(study, space, objective)
+    importances = _importances(study, spaces, objective, multi)
     labels = (fit_target.label, hold_target.label if hold_target is not None else "")
     rec_conf = ""
     if chosen is not None:
         rec_conf = "\n".join(f"{k}={v}" for k, _a, v in changes)
     verdict = ("no-feasible-setting" if not feasible_any else "no-better-setting" if chosen is None else "no-holdout" if hold is None
                else "beats-current" if beats else "does-not-beat-current")
-    return {
+    space_json = ([{**k.to_json(), "strategy": s} for s, sp in spaces.items() for k in sp] if multi
+                  else [k.to_json() for k in space])
+    out = {
         "kind": fit_target.where, **(info or {}),
         "objective": objective.to_json(),
-        "space": [k.to_json() for k in space],
-        "current": {"values": {k: _value_text(by_key[k], v) for k, v in cur_values.items()},
+        "space": space_json,
+        "current": {"values": {k: _value_text(by_key[cur_s].get(k), v) for k, v in cur_values.get(cur_s, {}).items()},
                     "broker_conf": to_broker_conf(current), "fit": cur_fit, "holdout": cur_hold,
-                    "feasible": objective.feasible(cur_fit)},
+                    "feasible": objective.feasible(cur_fit), **({"strategy": cur_s} if multi else {})},
         "recommended": None if chosen is None else {
             "number": chosen["number"], "values": chosen["values"], "fit": chosen["measures"], "holdout": hold,
-            "changes": [{"key": k, "from": a, "to": b} for k, a, b in changes], "broker_conf": rec_conf},
+            "changes": [{"key": k, "from": a, "to": b} for k, a, b in changes], "broker_conf": rec_conf,
+            **({"strategy": s_rec} if multi else {})},
         "holdout": {"label": labels[1], "beats": beats, "spread": spread} if hold_target is not None else None,
         "fit_label": labels[0],
         "verdict": verdict,
@@ -397,7 +530,14 @@ def recommend(fit_target, hold_target, objective: Objective, space: list[KeyRang
                                beats, importances, labels),
         "importances": importances,
         "trials": rows,
+        "pruned": pruned,
         "pareto": front,
         "study": {"name": name, "path": str(path), "trials": len(rows), "new_trials": new, "resumed": resumed,
-                  "runs": fit_target.backtests + (hold_target.backtests if hold_target is not None else 0)},
+                  "pruned": len(pruned), "new_pruned": pruned_now,
+                  "runs": fit_target.backtests + (hold_target.backtests if hold_target is not None else 0),
+                  "replayed": round(getattr(fit_target, "replayed", fit_target.backtests)
+                                    + (hold_target.backtests if hold_target is not None else 0), 3)},
     }
+    if multi:
+        out.update(strategy=s_rec, strategies=names)
+    return out

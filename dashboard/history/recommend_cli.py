@@ -5,7 +5,8 @@
     python -m dashboard.history recommend DATASET --strategy AvgShedder \\
         --objective "min unloads_per_day; hot_unanswered(20) <= 5" --trials 40 [--holdout 7d] [--json]
     python -m dashboard.history recommend --scenario bigo-jitter --strategy ThresholdShedder \\
-        --objective "min unloads_per_day; usage_range_p95 <= 25" --trials 30 [--seeds 3]
+        --objective "min unloads_per_day; usage_range_p95 <= 25" --trials 30 [--seeds 3] [--fit-seeds 2]
+    python -m dashboard.history recommend sample --strategy AvgShedder,ThresholdShedder ...   (or any)
 
 The study is stored in the cache directory: the same command again continues it (``--trials`` is the
 total), ``--fresh`` starts over. Exit status 2 on a bad objective, key, range or option (one line).
@@ -22,7 +23,8 @@ def add_parser(sub, kv) -> None:
     r = sub.add_parser("recommend", help="search a strategy's keys for an objective; validate on held-out data")
     r.add_argument("dataset", nargs="?", help="a History dataset (path or name); omit with --scenario")
     r.add_argument("--scenario", help="a shipped scenario name or a scenario file, instead of a dataset")
-    r.add_argument("--strategy", help="the shedding strategy (default: AvgShedder; a scenario: its own)")
+    r.add_argument("--strategy", help="the shedding strategy (default: AvgShedder; a scenario: its own); several "
+                                      "comma-separated, or 'any': the strategy is searched too")
     r.add_argument("--placement", help="with --scenario: the placement strategy")
     r.add_argument("--objective", action="append", required=True,
                    help="goals and constraints, ';'-separated: 'min unloads_per_day; hot_unanswered(20) <= 5' "
@@ -30,7 +32,10 @@ def add_parser(sub, kv) -> None:
     r.add_argument("--trials", type=int, default=30, help="complete trials the study should hold (default 30)")
     r.add_argument("--holdout", help="History: the last N days held out, e.g. 7d (default: a quarter of the days)")
     r.add_argument("--seeds", type=int, help="scenario: held-out seeds (default 3)")
+    r.add_argument("--fit-seeds", type=int, help="scenario: seeds each trial is simulated on (default 2)")
     r.add_argument("--minutes", type=int, help="scenario: minutes to simulate")
+    r.add_argument("--no-prune", action="store_true",
+                   help="run every trial to the end (default: one goal prunes trials hopeless after a stage)")
     r.add_argument("--keys", help="keys to search, comma-separated (default: the strategy's sweep keys)")
     r.add_argument("--range", action="append", default=[], metavar="KEY=LO:HI", help="a key's range (repeatable)")
     r.add_argument("--set", type=kv, action="append", default=[], metavar="KEY=VALUE",
@@ -64,7 +69,7 @@ def params_from_args(a) -> dict:
         raise UsageError("--synthetic-bundles must be in 1..100,000")
     return {"dataset": a.dataset, "scenario": a.scenario, "strategy": a.strategy, "placement": a.placement,
             "objective": a.objective, "trials": a.trials, "holdout": a.holdout, "seeds": a.seeds,
-            "minutes": a.minutes, "keys": [k.strip() for k in a.keys.split(",") if k.strip()] if a.keys else None,
+            "minutes": a.minutes, "fit_seeds": a.fit_seeds, "prune": not a.no_prune, "keys": [k.strip() for k in a.keys.split(",") if k.strip()] if a.keys else None,
             "ranges": a.range, "set": values, "start": a.start, "end": a.end, "engine": a.engine,
             "bundles": a.bundles, "synthetic_bundles": a.synthetic_bundles, "batch": a.batch, "seed": a.seed,
             "fresh": a.fresh}

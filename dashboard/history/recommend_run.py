@@ -6,7 +6,13 @@ text for a terminal.
 seeds, scenario), ``set`` (the current setting: broker.conf key → value over Pulsar's defaults or the
 scenario's config), ``keys`` / ``ranges`` (the space, :func:`.recommend.search_space`), ``start`` /
 ``end``, ``bundles``, ``synthetic_bundles``, ``engine`` (``pandas`` | ``spark`` | ``auto``), ``batch``,
-``seed``, ``minutes`` (scenario), ``placement`` (scenario), ``fresh``.
+``seed``, ``minutes`` (scenario), ``placement`` / ``preset`` / ``current_strategy`` (scenario: the current
+setting's placement, base preset, and shedding strategy when several are searched), ``fit_seeds`` (scenario: seeds each trial
+is simulated on), ``prune`` (default on), ``fresh``.
+
+``strategy`` may name several strategies (``"AvgShedder,ThresholdShedder"``, a list, or ``"any"``): the
+study then searches the strategy too, each with its own keys. The current setting runs the scenario's
+strategy (a scenario) or ``set``'s ``loadBalancerLoadSheddingStrategy``, else the first one named (History).
 """
 from __future__ import annotations
 
@@ -15,9 +21,41 @@ from engine.errors import UsageError
 
 from .objective import HISTORY, SCENARIO, parse_objective
 
-__all__ = ["run_recommendation", "recommendation_text", "DEFAULT_SCENARIO_SEEDS"]
+__all__ = ["run_recommendation", "recommendation_text", "strategy_list", "DEFAULT_SCENARIO_SEEDS",
+           "DEFAULT_FIT_SEEDS"]
 
 DEFAULT_SCENARIO_SEEDS = 3
+#: a scenario trial is simulated on this many seeds (its measures are their mean; pruning between seeds)
+DEFAULT_FIT_SEEDS = 2
+MAX_SEEDS = 20
+
+
+def strategy_list(value, kind: str) -> list[str] | None:
+    """Several strategies named (comma-separated, a list, or ``any``): their registry names; one (or
+    none): ``None``. ``any``: every strategy a History backtest runs, or (``kind`` scenario) every
+    shedding strategy the Simulator runs."""
+    from engine.backtest import backtest_spec, shedding_strategies
+    from engine.strategies import registry
+
+    if value is None or value == "":
+        return None
+    parts = value if isinstance(value, (list, tuple)) else str(value).split(",")
+    parts = [str(x).strip() for x in parts if str(x).strip()]
+    if len(parts) > 16:
+        raise UsageError("at most 16 strategies at once")
+    if [x.lower() for x in parts] == ["any"]:
+        return shedding_strategies() if kind == HISTORY else [s.name for s in registry.specs(role="shedding")]
+    if len(parts) < 2:
+        return None
+    check = backtest_spec if kind == HISTORY else registry.spec
+    out = []
+    for x in parts:
+        name = check(x).name
+        if kind == SCENARIO and not registry.spec(name).is_shedding:
+            raise UsageError(f"{name} is not a shedding strategy")
+        if name not in out:
+            out.append(name)
+    return out if len(out) > 1 else None
 
 
 def _current(base: LoadBalancerConfig, values: dict | None) -> LoadBalancerConfig:
@@ -29,10 +67,11 @@ def run_recommendation(params: dict, progress=None, *, dataset_resolver=None) ->
     app passes :func:`.dataset.dataset_by_name`; default :func:`.dataset.resolve_dataset`)."""
     from engine.backtest import backtest_spec
 
-    from .recommend import recommend, search_space
+    from .recommend import recommend, search_space, strategy_spaces
     from .recommend_targets import HistoryTarget, ScenarioTarget, parse_holdout, split_days
 
     p = dict(params)
+    extra = {}
     trials = int(p["trials"]) if p.get("trials") is not None else 30
     batch, seed = int(p["batch"]) if p.get("batch") is not None else 8, int(p.get("seed") or 0)
     from .recommend import MAX_BATCH, MAX_TRIALS
@@ -46,28 +85,45 @@ def run_recommendation(params: dict, progress=None, *, dataset_resolver=None) ->
         from engine.simulator.pairing import config_with_strategy
 
         obj = parse_objective(p.get("objective"), SCENARIO)
-        sc = load_scenario(p["scenario"])
-        strategy = p.get("strategy") or None
-        current = config_with_strategy(_current(sc.lb_config(None), p.get("set")), strategy, p.get("placement"))
+        from engine.config import PRESETS
+        from engine.simulator import Scenario
+
+        sc = p["scenario"] if isinstance(p["scenario"], Scenario) else load_scenario(p["scenario"])
+        preset = p.get("preset") or None
+        if preset and preset not in PRESETS:
+            raise UsageError(f"unknown preset {preset!r}; known: {', '.join(sorted(PRESETS))}")
+        several = strategy_list(p.get("strategy"), SCENARIO)
+        strategy = None if several else (p.get("strategy") or None)
+        base = sc.lb_config(PRESETS[preset] if preset else None)
+        current = config_with_strategy(_current(base, p.get("set")), strategy or p.get("current_strategy"),
+                                       p.get("placement"))
         from engine.strategies import registry
 
         name = registry.shedding_name(current.loadBalancerLoadSheddingStrategy)
         if strategy and registry.spec(strategy).name != name:
             raise UsageError(f"{strategy} does not run as the scenario's shedding strategy")
-        space = search_space(name, p.get("keys"), p.get("ranges"))
+        space = strategy_spaces(several, p.get("keys"), p.get("ranges")) if several else \
+            search_space(name, p.get("keys"), p.get("ranges"))
+        if several:
+            # a trial of another strategy runs the placement it pairs with (or Pulsar's default for it)
+            extra = dict(current_strategy=name, configure=lambda cfg, s: config_with_strategy(cfg, s))
         n_hold = int(p.get("seeds") if p.get("seeds") is not None else DEFAULT_SCENARIO_SEEDS)
-        if not 0 <= n_hold <= 20:
-            raise UsageError(f"--seeds must be in 0..20, got {n_hold}")
+        if not 0 <= n_hold <= MAX_SEEDS:
+            raise UsageError(f"--seeds must be in 0..{MAX_SEEDS}, got {n_hold}")
+        n_fit = int(p.get("fit_seeds") if p.get("fit_seeds") is not None else DEFAULT_FIT_SEEDS)
+        if not 1 <= n_fit <= MAX_SEEDS:
+            raise UsageError(f"--fit-seeds must be in 1..{MAX_SEEDS}, got {n_fit}")
         minutes = p.get("minutes")
         if minutes is not None:
             from engine.limits import MAX_SIMULATION_MINUTES
 
             if not 1 <= int(minutes) <= MAX_SIMULATION_MINUTES:
                 raise UsageError(f"--minutes must be in 1..{MAX_SIMULATION_MINUTES:,}")
-        fit = ScenarioTarget(sc, [seed + 1], minutes=minutes)
-        hold = ScenarioTarget(sc, [seed + 2 + i for i in range(n_hold)], minutes=minutes) if n_hold else None
+        fit = ScenarioTarget(sc, [seed + 1 + i for i in range(n_fit)], minutes=minutes)
+        hold = ScenarioTarget(sc, [seed + 1 + n_fit + i for i in range(n_hold)], minutes=minutes) if n_hold else None
         ident = {"scenario": sc.name, "scenario_hash": _scenario_hash(sc), "minutes": minutes, "fit": fit.seeds}
-        info = {"scenario": sc.name, "strategy": name}
+        info = {"scenario": sc.name, "strategy": name, "minutes": minutes,
+                "scenario_id": p.get("scenario_id") or (p["scenario"] if isinstance(p["scenario"], str) else sc.name)}
     else:
         from .dataset import fingerprint, read_meta, resolve_dataset
 
@@ -75,9 +131,21 @@ def run_recommendation(params: dict, progress=None, *, dataset_resolver=None) ->
             raise UsageError("recommend needs a DATASET (or --scenario NAME)")
         ds = (dataset_resolver or resolve_dataset)(p["dataset"])
         obj = parse_objective(p.get("objective"), HISTORY)
-        name = backtest_spec(p.get("strategy") or "AvgShedder").name
+        several = strategy_list(p.get("strategy"), HISTORY)
         current = _current(LoadBalancerConfig(), p.get("set"))
-        space = search_space(name, p.get("keys"), p.get("ranges"))
+        if several:
+            from engine.simulator.pairing import config_with_strategy
+            from engine.strategies import registry
+
+            named = (p.get("set") or {}).get("loadBalancerLoadSheddingStrategy")
+            first = "AvgShedder" if str(p.get("strategy")).strip().lower() == "any" else several[0]
+            name = backtest_spec(registry.shedding_name(named) if named else first).name
+            current = config_with_strategy(current, name)
+            space = strategy_spaces(several, p.get("keys"), p.get("ranges"))
+            extra = dict(current_strategy=name, configure=lambda cfg, s: config_with_strategy(cfg, s))
+        else:
+            name = backtest_spec(p.get("strategy") or "AvgShedder").name
+            space = search_space(name, p.get("keys"), p.get("ranges"))
         meta = read_meta(ds)
         holdout = parse_holdout(p["holdout"]) if p.get("holdout") not in (None, "") else None
         fit_days, hold_days = split_days(meta, p.get("start"), p.get("end"), holdout)
@@ -106,8 +174,11 @@ def run_recommendation(params: dict, progress=None, *, dataset_resolver=None) ->
         ident = {"dataset": fingerprint(ds), "fit": fit_days, "bundles": bundles, "k": kw["synthetic_bundles"]}
         info = {"dataset": str(ds), "dataset_name": ds.name, "strategy": name, "engine": engine,
                 "fit_days": fit_days, "holdout_days": hold_days}
+    if p.get("prune") is False:
+        ident["prune"] = False  # a study without pruning is another study (its trials all complete)
     return recommend(fit, hold, obj, space, current, trials=trials, batch=batch, seed=seed, identity=ident,
-                     fresh=bool(p.get("fresh")), progress=progress, info=info)
+                     fresh=bool(p.get("fresh")), progress=progress, info=info, prune=p.get("prune") is not False,
+                     **extra)
 
 
 def _scenario_hash(sc) -> str:
@@ -121,8 +192,10 @@ def recommendation_text(res: dict) -> str:
     where = res.get("dataset_name") or res.get("scenario")
     st = res["study"]
     lines = [f"recommend {res['strategy']} on {where}: {res['objective']['text']}",
-             f"  study {st['name']}: {st['trials']} trials ({st['new_trials']} new"
-             f"{', resumed' if st['resumed'] else ''}), {st['runs']} "
+             f"  study {st['name']}: {st['trials'] + st.get('pruned', 0)} trials ("
+             f"{'%d complete, %d pruned; ' % (st['trials'], st['pruned']) if st.get('pruned') else ''}"
+             f"{st['new_trials']} new{', resumed' if st['resumed'] else ''}), "
+             f"{st['runs']} "
              f"{'backtests' if res['kind'] == HISTORY else 'simulations'} this run"]
     rec = res.get("recommended")
     keys = [g["measure"] for g in res["objective"]["goals"]] + [c["measure"] for c in res["objective"]["constraints"]]

@@ -64,6 +64,7 @@ class HistoryTarget:
         self.start, self.end = self.days[0], self.days[-1]
         self.label = self.start if self.start == self.end else f"{self.start} .. {self.end}"
         self.backtests = 0
+        self.replayed = 0.0  # backtests counted by the share of the days replayed (a pruned one: its stages)
         meta = read_meta(dataset)
         self._has_bundles = bool(meta.get("has_bundles")) and bundles != "synthetic"
         self._bw, self._kw = self._read()
@@ -93,21 +94,73 @@ class HistoryTarget:
                 kw = None
         return bw, kw
 
-    def run(self, configs: list[LoadBalancerConfig], progress=None) -> list[pd.DataFrame]:
-        """The events of each config over the days (one pass for the batch)."""
+    def stage_cuts(self) -> list[int]:
+        """Where the fit data is cut into stages for pruning (epoch ms of the first minute of each later
+        stage): at each fit week with two weeks or more, else at the first third of the minutes."""
+        ts = self.minutes_ms
+        if len(ts) < 3:
+            return []
+        if len(self.days) >= 14:
+            starts = [int(pd.Timestamp(d).value // 1_000_000) for d in self.days[7::7]]
+            return [c for c in starts if ts[0] < c <= ts[-1]]
+        return [int(ts[len(ts) // 3])]
+
+    def evaluate(self, configs, measures, progress=None, *, strategies=None, judge=None) -> list:
+        """The measures of each config over the days (one pass for the batch). ``strategies``: each
+        config's strategy (default: the target's); ``judge(stage, index, measures so far) -> stop``
+        after each stage but the last (pandas: :meth:`stage_cuts`): a stopped config's entry is ``None``."""
+        strategies = list(strategies) if strategies is not None else [self.strategy] * len(configs)
+        if self.engine == "spark":  # a task streams whole days: no stage to stop at
+            self.backtests += len(configs)
+            self.replayed += len(configs)
+            out = [None] * len(configs)
+            for s in dict.fromkeys(strategies):
+                idx = [i for i, x in enumerate(strategies) if x == s]
+                for i, ev in zip(idx, self._spark([configs[i] for i in idx], progress, s)):
+                    out[i] = history_measures(ev, self.minutes_ms, self.usage_range, self.n_days, measures)
+            return out
+        return self._staged(configs, strategies, measures, judge, progress)
+
+    def _staged(self, configs, strategies, measures, judge, progress):
+        """One pass over the days for every config (:class:`engine.backtest.BacktestSet`, strategies may
+        differ per member), cut at :meth:`stage_cuts` when a ``judge`` may stop members there."""
+        from engine.backtest import Backtest, BacktestSet, BrokerBlock, BundleBlock, _ms, events_frame
+
+        members = [Backtest(s, c, synthetic_bundles=self.k, state_limit=0) for s, c in zip(strategies, configs)]
+        bts = BacktestSet(members)
         self.backtests += len(configs)
-        if self.engine == "spark":
-            return self._spark(configs, progress)
-        from engine.backtest import backtest_set_frames
+        kb = BundleBlock(self._kw) if self._kw is not None else None
+        cuts = self.stage_cuts() if judge is not None else []
+        edges = [None, *cuts, None]
+        t = _ms(self._bw["timestamp"]) if cuts else None
+        total = max(len(self.minutes_ms), 1)
+        stopped: set[int] = set()
+        for i in range(len(edges) - 1):
+            lo, hi = edges[i], edges[i + 1]
+            part = self._bw if not cuts else self._bw[((t >= lo) if lo is not None else True)
+                                                      & ((t < hi) if hi is not None else True)]
+            live = [bt for j, bt in enumerate(members) if j not in stopped]
+            if len(part) and any(bt.enabled for bt in live):
+                bts.members = live
+                bts.feed(BrokerBlock(part), kb, progress)
+            if hi is None:
+                break
+            seen = self.minutes_ms < hi
+            share = float(seen.sum()) / total
+            for j, bt in enumerate(members):
+                if j in stopped:
+                    continue
+                m = history_measures(events_frame(list(bt.events)), self.minutes_ms[seen], self.usage_range[seen],
+                                     max(float(seen.sum()), 1.0) / 1440.0, measures)
+                if judge(i, j, m):
+                    stopped.add(j)
+                    self.replayed -= 1.0 - share
+        self.replayed += len(configs)
+        return [None if j in stopped else
+                history_measures(bt.finish(), self.minutes_ms, self.usage_range, self.n_days, measures)
+                for j, bt in enumerate(members)]
 
-        return backtest_set_frames(self._bw, self._kw, self.strategy, configs, synthetic_bundles=self.k,
-                                   state_limit=0, progress=progress)
-
-    def evaluate(self, configs, measures, progress=None) -> list[dict]:
-        return [history_measures(ev, self.minutes_ms, self.usage_range, self.n_days, measures)
-                for ev in self.run(configs, progress)]
-
-    def _spark(self, configs, progress):
+    def _spark(self, configs, progress, strategy=None):
         """The batch on Spark: configs dealt into groups (the executor cores, the heaviest first), each
         group one task reading the range's day files and streaming them through its BacktestSet."""
         from dashboard.spark import get_spark, job_group
@@ -124,7 +177,7 @@ class HistoryTarget:
         cells = list(range(len(configs)))
         ivals = [max(1, int(c.loadBalancerSheddingIntervalMinutes)) for c in configs]
         groups = cell_groups(cells, ivals, default_groups(spark, len(cells)))
-        udf = _configs_udf(source, self.strategy, self.k, {g: [(c, configs[c]) for c in grp]
+        udf = _configs_udf(source, strategy or self.strategy, self.k, {g: [(c, configs[c]) for c in grp]
                                                            for g, grp in enumerate(groups)})
         with job_group(spark, "recommend", "shedlab recommend"):
             rows = (spark.range(0, len(groups), 1, len(groups))
@@ -177,7 +230,10 @@ class ScenarioTarget:
         self.backtests = 0
         self.spread: list[dict] = []
 
-    def evaluate(self, configs, measures, progress=None) -> list[dict]:
+    def evaluate(self, configs, measures, progress=None, *, strategies=None, judge=None) -> list:
+        """The mean measures of each config over the seeds. ``judge(stage, index, mean so far) -> stop``
+        after each seed but the last: a stopped config's entry is ``None`` (its spread too).
+        ``strategies`` is not used: each config names its strategy."""
         from engine.simulator import simulate
 
         out, self.spread = [], []
@@ -189,7 +245,18 @@ class ScenarioTarget:
                     progress(i * len(self.seeds) + j, total)
                 per.append(scenario_measures(simulate(self.scenario, cfg, seed=s, minutes=self.minutes), measures))
                 self.backtests += 1
+                if judge is not None and j < len(self.seeds) - 1 and judge(j, i, self._mean(per)):
+                    per = None
+                    break
+            if per is None:
+                out.append(None)
+                self.spread.append(None)
+                continue
             keys = per[0].keys()
-            out.append({k: float(np.mean([p[k] for p in per])) for k in keys})
+            out.append(self._mean(per))
             self.spread.append({k: [float(min(p[k] for p in per)), float(max(p[k] for p in per))] for k in keys})
         return out
+
+    @staticmethod
+    def _mean(per: list[dict]) -> dict:
+        return {k: float(np.mean([p[k] for p in per])) for k in per[0]}

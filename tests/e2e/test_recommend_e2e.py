@@ -64,3 +64,58 @@ def test_recommend_e2e001_sample_recommendation_with_front_and_links(dash_duo):
     assert head.text == ""  # no failure message
     link.click()  # the Tuner opens with the recommended value
     dash_duo.wait_for_contains_text("#tuner-conf-text", f"loadBalancerAvgShedderLowThreshold={new}", timeout=30)
+
+
+def test_recommend_e2e002_simulator_card_front_and_recommendation(dash_duo):
+    """The Simulator's card: run A (ThresholdShedder at its eager default on a jittery cluster) is the current
+    setting; a tiny study (6 trials, each simulated on two seeds, one held-out seed) draws the front and says
+    in words what to change; the compare link opens A = current, B = recommended."""
+    from selenium.webdriver.common.keys import Keys
+
+    from app import app
+    from engine.strategies.registry import default_placement
+
+    dash_duo.start_server(app)
+    dash_duo.driver.set_window_size(1440, 1800)
+    dash_duo.driver.get(f"{dash_duo.server_url}/simulator?scenario=bigo-jitter&seed=0&minutes=30"
+                        f"&a.shed=ThresholdShedder&a.place={default_placement('ThresholdShedder')}")
+    dash_duo.wait_for_contains_text("#sim-headline", "bigo-jitter", timeout=90)
+    assert "loadBalancerBrokerThresholdShedderPercentage" in dash_duo.find_element("#sim-recommend-keys").text
+    for sel, value in (("#sim-recommend-objective", "min unloads_per_day; usage_range_p95 <= 60"),
+                       ("#sim-recommend-trials", "6"), ("#sim-recommend-seeds", "1")):
+        el = dash_duo.find_element(sel)
+        el.send_keys(Keys.CONTROL, "a")
+        el.send_keys(Keys.DELETE)
+        el.send_keys(value)
+    run = dash_duo.find_element("#sim-recommend-run")
+    dash_duo.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", run)
+    run.click()
+    end = time.time() + 240
+    while time.time() < end and not (dash_duo.find_element("#sim-recommend-explain").text
+                                     or dash_duo.find_element("#sim-recommend-alert").text):
+        time.sleep(0.5)
+    text = dash_duo.find_element("#sim-recommend-explain").text
+    assert text, (dash_duo.find_element("#sim-recommend-alert").text, dash_duo.get_logs())
+    assert "beats the current setting" in text and "Change loadBalancerBrokerThresholdShedderPercentage from 10" in text
+    assert "seed 3" in text  # held out: a seed the fit never saw
+    dash_duo.wait_for_element("#sim-recommend-pareto .main-svg", timeout=30)
+    names = dash_duo.driver.execute_script(
+        "return document.querySelector('#sim-recommend-pareto .js-plotly-plot').data.map(t => t.name);")
+    assert "current setting" in names and "recommended" in names
+    conf = dash_duo.find_element("#sim-recommend-conf").text
+    line = next(x for x in conf.splitlines() if x.startswith("loadBalancerBrokerThresholdShedderPercentage="))
+    new = line.split("=", 1)[1]
+    assert float(new) > 10
+    hrefs = [a.get_attribute("href") for a in dash_duo.driver.find_elements("css selector", "#sim-recommend-actions a")]
+    sim = next(h for h in hrefs if "/simulator?" in h)
+    q = parse_qs(urlparse(sim).query)
+    assert q["scenario"] == ["bigo-jitter"] and q["minutes"] == ["30"] and q["a.shed"] == q["b.shed"] == ["ThresholdShedder"]
+    assert q["b.loadBalancerBrokerThresholdShedderPercentage"] == [new]
+    assert "a.loadBalancerBrokerThresholdShedderPercentage" not in q  # A stays at the current (default) value
+    dash_duo.driver.execute_script(
+        "document.querySelector('#sim-recommend-objective').closest('section').scrollIntoView({block: 'start'});"
+        "window.scrollBy(0, -70)")
+    time.sleep(0.8)
+    shot(dash_duo, "recommend-simulator", width=1440, height=1800)
+    if os.environ.get("SHEDLAB_UPDATE_SCREENSHOTS"):
+        shutil.copy(SHOTS / "recommend-simulator.png", ROOT / "docs" / "screenshots" / "recommend-simulator.png")
