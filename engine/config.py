@@ -30,6 +30,7 @@ wins when it is not 1.0, else the deprecated ``loadBalancerBandwithIn/Out...`` s
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import re
 from dataclasses import dataclass, field, fields
@@ -274,7 +275,7 @@ class LoadBalancerConfig:
         """Whether the release decided as has ``behaviour`` (:data:`engine.releases.BEHAVIOURS`)."""
         return release(self.pulsarVersion).has(behaviour)
 
-    @property
+    @functools.cached_property  # every placement reads it: computed once per (immutable) configuration
     def excluded_namespaces(self) -> frozenset:
         """``loadBalancerSheddingExcludedNamespaces`` as the release reads it: empty before the key
         existed (PIP-380: 4.0.11, 4.1.0)."""
@@ -303,7 +304,7 @@ class LoadBalancerConfig:
             return self.loadBalancerBandwithOutResourceWeight
         return 1.0
 
-    @property
+    @functools.cached_property  # every placement reads it: computed once per (immutable) configuration
     def weights(self) -> tuple[float, float, float, float]:
         """``(cpu, directMemory, bandwidthIn, bandwidthOut)`` weights of the modular load manager."""
         return (self.loadBalancerCPUResourceWeight, self.loadBalancerDirectMemoryResourceWeight,
