@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
 
 from ..config import LoadBalancerConfig
 from ..javacompat import java_long, java_map_order
@@ -25,7 +27,7 @@ from ..javasort import ContractViolation, java_sort
 from ..model import NamespaceBundleStats, bundle_namespace, is_sla_or_heartbeat_namespace
 
 __all__ = ["BundleLoadData", "top_k_bundles", "bundle_stats_key", "compare_bundle_stats", "java_math_round",
-           "partition_sort", "is_system_service_namespace", "compare_bundle_stats_threshold", "MSG_RATE_RESOLUTION", "BW_RESOLUTION",
+           "partition_sort", "is_system_service_namespace", "top_k_for_brokers", "compare_bundle_stats_threshold", "MSG_RATE_RESOLUTION", "BW_RESOLUTION",
            "TOPIC_CONN_RESOLUTION", "CACHE_SIZE_RESOLUTION"]
 
 MSG_RATE_RESOLUTION = 100
@@ -219,3 +221,87 @@ def top_k_bundles(bundle_stats: Mapping[str, NamespaceBundleStats], k: int | Non
     except ContractViolation:  # TopKBundles.update throws after clearing its list: nothing is reported
         return []
     return [BundleLoadData(arr[i], bundle_stats[arr[i]]) for i in range(k - 1, -1, -1)]
+
+
+def _round_array(x: np.ndarray) -> np.ndarray:
+    """:func:`java_math_round` over an array of finite doubles below 2**62 in magnitude."""
+    f = np.floor(x)
+    return (f + ((x - f) >= 0.5)).astype(np.int64)
+
+
+def top_k_for_brokers(stats_maps: Sequence[Mapping[str, NamespaceBundleStats]],
+                      conf: LoadBalancerConfig | None = None,
+                      has_policies: Callable[[str], bool] | None = None) -> list[list[BundleLoadData]]:
+    """:func:`top_k_bundles` of many brokers at once (one list per mapping, the same lists).
+
+    The ``compareTo`` keys of every bundle are computed in one go and each broker's bundles sorted by
+    them. When a broker's top K keys are all distinct and the K-th differs from the next one, the top
+    K and their order are the same whatever the partitioning, so the list is read off the sort; a
+    broker with a tie there (where Pulsar's partitioning decides) and the threshold ``compareTo`` of
+    older releases take :func:`top_k_bundles` itself.
+    """
+    conf = conf or LoadBalancerConfig()
+    k = conf.loadBalancerMaxNumberOfBundlesInBundleLoadReport
+    if not conf.has("topk_rounding_compare") or k <= 0:
+        return [top_k_bundles(m, None, conf, has_policies) for m in stats_maps]
+    names, objs, owner = [], [], []
+    for p, m in enumerate(stats_maps):
+        names.extend(m)
+        objs.extend(m.values())
+        owner.append(len(m))
+    n = len(objs)
+    owner = np.repeat(np.arange(len(stats_maps)), owner)
+    col = {a: np.fromiter((getattr(s, a) for s in objs), dtype=float, count=n)
+           for a in ("msg_throughput_in", "msg_throughput_out", "msg_rate_in", "msg_rate_out")}
+    ints = {a: [int(getattr(s, a)) for s in objs] for a in ("topics", "consumer_count", "producer_count", "cache_size")}
+    if any(abs(v) >= 2**53 for vals in ints.values() for v in vals) or not all(
+            np.isfinite(c).all() and (np.abs(c) < 2.0**60).all() for c in col.values()):
+        return [top_k_bundles(m, None, conf, has_policies) for m in stats_maps]
+    ti, to = col["msg_throughput_in"], col["msg_throughput_out"]
+    keep = np.ones(n, dtype=bool)
+    if conf.has("transfer_skip_zero_throughput"):
+        keep &= (ti + to) != 0
+    excluded = conf.excluded_namespaces
+    skip_pol = None if conf.loadBalancerSheddingBundlesWithPoliciesEnabled else has_policies
+    ns_ok: dict = {}
+    for j, name in enumerate(names):
+        ns = bundle_namespace(name)
+        ok = ns_ok.get(ns)
+        if ok is None:
+            ok = ns_ok[ns] = not (is_system_service_namespace(ns) or ns in excluded
+                                  or (skip_pol is not None and skip_pol(ns)))
+        if not ok:
+            keep[j] = False
+    conn = np.array(ints["topics"], dtype=np.int64) + np.array(ints["consumer_count"], dtype=np.int64) + \
+        np.array(ints["producer_count"], dtype=np.int64)
+    cache = np.array(ints["cache_size"], dtype=np.int64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        keys = np.column_stack([
+            _round_array(ti / BW_RESOLUTION), _round_array(to / BW_RESOLUTION),
+            _round_array((col["msg_rate_in"] + col["msg_rate_out"]) / MSG_RATE_RESOLUTION),
+            np.trunc(conn / TOPIC_CONN_RESOLUTION).astype(np.int64),  # Java long division
+            np.trunc(cache / CACHE_SIZE_RESOLUTION).astype(np.int64)])
+    idx = np.flatnonzero(keep)
+    ko = keys[idx]
+    # per broker, the largest keys first
+    order = idx[np.lexsort(tuple(-ko[:, c] for c in range(4, -1, -1)) + (owner[idx],))]
+    out: list[list] = [[] for _ in stats_maps]
+    if len(order) == 0:
+        return out
+    ob, sk = owner[order], keys[order]
+    same_next = np.zeros(len(order), dtype=bool)
+    same_next[:-1] = (ob[1:] == ob[:-1]) & np.all(sk[1:] == sk[:-1], axis=1)
+    starts = np.flatnonzero(np.concatenate(([True], ob[1:] != ob[:-1])))
+    ends = np.concatenate((starts[1:], [len(order)]))
+    pos = np.arange(len(order)) - np.repeat(starts, ends - starts)
+    tied = np.zeros(len(stats_maps), dtype=bool)
+    hit = same_next & (pos < k)  # a tie inside the top K or between the K-th and the next
+    tied[ob[hit]] = True
+    ol = order.tolist()
+    for s, e, p in zip(starts.tolist(), ends.tolist(), ob[starts].tolist()):
+        if tied[p]:
+            out[p] = top_k_bundles(stats_maps[p], None, conf, has_policies)
+            continue
+        top = ol[s:min(e, s + k)]
+        out[p] = [BundleLoadData(names[j], objs[j]) for j in reversed(top)]
+    return out

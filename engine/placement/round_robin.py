@@ -82,7 +82,7 @@ class RoundRobinBrokerSelector(PlacementStrategy):
             return dec
         # the candidates' names (a list, never changed in place) and their set, kept per candidate
         # array: the load manager hands one array to every bundle of a namespace
-        facts = ctx._facts(view, cand)
+        facts = ctx._facts(view, cand) if ctx is not None else {}
         got = facts.get(self.name)
         if got is None:
             names = [view.brokers[j] for j in cand.tolist()]
