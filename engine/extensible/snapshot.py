@@ -402,8 +402,12 @@ def derive_extensible(load_data: LoadData, config: LoadBalancerConfig | None = N
         out.top_bundles[bid] = top
         out.lookup[bid] = BrokerLookupData(EXTENSIBLE_LOAD_MANAGER, L.broker_version_string,
                                            L.persistent_topics_enabled, L.non_persistent_topics_enabled)
-        for b in L.bundles:
-            out.ownership.setdefault(b, bid)
+        mine = dict.fromkeys(L.bundles, bid)
+        if mine.keys() & out.ownership.keys():  # a bundle listed by two brokers: the first keeps it
+            for b in L.bundles:
+                out.ownership.setdefault(b, bid)
+        else:
+            out.ownership.update(mine)
     hc = (load_data.strategy_state or {}).get("TransferShedder")
     if hc:
         out.strategy_state = {"TransferShedder": dict(hc)}

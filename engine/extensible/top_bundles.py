@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
@@ -251,12 +252,17 @@ def top_k_for_brokers(stats_maps: Sequence[Mapping[str, NamespaceBundleStats]],
         owner.append(len(m))
     n = len(objs)
     owner = np.repeat(np.arange(len(stats_maps)), owner)
-    col = {a: np.fromiter((getattr(s, a) for s in objs), dtype=float, count=n)
-           for a in ("msg_throughput_in", "msg_throughput_out", "msg_rate_in", "msg_rate_out")}
-    ints = {a: [int(getattr(s, a)) for s in objs] for a in ("topics", "consumer_count", "producer_count", "cache_size")}
-    if any(abs(v) >= 2**53 for vals in ints.values() for v in vals) or not all(
-            np.isfinite(c).all() and (np.abs(c) < 2.0**60).all() for c in col.values()):
+    fields = ("msg_throughput_in", "msg_throughput_out", "msg_rate_in", "msg_rate_out", "topics", "consumer_count",
+              "producer_count", "cache_size")
+    try:
+        vals = np.array(list(map(attrgetter(*fields), objs)), dtype=float).reshape(n, len(fields))
+    except (TypeError, ValueError, OverflowError):
+        vals = None
+    if vals is None or not np.isfinite(vals).all() or (np.abs(vals) >= 2.0**53).any():
+        # not plain finite numbers the arrays hold exactly: the one-broker path reads them as they are
         return [top_k_bundles(m, None, conf, has_policies) for m in stats_maps]
+    col = dict(zip(fields, vals.T))
+    whole = np.trunc(vals[:, 4:])  # int(x) of each count
     ti, to = col["msg_throughput_in"], col["msg_throughput_out"]
     keep = np.ones(n, dtype=bool)
     if conf.has("transfer_skip_zero_throughput"):
@@ -272,9 +278,8 @@ def top_k_for_brokers(stats_maps: Sequence[Mapping[str, NamespaceBundleStats]],
                                   or (skip_pol is not None and skip_pol(ns)))
         if not ok:
             keep[j] = False
-    conn = np.array(ints["topics"], dtype=np.int64) + np.array(ints["consumer_count"], dtype=np.int64) + \
-        np.array(ints["producer_count"], dtype=np.int64)
-    cache = np.array(ints["cache_size"], dtype=np.int64)
+    conn = whole[:, 0] + whole[:, 1] + whole[:, 2]
+    cache = whole[:, 3]
     with np.errstate(invalid="ignore", over="ignore"):
         keys = np.column_stack([
             _round_array(ti / BW_RESOLUTION), _round_array(to / BW_RESOLUTION),
@@ -298,10 +303,28 @@ def top_k_for_brokers(stats_maps: Sequence[Mapping[str, NamespaceBundleStats]],
     hit = same_next & (pos < k)  # a tie inside the top K or between the K-th and the next
     tied[ob[hit]] = True
     ol = order.tolist()
+    rank = None
+    offsets = np.concatenate(([0], np.cumsum(np.bincount(owner, minlength=len(stats_maps)))))
     for s, e, p in zip(starts.tolist(), ends.tolist(), ob[starts].tolist()):
-        if tied[p]:
-            out[p] = top_k_bundles(stats_maps[p], None, conf, has_policies)
+        if not tied[p]:
+            top = ol[s:min(e, s + k)]
+            out[p] = [BundleLoadData(names[j], objs[j]) for j in reversed(top)]
             continue
-        top = ol[s:min(e, s + k)]
-        out[p] = [BundleLoadData(names[j], objs[j]) for j in reversed(top)]
+        # a tie decides: Pulsar's partitioning over the broker's bundles in ConcurrentHashMap order,
+        # comparing the keys by their rank among all keys (the same order as compareTo)
+        if rank is None:
+            dense = np.concatenate(([0], np.cumsum(np.any(sk[1:] != sk[:-1], axis=1) | (ob[1:] != ob[:-1]))))
+            ra = np.zeros(n, dtype=np.int64)
+            ra[order] = -dense  # ``order`` is descending within a broker: a larger key, a smaller dense
+            rank, kl = ra.tolist(), keep.tolist()
+
+            def cmp(a, b):
+                x, y = rank[a], rank[b]
+                return (x > y) - (x < y)
+        m, off = stats_maps[p], int(offsets[p])
+        where = {x: off + i for i, x in enumerate(m)}
+        arr = [g for g in (where[x] for x in java_map_order(m, concurrent=True)) if kl[g]]
+        kk = min(k, len(arr))
+        partition_sort(arr, kk, cmp)
+        out[p] = [BundleLoadData(names[j], objs[j]) for j in (arr[i] for i in range(kk - 1, -1, -1))]
     return out
