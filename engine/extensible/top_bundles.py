@@ -194,6 +194,7 @@ def top_k_bundles(bundle_stats: Mapping[str, NamespaceBundleStats], k: int | Non
     with_policies = conf.loadBalancerSheddingBundlesWithPoliciesEnabled
     arr = []
     keys = {}
+    rounding = conf.has("topk_rounding_compare")
     for name in java_map_order(bundle_stats, concurrent=True):
         s = bundle_stats[name]
         if s.msg_throughput_in + s.msg_throughput_out == 0 and conf.has("transfer_skip_zero_throughput"):
@@ -204,18 +205,35 @@ def top_k_bundles(bundle_stats: Mapping[str, NamespaceBundleStats], k: int | Non
         if not with_policies and has_policies is not None and has_policies(ns):
             continue
         arr.append(name)
-        keys[name] = bundle_stats_key(s)
+        if rounding:  # the threshold compareTo of older releases reads the stats themselves
+            keys[name] = bundle_stats_key(s)
     if not arr or k <= 0:
         return []
     k = min(k, len(arr))
 
-    if conf.has("topk_rounding_compare"):
+    if rounding:
         def cmp(a, b):
             ka, kb = keys[a], keys[b]
             return (ka > kb) - (ka < kb)
-    else:  # the threshold compareTo of older releases (not transitive)
+    else:  # the threshold compareTo of older releases (not transitive), on each bundle's quantities read once
+        q = {}
+        for name in arr:
+            s = bundle_stats[name]
+            q[name] = (s.msg_throughput_in, s.msg_throughput_out, s.msg_rate_in + s.msg_rate_out,
+                       int(s.topics) + int(s.consumer_count) + int(s.producer_count), int(s.cache_size))
+
         def cmp(a, b):
-            return compare_bundle_stats_threshold(bundle_stats[a], bundle_stats[b])
+            x, y = q[a], q[b]
+            r = _beyond(x[0], y[0], BW_RESOLUTION)
+            if r == 0:
+                r = _beyond(x[1], y[1], BW_RESOLUTION)
+            if r == 0:
+                r = _beyond(x[2], y[2], MSG_RATE_RESOLUTION)
+            if r == 0:
+                r = ((x[3] > y[3]) - (x[3] < y[3])) if abs(x[3] - y[3]) > TOPIC_CONN_RESOLUTION else 0
+            if r == 0:
+                r = ((x[4] > y[4]) - (x[4] < y[4])) if abs(x[4] - y[4]) > CACHE_SIZE_RESOLUTION else 0
+            return r
 
     try:
         partition_sort(arr, k, cmp)
