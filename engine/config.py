@@ -76,6 +76,10 @@ def _k(default, unit: str, doc: str, *, dyn: bool = True, lo=None, hi=None, step
     return field(default=default, metadata=meta)
 
 
+#: values of a configuration computed once when first read (kept out of its pickles)
+_DERIVED = ("weights", "excluded_namespaces")
+
+
 @dataclass(frozen=True)
 class LoadBalancerConfig:
     """Every load-balancer key of Pulsar's ``ServiceConfiguration`` (4.x defaults).
@@ -274,6 +278,13 @@ class LoadBalancerConfig:
     def has(self, behaviour: str) -> bool:
         """Whether the release decided as has ``behaviour`` (:data:`engine.releases.BEHAVIOURS`)."""
         return release(self.pulsarVersion).has(behaviour)
+
+    def __getstate__(self):
+        """The fields only (the derived values computed once are left out of pickles and copies)."""
+        d = dict(self.__dict__)
+        for k in _DERIVED:
+            d.pop(k, None)
+        return d
 
     @functools.cached_property  # every placement reads it: computed once per (immutable) configuration
     def excluded_namespaces(self) -> frozenset:
