@@ -30,6 +30,7 @@ wins when it is not 1.0, else the deprecated ``loadBalancerBandwithIn/Out...`` s
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import re
 from dataclasses import dataclass, field, fields
@@ -73,6 +74,10 @@ def _k(default, unit: str, doc: str, *, dyn: bool = True, lo=None, hi=None, step
     if isinstance(default, (set, frozenset, list, tuple)):
         return field(default=frozenset(default) if not isinstance(default, tuple) else default, metadata=meta)
     return field(default=default, metadata=meta)
+
+
+#: values of a configuration computed once when first read (kept out of its pickles)
+_DERIVED = ("weights", "excluded_namespaces")
 
 
 @dataclass(frozen=True)
@@ -274,7 +279,14 @@ class LoadBalancerConfig:
         """Whether the release decided as has ``behaviour`` (:data:`engine.releases.BEHAVIOURS`)."""
         return release(self.pulsarVersion).has(behaviour)
 
-    @property
+    def __getstate__(self):
+        """The fields only (the derived values computed once are left out of pickles and copies)."""
+        d = dict(self.__dict__)
+        for k in _DERIVED:
+            d.pop(k, None)
+        return d
+
+    @functools.cached_property  # every placement reads it: computed once per (immutable) configuration
     def excluded_namespaces(self) -> frozenset:
         """``loadBalancerSheddingExcludedNamespaces`` as the release reads it: empty before the key
         existed (PIP-380: 4.0.11, 4.1.0)."""
@@ -303,7 +315,7 @@ class LoadBalancerConfig:
             return self.loadBalancerBandwithOutResourceWeight
         return 1.0
 
-    @property
+    @functools.cached_property  # every placement reads it: computed once per (immutable) configuration
     def weights(self) -> tuple[float, float, float, float]:
         """``(cpu, directMemory, bandwidthIn, bandwidthOut)`` weights of the modular load manager."""
         return (self.loadBalancerCPUResourceWeight, self.loadBalancerDirectMemoryResourceWeight,

@@ -22,6 +22,7 @@ Examples
 from __future__ import annotations
 
 import functools
+import threading
 import math
 import zlib
 from typing import Iterable, Sequence
@@ -120,10 +121,15 @@ def _hashes_of(strings: list, chunk: int = 8192) -> np.ndarray:
     pieces of ``chunk`` strings, so the temporaries stay small)."""
     if len(strings) > chunk:
         return np.concatenate([_hashes_of(strings[i:i + chunk], chunk) for i in range(0, len(strings), chunk)])
-    enc = [s.encode("utf-16-be") for s in strings]
-    lens = np.fromiter(map(len, enc), dtype=np.int32, count=len(enc)) // 2
-    flat = np.frombuffer(b"".join(enc), dtype=">u2").astype(np.uint32)
-    h = np.zeros(len(enc), dtype=np.uint32)
+    joined = "".join(strings)
+    if joined.isascii():  # one code unit per character: one encoding for all strings
+        lens = np.fromiter(map(len, strings), dtype=np.int32, count=len(strings))
+        flat = np.frombuffer(joined.encode("ascii"), dtype=np.uint8).astype(np.uint32)
+    else:
+        enc = [s.encode("utf-16-be") for s in strings]
+        lens = np.fromiter(map(len, enc), dtype=np.int32, count=len(enc)) // 2
+        flat = np.frombuffer(b"".join(enc), dtype=">u2").astype(np.uint32)
+    h = np.zeros(len(strings), dtype=np.uint32)
     if len(flat):
         width = int(lens.max())
         pow31 = np.ones(width, dtype=np.uint32)
@@ -286,9 +292,18 @@ def java_double_math(fn):
     Pulsar decides on those values; the load managers' entry points decide the same way, quietly."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        if getattr(_quiet, "on", False):  # already inside an entry point of this thread (e.g. a cycle's placements)
             return fn(*args, **kwargs)
+        _quiet.on = True
+        try:
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                return fn(*args, **kwargs)
+        finally:
+            _quiet.on = False
     return wrapper
+
+
+_quiet = threading.local()
 
 
 def java_max(values: Iterable[float]) -> float:

@@ -129,6 +129,7 @@ class ModularLoadManager(HoldsStrategyStates):
         self._prefix_cache = {}
         self._pipe_cache = {}
         self._uw = None
+        self._retry_cache = {}
         self.update(data, view=view)
         seeds = getattr(data, "strategy_state", None) or {}
         if seeds:
@@ -305,7 +306,7 @@ class ModularLoadManager(HoldsStrategyStates):
             return dec
         uw = float(self._usage_with_weight()[v.broker_index[dec.broker]])
         if uw > cfg.overload_threshold:
-            full = self._apply_policies(bundle, non_persistent)
+            full = self._retry_candidates(bundle, non_persistent)
             alt = self.placement.select_broker(full, bundle, data, v, cfg, ctx)
             first = dec.broker
             if alt.broker is not None:
@@ -317,6 +318,17 @@ class ModularLoadManager(HoldsStrategyStates):
                 alt.reason = f"first choice {first} overloaded ({uw * 100:.1f} %); retry: {alt.reason}"
                 dec = alt
         return dec
+
+    def _retry_candidates(self, bundle: str, non_persistent: bool) -> np.ndarray:
+        """The overload retry's candidates (namespace policies only); without policies they depend on
+        the topic type alone, so one array per view serves every retry of a cycle."""
+        if self.policies.__class__ is not NamespacePolicies:
+            return self._apply_policies(bundle, non_persistent)
+        key = (self.view, self._avail, non_persistent)
+        got = self._retry_cache.get(non_persistent)
+        if got is None or got[0] is not key[0] or got[1] is not key[1]:
+            got = self._retry_cache[non_persistent] = key + (self._apply_policies(bundle, non_persistent),)
+        return got[3]
 
     def _usage_with_weight(self) -> np.ndarray:
         """The usage the overload retry reads (weighted from 4.0, see :meth:`LoadView.overload_usage`),
@@ -473,6 +485,7 @@ class ModularLoadManager(HoldsStrategyStates):
             j = self.view.broker_index[dec.broker]
             ctx.pre_rate[j] += d.long_term.msg_rate_in + d.long_term.msg_rate_out
             ctx.pre_topics[j] += d.topics
+            ctx.pre_version += 1
             self._prealloc_version += 1
             dec.preallocated = True
         return dec

@@ -52,7 +52,7 @@ from ..limits import epoch_ms
 from ..javacompat import java_map_order
 from ..model import LoadData, NamespaceBundleStats, _Reader
 from .broker_load_data import BrokerLoadData
-from .top_bundles import BundleLoadData, top_k_bundles
+from .top_bundles import BundleLoadData, top_k_bundles, top_k_for_brokers
 
 __all__ = ["EXTENSIBLE_LOAD_MANAGER", "extensible_config", "BrokerLookupData", "ExtensibleLoadData", "derive_extensible",
            "extensible_from_json", "load_extensible_snapshot", "is_extensible_json", "save_extensible_snapshot"]
@@ -380,7 +380,8 @@ def derive_extensible(load_data: LoadData, config: LoadBalancerConfig | None = N
     out = ExtensibleLoadData(now_ms=load_data.now_ms, source=load_data.source,
                              warnings=list(load_data.warnings), lookup={}, ownership={})
     out.recently_unloaded = dict(load_data.recently_unloaded)
-    for bid, bd in load_data.brokers.items():
+    tops = top_k_for_brokers([bd.local.last_stats for bd in load_data.brokers.values()], conf, has_policies)
+    for (bid, bd), top in zip(load_data.brokers.items(), tops):
         L = bd.local
         prev = previous.broker_load_data.get(bid) if previous is not None else None
         d = prev.copy() if prev is not None else BrokerLoadData()
@@ -398,11 +399,15 @@ def derive_extensible(load_data: LoadData, config: LoadBalancerConfig | None = N
                      len(L.bundles) if L.bundles else L.num_bundles, L.num_topics, conf,
                      now_ms=t - (steps - 1 - i) * tick)
         out.broker_load_data[bid] = d
-        out.top_bundles[bid] = top_k_bundles(L.last_stats, None, conf, has_policies)
+        out.top_bundles[bid] = top
         out.lookup[bid] = BrokerLookupData(EXTENSIBLE_LOAD_MANAGER, L.broker_version_string,
                                            L.persistent_topics_enabled, L.non_persistent_topics_enabled)
-        for b in L.bundles:
-            out.ownership.setdefault(b, bid)
+        mine = dict.fromkeys(L.bundles, bid)
+        if mine.keys() & out.ownership.keys():  # a bundle listed by two brokers: the first keeps it
+            for b in L.bundles:
+                out.ownership.setdefault(b, bid)
+        else:
+            out.ownership.update(mine)
     hc = (load_data.strategy_state or {}).get("TransferShedder")
     if hc:
         out.strategy_state = {"TransferShedder": dict(hc)}

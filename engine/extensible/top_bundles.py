@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from operator import attrgetter
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
 
 from ..config import LoadBalancerConfig
 from ..javacompat import java_long, java_map_order
@@ -25,7 +28,7 @@ from ..javasort import ContractViolation, java_sort
 from ..model import NamespaceBundleStats, bundle_namespace, is_sla_or_heartbeat_namespace
 
 __all__ = ["BundleLoadData", "top_k_bundles", "bundle_stats_key", "compare_bundle_stats", "java_math_round",
-           "partition_sort", "is_system_service_namespace", "compare_bundle_stats_threshold", "MSG_RATE_RESOLUTION", "BW_RESOLUTION",
+           "partition_sort", "is_system_service_namespace", "top_k_for_brokers", "compare_bundle_stats_threshold", "MSG_RATE_RESOLUTION", "BW_RESOLUTION",
            "TOPIC_CONN_RESOLUTION", "CACHE_SIZE_RESOLUTION"]
 
 MSG_RATE_RESOLUTION = 100
@@ -191,6 +194,7 @@ def top_k_bundles(bundle_stats: Mapping[str, NamespaceBundleStats], k: int | Non
     with_policies = conf.loadBalancerSheddingBundlesWithPoliciesEnabled
     arr = []
     keys = {}
+    rounding = conf.has("topk_rounding_compare")
     for name in java_map_order(bundle_stats, concurrent=True):
         s = bundle_stats[name]
         if s.msg_throughput_in + s.msg_throughput_out == 0 and conf.has("transfer_skip_zero_throughput"):
@@ -201,21 +205,144 @@ def top_k_bundles(bundle_stats: Mapping[str, NamespaceBundleStats], k: int | Non
         if not with_policies and has_policies is not None and has_policies(ns):
             continue
         arr.append(name)
-        keys[name] = bundle_stats_key(s)
+        if rounding:  # the threshold compareTo of older releases reads the stats themselves
+            keys[name] = bundle_stats_key(s)
     if not arr or k <= 0:
         return []
     k = min(k, len(arr))
 
-    if conf.has("topk_rounding_compare"):
+    if rounding:
         def cmp(a, b):
             ka, kb = keys[a], keys[b]
             return (ka > kb) - (ka < kb)
-    else:  # the threshold compareTo of older releases (not transitive)
+    else:  # the threshold compareTo of older releases (not transitive), on each bundle's quantities read once
+        q = {}
+        for name in arr:
+            s = bundle_stats[name]
+            q[name] = (s.msg_throughput_in, s.msg_throughput_out, s.msg_rate_in + s.msg_rate_out,
+                       int(s.topics) + int(s.consumer_count) + int(s.producer_count), int(s.cache_size))
+
         def cmp(a, b):
-            return compare_bundle_stats_threshold(bundle_stats[a], bundle_stats[b])
+            x, y = q[a], q[b]
+            r = _beyond(x[0], y[0], BW_RESOLUTION)
+            if r == 0:
+                r = _beyond(x[1], y[1], BW_RESOLUTION)
+            if r == 0:
+                r = _beyond(x[2], y[2], MSG_RATE_RESOLUTION)
+            if r == 0:
+                r = ((x[3] > y[3]) - (x[3] < y[3])) if abs(x[3] - y[3]) > TOPIC_CONN_RESOLUTION else 0
+            if r == 0:
+                r = ((x[4] > y[4]) - (x[4] < y[4])) if abs(x[4] - y[4]) > CACHE_SIZE_RESOLUTION else 0
+            return r
 
     try:
         partition_sort(arr, k, cmp)
     except ContractViolation:  # TopKBundles.update throws after clearing its list: nothing is reported
         return []
     return [BundleLoadData(arr[i], bundle_stats[arr[i]]) for i in range(k - 1, -1, -1)]
+
+
+def _round_array(x: np.ndarray) -> np.ndarray:
+    """:func:`java_math_round` over an array of finite doubles below 2**62 in magnitude."""
+    f = np.floor(x)
+    return (f + ((x - f) >= 0.5)).astype(np.int64)
+
+
+def top_k_for_brokers(stats_maps: Sequence[Mapping[str, NamespaceBundleStats]],
+                      conf: LoadBalancerConfig | None = None,
+                      has_policies: Callable[[str], bool] | None = None) -> list[list[BundleLoadData]]:
+    """:func:`top_k_bundles` of many brokers at once (one list per mapping, the same lists).
+
+    The ``compareTo`` keys of every bundle are computed in one go and each broker's bundles sorted by
+    them. When a broker's top K keys are all distinct and the K-th differs from the next one, the top
+    K and their order are the same whatever the partitioning, so the list is read off the sort; a
+    broker with a tie there (where Pulsar's partitioning decides) and the threshold ``compareTo`` of
+    older releases take :func:`top_k_bundles` itself.
+    """
+    conf = conf or LoadBalancerConfig()
+    k = conf.loadBalancerMaxNumberOfBundlesInBundleLoadReport
+    if not conf.has("topk_rounding_compare") or k <= 0:
+        return [top_k_bundles(m, None, conf, has_policies) for m in stats_maps]
+    names, objs, owner = [], [], []
+    for p, m in enumerate(stats_maps):
+        names.extend(m)
+        objs.extend(m.values())
+        owner.append(len(m))
+    n = len(objs)
+    owner = np.repeat(np.arange(len(stats_maps)), owner)
+    fields = ("msg_throughput_in", "msg_throughput_out", "msg_rate_in", "msg_rate_out", "topics", "consumer_count",
+              "producer_count", "cache_size")
+    try:
+        vals = np.array(list(map(attrgetter(*fields), objs)), dtype=float).reshape(n, len(fields))
+    except (TypeError, ValueError, OverflowError):
+        vals = None
+    if vals is None or not np.isfinite(vals).all() or (np.abs(vals) >= 2.0**53).any():
+        # not plain finite numbers the arrays hold exactly: the one-broker path reads them as they are
+        return [top_k_bundles(m, None, conf, has_policies) for m in stats_maps]
+    col = dict(zip(fields, vals.T))
+    whole = np.trunc(vals[:, 4:])  # int(x) of each count
+    ti, to = col["msg_throughput_in"], col["msg_throughput_out"]
+    keep = np.ones(n, dtype=bool)
+    if conf.has("transfer_skip_zero_throughput"):
+        keep &= (ti + to) != 0
+    excluded = conf.excluded_namespaces
+    skip_pol = None if conf.loadBalancerSheddingBundlesWithPoliciesEnabled else has_policies
+    ns_ok: dict = {}
+    for j, name in enumerate(names):
+        ns = bundle_namespace(name)
+        ok = ns_ok.get(ns)
+        if ok is None:
+            ok = ns_ok[ns] = not (is_system_service_namespace(ns) or ns in excluded
+                                  or (skip_pol is not None and skip_pol(ns)))
+        if not ok:
+            keep[j] = False
+    conn = whole[:, 0] + whole[:, 1] + whole[:, 2]
+    cache = whole[:, 3]
+    with np.errstate(invalid="ignore", over="ignore"):
+        keys = np.column_stack([
+            _round_array(ti / BW_RESOLUTION), _round_array(to / BW_RESOLUTION),
+            _round_array((col["msg_rate_in"] + col["msg_rate_out"]) / MSG_RATE_RESOLUTION),
+            np.trunc(conn / TOPIC_CONN_RESOLUTION).astype(np.int64),  # Java long division
+            np.trunc(cache / CACHE_SIZE_RESOLUTION).astype(np.int64)])
+    idx = np.flatnonzero(keep)
+    ko = keys[idx]
+    # per broker, the largest keys first
+    order = idx[np.lexsort(tuple(-ko[:, c] for c in range(4, -1, -1)) + (owner[idx],))]
+    out: list[list] = [[] for _ in stats_maps]
+    if len(order) == 0:
+        return out
+    ob, sk = owner[order], keys[order]
+    same_next = np.zeros(len(order), dtype=bool)
+    same_next[:-1] = (ob[1:] == ob[:-1]) & np.all(sk[1:] == sk[:-1], axis=1)
+    starts = np.flatnonzero(np.concatenate(([True], ob[1:] != ob[:-1])))
+    ends = np.concatenate((starts[1:], [len(order)]))
+    pos = np.arange(len(order)) - np.repeat(starts, ends - starts)
+    tied = np.zeros(len(stats_maps), dtype=bool)
+    hit = same_next & (pos < k)  # a tie inside the top K or between the K-th and the next
+    tied[ob[hit]] = True
+    ol = order.tolist()
+    rank = None
+    offsets = np.concatenate(([0], np.cumsum(np.bincount(owner, minlength=len(stats_maps)))))
+    for s, e, p in zip(starts.tolist(), ends.tolist(), ob[starts].tolist()):
+        if not tied[p]:
+            top = ol[s:min(e, s + k)]
+            out[p] = [BundleLoadData(names[j], objs[j]) for j in reversed(top)]
+            continue
+        # a tie decides: Pulsar's partitioning over the broker's bundles in ConcurrentHashMap order,
+        # comparing the keys by their rank among all keys (the same order as compareTo)
+        if rank is None:
+            dense = np.concatenate(([0], np.cumsum(np.any(sk[1:] != sk[:-1], axis=1) | (ob[1:] != ob[:-1]))))
+            ra = np.zeros(n, dtype=np.int64)
+            ra[order] = -dense  # ``order`` is descending within a broker: a larger key, a smaller dense
+            rank, kl = ra.tolist(), keep.tolist()
+
+            def cmp(a, b):
+                x, y = rank[a], rank[b]
+                return (x > y) - (x < y)
+        m, off = stats_maps[p], int(offsets[p])
+        where = {x: off + i for i, x in enumerate(m)}
+        arr = [g for g in (where[x] for x in java_map_order(m, concurrent=True)) if kl[g]]
+        kk = min(k, len(arr))
+        partition_sort(arr, kk, cmp)
+        out[p] = [BundleLoadData(names[j], objs[j]) for j in (arr[i] for i in range(kk - 1, -1, -1))]
+    return out

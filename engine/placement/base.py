@@ -28,6 +28,8 @@ class PlacementContext:
     preallocated: Mapping[str, Mapping[str, BundleData]] = field(default_factory=dict)
     pre_rate: np.ndarray | None = None
     pre_topics: np.ndarray | None = None
+    #: bumped whenever ``pre_rate`` / ``pre_topics`` change in place (what strategies cache on)
+    pre_version: int = 0
     #: id(candidates) -> (candidates, view, {fact: value}): see :meth:`by_name` and :meth:`is_candidate`
     _per_cand: dict = field(default_factory=dict, repr=False, compare=False)
 

@@ -61,10 +61,17 @@ class LeastLongTermMessageRate(PlacementStrategy):
         if len(cand) == 0:
             dec.reason = "no candidate broker"
             return dec
-        sc = self.scores(view, conf, ctx)[cand]
+        # the candidates' scores, lowest score and ties, kept per candidate array while the view, the
+        # configuration and the preallocations are unchanged (the load manager hands one array to
+        # every bundle of a namespace): a cycle's placements are one draw each
+        facts = ctx._facts(view, cand)
+        got = facts.get(self.name)
+        if got is None or got[0] is not conf or got[1] != ctx.pre_version:
+            sc = self.scores(view, conf, ctx)[cand]
+            m = sc.min()
+            got = facts[self.name] = (conf, ctx.pre_version, sc, m, cand[sc == m])
+        sc, m, best = got[2], got[3], got[4]
         dec.set_scores(sc, "msg/s")
-        m = sc.min()
-        best = cand[sc == m]
         j = int(draw(ctx.rng, best))
         dec.broker = view.brokers[j]
         dec.set_best(best)

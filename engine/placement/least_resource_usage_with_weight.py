@@ -79,7 +79,9 @@ class LeastResourceUsageWithWeight(PlacementStrategy):
         # the same history as an array aligned with a view's broker list (fast path)
         self._arr = None
         self._arr_brokers = None
-        self._gather = None  # (cand, arr, weights, current usage of cand, restart mask of cand, any restart)
+        # id(cand) -> (cand, arr, weights, current usage of cand, restart mask of cand, any restart,
+        #             {(history %, threshold): settled decision inputs}, view)
+        self._gather = None
 
     @property
     def history(self) -> dict:
@@ -125,29 +127,41 @@ class LeastResourceUsageWithWeight(PlacementStrategy):
             return dec
         self._touch()
         h = conf.loadBalancerHistoryResourcePercentage
+        diff = conf.loadBalancerAverageResourceUsageDifferenceThresholdPercentage / 100.0
         arr = self._array_for(view)
         weights = conf.weights
-        g = self._gather
-        if g is None or g[0] is not cand or g[1] is not arr or g[2] != weights:
+        if self._gather is None or len(self._gather) > 1024:
+            self._gather = {}
+        g = self._gather.get(id(cand))
+        if g is None or g[0] is not cand or g[1] is not arr or g[2] != weights or g[7] is not view:
             # the candidates' inputs, kept while the same candidate array comes back (the load
-            # manager reuses it until a filter's outcome changes)
+            # manager hands one array to every bundle of a namespace until a filter's outcome changes)
             cur_all, restart_all = _inputs(view, weights)
             restart = restart_all[cand]
-            g = self._gather = (cand, arr, weights, cur_all[cand], restart, bool(restart.any()))
-        cur, restart, any_restart = g[3], g[4], g[5]
-        old = arr[cand]
-        # restart reset (no bundles or no traffic) and first observation: start from the current usage
-        new = h * old + (1 - h) * cur
-        nan = np.isnan(old)
-        if any_restart or nan.any():
-            fresh = nan | restart
-            new[fresh] = cur[fresh]
-        arr[cand] = new
-        avg = seq_sum(new) / len(cand)
-        diff = conf.loadBalancerAverageResourceUsageDifferenceThresholdPercentage / 100.0
-        dec.set_scores(new * 100, "%")
+            g = self._gather[id(cand)] = (cand, arr, weights, cur_all[cand], restart, bool(restart.any()), {}, view)
+        settled = g[6].get((h, diff))
+        if settled is None:
+            cur, restart, any_restart = g[3], g[4], g[5]
+            old = arr[cand]
+            # restart reset (no bundles or no traffic) and first observation: start from the current usage
+            new = h * old + (1 - h) * cur
+            nan = np.isnan(old)
+            if any_restart or nan.any():
+                fresh = nan | restart
+                new[fresh] = cur[fresh]
+            arr[cand] = new
+            avg = seq_sum(new) / len(cand)
+            best = cand[new + diff <= avg]
+            scores = new * 100
+            if np.array_equal(new, old):
+                # every candidate's history is at the fixed point of its update (the current usage
+                # does not change within a view): every later call with these candidates updates
+                # nothing and decides on the same average, so it is kept
+                g[6][(h, diff)] = (avg, best, scores)
+        else:
+            avg, best, scores = settled
+        dec.set_scores(scores, "%")
         dec.lines = {"average": avg * 100, "average - threshold": (avg - diff) * 100}
-        best = cand[new + diff <= avg]
         if len(best) == 0:
             best = cand
             dec.reason = (f"no broker satisfies usage + {diff * 100:g} % <= average {avg * 100:.2f} %: "

@@ -77,18 +77,25 @@ class RoundRobinBrokerSelector(PlacementStrategy):
 
     def select_broker(self, cand, bundle, data, view, conf, ctx):
         dec = new_decision(self.name, bundle, view, cand)
-        candidates = [view.brokers[j] for j in cand.tolist()]
-        if not candidates:
+        if not len(cand):
             dec.reason = "no candidate broker"
             return dec
+        # the candidates' names (a list, never changed in place) and their set, kept per candidate
+        # array: the load manager hands one array to every bundle of a namespace
+        facts = ctx._facts(view, cand) if ctx is not None else {}
+        got = facts.get(self.name)
+        if got is None:
+            names = [view.brokers[j] for j in cand.tolist()]
+            got = facts[self.name] = (names, frozenset(names))
+        candidates, members = got
         self._touch()
         idx = self.count % len(candidates)
         self.count = 0 if self.count == INT_MAX else self.count + 1
         if len(self.cache) <= idx or len(candidates) != len(self.cache):
-            self.cache = list(candidates)
+            self.cache = candidates
         sel = self.cache[idx]
-        if sel not in candidates:
-            self.cache = list(candidates)
+        if sel not in members:
+            self.cache = candidates
             sel = self.cache[idx]
         dec.broker = sel
         dec.set_best([view.broker_index[sel]])

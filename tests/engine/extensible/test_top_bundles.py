@@ -5,7 +5,7 @@ import pytest
 
 from engine.config import LoadBalancerConfig
 from engine.extensible import bundle_stats_key, compare_bundle_stats, top_k_bundles
-from engine.extensible.top_bundles import java_math_round, partition_sort
+from engine.extensible.top_bundles import java_math_round, partition_sort, top_k_for_brokers
 from engine.model import NamespaceBundleStats as S
 
 
@@ -82,3 +82,30 @@ def test_top_k_matches_a_brute_force_ranking(k):
     got = top_k_bundles(st, k)
     keys = sorted((bundle_stats_key(s) for s in st.values()), reverse=True)[:k]
     assert [bundle_stats_key(b.stats) for b in got] == keys[::-1]
+
+
+@pytest.mark.parametrize("version", ["3.0.7", "4.0.8", "4.2.4"])
+def test_top_k_of_many_brokers_is_each_brokers_own_list(version):
+    """All brokers at once (read off one sort where no tie decides) gives exactly each broker's
+    top_k_bundles list, ties, system and excluded namespaces, policies and small K included."""
+    rng = random.Random(version)
+    maps = []
+    for b in range(120):
+        st = {}
+        for i in range(rng.choice([0, 1, 3, 10, 11, 30])):
+            scale = rng.choice([1e5, 1e6, 3e6])
+            st[f"t/ns{rng.randrange(5)}/0x{rng.randrange(1 << 32):08x}_0x{i:08x}"] = S(
+                msg_throughput_in=rng.random() * scale * rng.choice([0, 1]), msg_throughput_out=rng.random() * scale,
+                msg_rate_in=rng.random() * 300, msg_rate_out=rng.random() * rng.choice([1, 300]),
+                topics=rng.randrange(600), consumer_count=rng.randrange(3), cache_size=rng.randrange(300_000))
+        if b % 7 == 0:
+            st["pulsar/system/0x00000000_0xffffffff"] = S(msg_throughput_in=9e9)
+        maps.append(st)
+    policies = lambda ns: ns == "t/ns2"  # noqa: E731
+    for extra in ({}, {"loadBalancerMaxNumberOfBundlesInBundleLoadReport": "3"},
+                  {"loadBalancerSheddingExcludedNamespaces": "t/ns1"}):
+        cfg = LoadBalancerConfig().with_values(dict(extra, pulsarVersion=version))
+        for pol in (None, policies):
+            want = [[(x.bundle_name, x.stats) for x in top_k_bundles(st, None, cfg, pol)] for st in maps]
+            got = [[(x.bundle_name, x.stats) for x in lst] for lst in top_k_for_brokers(maps, cfg, pol)]
+            assert got == want
