@@ -53,7 +53,7 @@ oracle-build: system-deps
 	bash oracle/build.sh
 
 # The long campaign: N generated inputs per strategy per line through the engine and Pulsar's classes, then
-# docs/fidelity.md regenerated from it (oracle/campaign.json). `make test` runs an 800-input sample per strategy per line.
+# docs/fidelity.md regenerated from it (oracle/campaign.json). `make test` runs a 2,000-input sample per strategy per line.
 N ?= 100000
 oracle: $(VENV)/.installed-dev oracle-build
 	$(PY) -m oracle campaign --n $(N); status=$$?; $(PY) -m oracle docs; exit $$status

@@ -2,8 +2,9 @@
 
 Each line's released pulsar-broker runs in one JVM (`make oracle-build` builds it; `make test` does that first);
 a fixed-seed sample of generated inputs goes through it and through the engine (each input generated once and
-fed to every line's JVM side by side), and any disagreement that is not a listed departure fails, printed as
-the smallest input the shrinker finds. ``SHEDLAB_ORACLE_N`` sets the sample size (800 inputs per strategy per
+fed to every line's JVM side by side while a pool of worker processes, one per core, decides it on each line
+as the engine), and any disagreement that is not a listed departure fails, printed as
+the smallest input the shrinker finds. ``SHEDLAB_ORACLE_N`` sets the sample size (2,000 inputs per strategy per
 line by default).
 """
 from __future__ import annotations
@@ -23,7 +24,7 @@ from oracle.jvm import Oracle, OracleError
 from oracle.lines import LINES, UNAVAILABLE, available, classpath
 
 #: inputs per strategy per line (the campaign docs/fidelity.md reports runs more)
-N = int(os.environ.get("SHEDLAB_ORACLE_N", "800"))
+N = int(os.environ.get("SHEDLAB_ORACLE_N", "2000"))
 ROOT = Path(__file__).resolve().parents[2]
 
 
