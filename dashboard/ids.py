@@ -263,6 +263,7 @@ HISTORY_AGREE_REPORT = "history-agree-report"    # html.Button: download the pre
 HISTORY_AGREE_DOWNLOAD = "history-agree-download"  # dcc.Download: the report file
 
 # ---------------------------------------------------------------- history page: recommend a setting
+RECOMMEND_CARD = "recommend-card"                # html.Div: the History page's Recommend card
 RECOMMEND_OBJECTIVE = "recommend-objective"      # dcc.Textarea: goals and constraints ("min unloads_per_day; ...")
 RECOMMEND_KEYS = "recommend-keys"                # dcc.Dropdown (multi): the keys to search
 RECOMMEND_TRIALS = "recommend-trials"            # dcc.Input: complete trials the study should hold
@@ -283,6 +284,7 @@ RECOMMEND_REPORT = "recommend-report"            # html.Button: download the HTM
 RECOMMEND_DOWNLOAD = "recommend-download"        # dcc.Download: the broker.conf lines or the report
 
 # ---------------------------------------------------------------- simulator page: recommend a setting (same roles)
+SIM_RECOMMEND_CARD = "sim-recommend-card"            # html.Div: the Simulator's Recommend card
 SIM_RECOMMEND_OBJECTIVE = "sim-recommend-objective"  # dcc.Textarea: goals and constraints (scenario measures)
 SIM_RECOMMEND_SEARCH = "sim-recommend-search"        # dcc.RadioItems: run A's strategy's keys / any strategy
 SIM_RECOMMEND_KEYS = "sim-recommend-keys"            # dcc.Dropdown (multi): the keys of run A's strategy to search

@@ -14,7 +14,7 @@ from dashboard.history.recommend_page import (DEFAULT_OBJECTIVE, DEFAULT_SCENARI
 
 __all__ = ["card", "explanation", "measures_table", "IDS", "ROLES"]
 
-ROLES = ("OBJECTIVE", "KEYS", "TRIALS", "RUN", "CANCEL", "PROGRESS", "PROGRESS_TEXT", "JOB", "ALERT", "EXPLAIN",
+ROLES = ("CARD", "OBJECTIVE", "KEYS", "TRIALS", "RUN", "CANCEL", "PROGRESS", "PROGRESS_TEXT", "JOB", "ALERT", "EXPLAIN",
          "PARETO", "IMPORTANCE", "ACTIONS", "CONF", "CONF_EXPORT", "REPORT", "DOWNLOAD")
 #: the card's component ids per page: ``IDS["history"]["RUN"]`` is ``ids.RECOMMEND_RUN``
 IDS = {"history": {r: getattr(ids, f"RECOMMEND_{r}") for r in ROLES},
@@ -100,7 +100,7 @@ def card(kind: str = "history", shed: str | None = None):
                   config=graph_config(f"{i['PARETO']}")),
         dcc.Graph(id=i["IMPORTANCE"], figure=empty_figure("", rev="recommend-empty"),
                   config=graph_config(f"{i['IMPORTANCE']}")),
-    ], className="card", id=f"{i['RUN']}-card")
+    ], className="card", id=i["CARD"])
 
 
 def measures_table(rows: list[dict]):
