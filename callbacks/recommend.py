@@ -24,6 +24,17 @@ __all__ = ["strategy_keys", "run_recommend", "show_recommend", "download_recomme
            "run_scenario_recommend", "show_scenario_recommend", "download_scenario_recommend"]
 
 
+def _study(params, set_progress) -> dict:
+    """Run the study of ``params`` in the background job, reporting its trials to the progress bar."""
+    def progress(done, total, text):
+        set_progress((str(int(done)), str(max(int(total), 1)), text))
+
+    progress(0, 1, "recommend: starting")
+    out = R.run_page_recommendation(params, progress=progress)
+    set_progress(("1", "1", "done" if out["ok"] else "failed"))
+    return out
+
+
 @callback(
     output=dict(options=Output(ids.RECOMMEND_KEYS, "options"), value=Output(ids.RECOMMEND_KEYS, "value")),
     inputs=dict(strategy=Input(ids.HISTORY_STRATEGY, "value")),
@@ -61,14 +72,7 @@ def run_recommend(set_progress, _n, path, start, end, strategy, overrides, bundl
                                objective=as_str(objective, limit=1000), keys=keys, trials=trials, holdout=holdout)
     except (InputError, UsageError) as exc:
         return dict(job={"ok": False, "error": str(exc)})
-
-    def progress(done, total, text):
-        set_progress((str(int(done)), str(max(int(total), 1)), text))
-
-    progress(0, 1, "recommend: starting")
-    out = R.run_page_recommendation(params, progress=progress)
-    set_progress(("1", "1", "done" if out["ok"] else "failed"))
-    return dict(job=out)
+    return dict(job=_study(params, set_progress))
 
 
 @callback(
@@ -171,14 +175,7 @@ def run_scenario_recommend(set_progress, _n, controls, objective, keys, trials, 
                                         seeds=seeds, search="any" if search == "any" else "a")
     except (InputError, UsageError) as exc:
         return dict(job={"ok": False, "error": str(exc)})
-
-    def progress(done, total, text):
-        set_progress((str(int(done)), str(max(int(total), 1)), text))
-
-    progress(0, 1, "recommend: starting")
-    out = R.run_page_recommendation(params, progress=progress)
-    set_progress(("1", "1", "done" if out["ok"] else "failed"))
-    return dict(job=out)
+    return dict(job=_study(params, set_progress))
 
 
 @callback(
