@@ -75,6 +75,8 @@ public final class Driver {
                 shed(c, conf, ans);
             } else if (kind.equals("place")) {
                 place(c, conf, ans);
+            } else if (kind.equals("bundle")) {
+                Bundles.answer(c, ans);
             } else if (kind.equals("version")) {
                 ans.put("version", org.apache.pulsar.PulsarVersion.getVersion());
             } else {
