@@ -8,7 +8,9 @@ fixed-seed sample of ``make test`` and the long campaign) and :class:`Hypothesis
 A case is plain JSON: ``{"id", "kind": "shed", "strategy", "conf": {broker.conf key: value}, "cycles":
 [LoadData JSON, ...], "carryUnloaded": bool}`` or ``{"id", "kind": "place", "strategy", "conf",
 "steps": [{"data": LoadData JSON, "bundle", "candidates": [ids]}]}``. LoadData JSON is the shape the
-engine reads (``engine.loaddata_json``) and Pulsar's Jackson mapping reads.
+engine reads (``engine.loaddata_json``) and Pulsar's Jackson mapping reads. The ``bundle`` kind
+(:func:`bundle_case`): ``{"id", "kind": "bundle", "namespace", "boundaries", "lookups": [topic names],
+"splits": [{"bundle": index, "algorithm", "topics", "msgRate", "throughput", "positions", "force", "conf"}]}``.
 """
 from __future__ import annotations
 
