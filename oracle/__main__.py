@@ -1,10 +1,11 @@
 """``python -m oracle``: build check, campaigns and ``docs/fidelity.md``.
 
-    python -m oracle campaign [--n N] [--lines 3.0,4.2] [--seed S] [--out FILE]
+    python -m oracle campaign [--n N] [--lines 3.0,4.2] [--strategies bundle,...] [--seed S] [--out FILE]
         N cases per strategy per line through the engine and Pulsar's classes; writes the tallies (JSON) and
         exits 1 when a disagreement is not a listed departure (printing its shrunk input).
     python -m oracle merge FILE... [--out FILE]
-        one campaign from campaigns of separate lines run side by side (same N and seed).
+        one campaign from campaigns of separate lines or strategies run apart (same N and seed): a line in
+        several files gets the strategies of all of them (a later file's tally of a strategy wins).
     python -m oracle docs [--campaign FILE]
         regenerate docs/fidelity.md from a campaign's tallies.
 """
@@ -24,6 +25,12 @@ def campaign(args) -> int:
     lines = available()
     if args.lines:
         lines = {k: v for k, v in lines.items() if k in args.lines.split(",")}
+    strategies = tuple(args.strategies.split(",")) if args.strategies else gen.STRATEGIES
+    unknown = [s for s in strategies if s not in gen.STRATEGIES]
+    if unknown:
+        print(f"campaign: unknown strategies {', '.join(unknown)} (known: {', '.join(gen.STRATEGIES)})",
+              file=sys.stderr)
+        return 2
     result = {"n": args.n, "seed": args.seed, "lines": {}}
     bad = 0
     for line, version in lines.items():
@@ -33,7 +40,7 @@ def campaign(args) -> int:
             continue
         t0 = time.time()
         with Oracle(version) as o:
-            tallies = compare.run(line, version, gen.STRATEGIES, args.n, seed=args.seed, oracle=o,
+            tallies = compare.run(line, version, strategies, args.n, seed=args.seed, oracle=o,
                                   engine_version=version)
             entry = {"version": version, "strategies": {}}
             for s, t in tallies.items():
@@ -71,6 +78,7 @@ def main(argv=None) -> int:
     c = sub.add_parser("campaign")
     c.add_argument("--n", type=int, default=2000)
     c.add_argument("--lines", default="")
+    c.add_argument("--strategies", default="")
     c.add_argument("--seed", type=int, default=0)
     c.add_argument("--out", default=str(fidelity.CAMPAIGN))
     m = sub.add_parser("merge")
@@ -88,7 +96,13 @@ def main(argv=None) -> int:
             return 2
         merged = {"n": parts[0]["n"], "seed": parts[0]["seed"], "lines": {}}
         for p in parts:
-            merged["lines"].update(p["lines"])
+            for line, entry in p["lines"].items():
+                have = merged["lines"].get(line)
+                if have is None or "strategies" not in have or "strategies" not in entry:
+                    merged["lines"][line] = json.loads(json.dumps(entry))
+                    continue
+                have["strategies"].update(entry["strategies"])
+                have["seconds"] = round(have.get("seconds", 0) + entry.get("seconds", 0), 1)
         with open(args.out, "w") as f:
             json.dump(merged, f, indent=1, sort_keys=True)
         return 0

@@ -18,6 +18,10 @@ def decision(ans: dict, kind: str):
     """The comparable part of an answer."""
     if "error" in ans:
         return ("error",)
+    if kind == "bundle":  # an error is compared as an error, whatever its text
+        def norm(x):
+            return "error" if isinstance(x, str) and x.startswith("error") else x
+        return [[norm(x) for x in ans["lookups"]], [norm(x) for x in ans["splits"]]]
     if kind == "shed":
         return [[tuple(p) for p in cyc] for cyc in ans["cycles"]]
     return [(tuple(sorted(s["best"] or [])), s["chosen"] if len(s["best"] or []) == 1 else None)
@@ -158,6 +162,9 @@ def _still_fails(case, oracle, engine_version, line, departure=None) -> bool:
 
 def _candidates(case: dict):
     """Smaller variants of a case: a cycle / step less, a broker less, a bundle less, a number rounded."""
+    if case["kind"] == "bundle":
+        yield from _bundle_candidates(case)
+        return
     key = "cycles" if case["kind"] == "shed" else "steps"
     seq = case[key]
     for i in range(len(seq) - 1, -1, -1):
@@ -203,6 +210,25 @@ def _candidates(case: dict):
         for item in c[key]:
             (item if key == "cycles" else item["data"])["recentlyUnloadedBundles"] = {}
         yield c
+
+
+def _bundle_candidates(case: dict):
+    """A lookup less, a split less, a split's topic less."""
+    for key in ("lookups", "splits"):
+        for i in range(len(case[key]) - 1, -1, -1):
+            if len(case[key]) > 1:
+                c = copy.deepcopy(case)
+                del c[key][i]
+                yield c
+    for j, s in enumerate(case["splits"]):
+        for i in range(len(s.get("topics") or ()) - 1, -1, -1):
+            c = copy.deepcopy(case)
+            t = c["splits"][j]
+            del t["topics"][i]
+            for k in ("msgRate", "throughput"):
+                if k in t:
+                    del t[k][i]
+            yield c
 
 
 def shrink(case: dict, oracle, line: str, engine_version: str | None = None, budget: int = 400,

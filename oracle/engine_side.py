@@ -66,11 +66,13 @@ def _load(obj: dict, carried: dict | None = None):
 def answer(case: dict, pulsar_version: str | None = None) -> dict:
     """The engine's answer to ``case`` ({"id", "cycles"} / {"id", "steps"} / {"id", "error"})."""
     try:
-        conf = config_for(case, pulsar_version)
+        conf = config_for(case, pulsar_version) if case["kind"] != "bundle" else None
         if case["kind"] == "shed":
             return {"id": case["id"], "cycles": _shed(case, conf)}
         if case["kind"] == "place":
             return {"id": case["id"], "steps": _place(case, conf)}
+        if case["kind"] == "bundle":
+            return {"id": case["id"], **_bundle(case)}
         raise UsageError(f"unknown kind {case['kind']!r}")
     except (InputError, UsageError, ValueError, KeyError, TypeError, ZeroDivisionError) as exc:
         return {"id": case["id"], "error": f"{type(exc).__name__}: {exc}"}
@@ -118,3 +120,37 @@ def _place(case: dict, conf: LoadBalancerConfig) -> list:
         best = list(dec.best) if dec.broker is not None else []
         out.append({"best": best, "chosen": dec.broker})
     return out
+
+
+def _bundle(case: dict) -> dict:
+    """Topic → bundle lookups (``bundle_of``) and each split's boundaries (``split_bundle``: the points the
+    algorithm returns, null when it returns none, an error when it throws)."""
+    from engine.bundles.constants import BundleLookupError
+    from engine.bundles.ranges import bundle_of
+    from engine.bundles.split import split_bundle
+
+    b = case["boundaries"]
+    lookups = []
+    for t in case["lookups"]:
+        try:
+            lookups.append(bundle_of(t, b).rsplit("/", 1)[1])
+        except (BundleLookupError, InputError) as exc:
+            lookups.append(f"error: {type(exc).__name__}")
+    splits = []
+    for s in case["splits"]:
+        alg = s["algorithm"]
+        try:
+            r = split_bundle(b, s["bundle"], alg, topics=s.get("topics"), msg_rate=s.get("msgRate"),
+                             throughput=s.get("throughput"), positions=s.get("positions"),
+                             force=bool(s.get("force")), defaultNamespaceBundleSplitAlgorithm=alg,
+                             **(s.get("conf") or {}))
+        except InputError as exc:
+            splits.append(f"error: {type(exc).__name__}")
+            continue
+        if r.label == "Skip":
+            splits.append(None)
+        elif r.label == "Failure" and not r.boundaries:
+            splits.append(f"error: {r.reason}")
+        else:
+            splits.append([int(x) for x in r.boundaries])
+    return {"lookups": lookups, "splits": splits}

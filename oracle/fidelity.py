@@ -26,6 +26,16 @@ float32-rounded values, up to 30 brokers, edge configuration values) go through 
 `doLoadShedding` issues them (shedders), and the set of best brokers plus the pick when that set has one broker
 (placement; Pulsar draws among ties with `ThreadLocalRandom`). The engine runs with `pulsarVersion` set to the
 line's reference version; every key a strategy reads is set explicitly in each input.
+
+Bundles (the `bundle` rows): generated boundaries (initial layouts, random cuts, ranges one or two hashes wide)
+and topic names (persistent and non-persistent, short names, `-partition-N`, unicode, long names). Compared: the
+bundle `NamespaceBundles.findBundle` picks for each topic (the CRC-32 of the full topic name, `persistent://`
+added to a short one) against `engine.bundles.bundle_of`, and the boundaries each split algorithm returns for a
+bundle (`range_equally_divide`; `topic_count_equally_divide` and `specified_positions_divide`, forced or not, from
+the namespace's topic list; `flow_or_qps_equally_divide` from per-topic rates and edge limits) against
+`engine.bundles.split_bundle`: no boundary (null), an exception, or the same points in the same order. Pulsar's
+factory and namespace service are its own classes with only the parts these paths read set (their constructors
+need a running broker).
 """
 
 

@@ -8,17 +8,22 @@ fixed-seed sample of ``make test`` and the long campaign) and :class:`Hypothesis
 A case is plain JSON: ``{"id", "kind": "shed", "strategy", "conf": {broker.conf key: value}, "cycles":
 [LoadData JSON, ...], "carryUnloaded": bool}`` or ``{"id", "kind": "place", "strategy", "conf",
 "steps": [{"data": LoadData JSON, "bundle", "candidates": [ids]}]}``. LoadData JSON is the shape the
-engine reads (``engine.loaddata_json``) and Pulsar's Jackson mapping reads.
+engine reads (``engine.loaddata_json``) and Pulsar's Jackson mapping reads. The ``bundle`` kind
+(:func:`bundle_case`): ``{"id", "kind": "bundle", "namespace", "boundaries", "lookups": [topic names],
+"splits": [{"bundle": index, "algorithm", "topics", "msgRate", "throughput", "positions", "force", "conf"}]}``.
 """
 from __future__ import annotations
 
 import math
 import random
 import struct
+import zlib
 
 SHEDDERS = ("OverloadShedder", "ThresholdShedder", "UniformLoadShedder", "AvgShedder")
 PLACEMENTS = ("LeastLongTermMessageRate", "LeastResourceUsageWithWeight")
-STRATEGIES = SHEDDERS + PLACEMENTS
+#: the "bundle" kind: topic → bundle lookups and the split algorithms' boundaries
+BUNDLE = "bundle"
+STRATEGIES = SHEDDERS + PLACEMENTS + (BUNDLE,)
 #: strategies with a memory across calls (their inputs get several cycles)
 STATEFUL = ("ThresholdShedder", "AvgShedder", "LeastResourceUsageWithWeight")
 
@@ -267,6 +272,8 @@ def conf(d, strategy: str) -> dict:
 
 def case(d, strategy: str, cid) -> dict:
     """One case for ``strategy``."""
+    if strategy == BUNDLE:
+        return bundle_case(d, cid)
     now = 1_700_000_000_000
     if strategy in SHEDDERS:
         first = load_data(d, now=now)
@@ -298,3 +305,88 @@ def sample(strategy: str, n: int, seed: int = 0, start: int = 0):
     """``n`` cases for ``strategy`` from a fixed seed (case ``i`` depends only on seed, strategy, i)."""
     for i in range(start, start + n):
         yield case(RandomDraw(f"{seed}/{strategy}/{i}"), strategy, f"{strategy}/{i}")
+
+
+# ------------------------------------------------------------------ bundles
+FULL = 0xFFFFFFFF
+SPLIT_ALGORITHMS = ("range_equally_divide", "topic_count_equally_divide", "specified_positions_divide",
+                    "flow_or_qps_equally_divide")
+_LOCAL = ("t", "topic-1", "orders", "my_topic.v2", "événements", "主题", "emoji-😀", "Ω≈ç", "a" * 120,
+          "x-partition-", "UPPER-lower", "0", "with space")
+
+
+def _topic(d, ns: str, *, short_ok: bool) -> str:
+    """A topic name of ``ns``: persistent or not, sometimes a partition, unicode, long."""
+    local = d.choice(_LOCAL)
+    k = d.int(0, 9)
+    if k < 3:
+        local = f"{local}-partition-{d.int(0, 20)}"
+    elif k == 3:
+        local = local * d.int(2, 8)  # long names
+    elif k < 7:
+        local = f"{local}-{d.int(0, 10**6)}"
+    if short_ok and d.bool(0.15):
+        return f"{ns}/{local}"  # short form: persistent:// is implied
+    return f"{d.choice(('persistent', 'persistent', 'non-persistent'))}://{ns}/{local}"
+
+
+def _boundaries(d) -> list[int]:
+    """0 … 0xffffffff: initial layouts, split layouts, random cuts, and the tightest ranges."""
+    k = d.int(0, 9)
+    if k < 4:
+        n = d.choice((1, 2, 3, 4, 5, 7, 16))
+        seg = (1 << 32) // n
+        return [i * seg for i in range(n)] + [FULL]
+    pts = set()
+    for _ in range(d.int(1, 12)):
+        j = d.int(0, 5)
+        if j == 0:
+            pts.add(d.choice((1, 2, FULL - 1, FULL - 2, 0x80000000, 0x7FFFFFFF)))
+        elif j == 1 and pts:  # a range of width 1 or 2
+            p = d.choice(sorted(pts))
+            pts.add(min(p + d.int(1, 2), FULL - 1))
+        else:
+            pts.add(d.int(1, FULL - 1))
+    return [0] + sorted(pts) + [FULL]
+
+
+def bundle_case(d, cid) -> dict:
+    """``{"id", "kind": "bundle", "namespace", "boundaries", "lookups": [topic...], "splits": [...]}``."""
+    ns = d.choice(_NS)
+    b = _boundaries(d)
+    lookups = [_topic(d, ns, short_ok=True) for _ in range(d.int(1, 12))]
+    splits = []
+    for _ in range(d.int(1, 4)):
+        alg = d.choice(SPLIT_ALGORITHMS)
+        s = {"bundle": d.int(0, len(b) - 2), "algorithm": alg}
+        if alg != "range_equally_divide":
+            # a namespace lists each topic once; half the time most of them hash into the bundle
+            want = d.choice((0, 1, 2, 3, 5, 12, 40))
+            lo, up = b[s["bundle"]], b[s["bundle"] + 1]
+            inside = d.bool(0.5)
+            names: list[str] = []
+            for _ in range(want * (8 if inside else 1)):
+                t = _topic(d, ns, short_ok=False)
+                if not inside or lo <= zlib.crc32(t.encode("utf-8")) < up or d.bool(0.05):
+                    names.append(t)
+                if len(names) >= want:
+                    break
+            s["topics"] = list(dict.fromkeys(names))
+        if alg == "specified_positions_divide":
+            lo, up = b[s["bundle"]], b[s["bundle"] + 1]
+            pos = []
+            for _ in range(d.int(0, 4)):
+                j = d.int(0, 4)
+                pos.append(d.choice((lo, up, lo + 1, up - 1)) if j == 0 else
+                           d.choice(pos) if j == 1 and pos else d.int(lo, up) if j < 4 else d.int(0, FULL))
+            s["positions"] = pos
+            s["force"] = d.bool(0.5)
+        if alg == "flow_or_qps_equally_divide":
+            vals = _Values(d)
+            s["msgRate"] = [None if d.bool(0.1) else vals.pick(0, 40000) for _ in s["topics"]]
+            s["throughput"] = [None if r is None else vals.pick(0, 150 * MB) for r in s["msgRate"]]
+            s["conf"] = {"loadBalancerNamespaceBundleMaxMsgRate": d.choice((30000, 1000, 100, 1)),
+                         "loadBalancerNamespaceBundleMaxBandwidthMbytes": d.choice((100, 10, 1)),
+                         "flowOrQpsDifferenceThresholdPercentage": d.choice((10, 0, 50, 100))}
+        splits.append(s)
+    return {"id": cid, "kind": "bundle", "namespace": ns, "boundaries": b, "lookups": lookups, "splits": splits}

@@ -35,7 +35,8 @@ import org.apache.pulsar.policies.data.loadbalancer.LocalBrokerData;
  *
  * <p>A case: {"id", "kind": "shed"|"place", "strategy": short class name, "conf": {broker.conf key: value},
  * "cycles": [LoadData JSON, ...]} for shedding (one strategy instance across the cycles), or
- * {"steps": [{"data": LoadData JSON, "bundle": name, "candidates": [broker ids]}]} for placement.
+ * {"steps": [{"data": LoadData JSON, "bundle": name, "candidates": [broker ids]}]} for placement, or a
+ * "bundle" case (topic → bundle lookups and split boundaries: see {@link Bundles}).
  * LoadData JSON is the shape Shedlab reads: "brokers" (id -> load report), "bundleData", "timeAverageData",
  * "preallocatedBundleData", "recentlyUnloadedBundles". Every object is built by Pulsar's own Jackson mapper.
  *
@@ -75,6 +76,8 @@ public final class Driver {
                 shed(c, conf, ans);
             } else if (kind.equals("place")) {
                 place(c, conf, ans);
+            } else if (kind.equals("bundle")) {
+                Bundles.answer(c, ans);
             } else if (kind.equals("version")) {
                 ans.put("version", org.apache.pulsar.PulsarVersion.getVersion());
             } else {
