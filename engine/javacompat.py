@@ -22,8 +22,8 @@ Examples
 from __future__ import annotations
 
 import functools
-import threading
 import math
+import threading
 import zlib
 from typing import Iterable, Sequence
 
@@ -286,6 +286,10 @@ def java_long(x: float) -> int:
     return int(x)
 
 
+#: per thread: inside a load manager entry point already (numpy's error state set once for nested calls)
+_quiet = threading.local()
+
+
 def java_double_math(fn):
     """Run ``fn`` with numpy's floating-point warnings off: Java's double arithmetic overflows to
     Infinity, gives NaN for ``Infinity - Infinity`` and Infinity for ``x / 0`` without a word, and
@@ -302,8 +306,6 @@ def java_double_math(fn):
             _quiet.on = False
     return wrapper
 
-
-_quiet = threading.local()
 
 
 def java_max(values: Iterable[float]) -> float:

@@ -324,11 +324,11 @@ class ModularLoadManager(HoldsStrategyStates):
         the topic type alone, so one array per view serves every retry of a cycle."""
         if self.policies.__class__ is not NamespacePolicies:
             return self._apply_policies(bundle, non_persistent)
-        key = (self.view, self._avail, non_persistent)
         got = self._retry_cache.get(non_persistent)
-        if got is None or got[0] is not key[0] or got[1] is not key[1]:
-            got = self._retry_cache[non_persistent] = key + (self._apply_policies(bundle, non_persistent),)
-        return got[3]
+        if got is None or got[0] is not self.view or got[1] is not self._avail:
+            got = self._retry_cache[non_persistent] = (self.view, self._avail,
+                                                       self._apply_policies(bundle, non_persistent))
+        return got[2]
 
     def _usage_with_weight(self) -> np.ndarray:
         """The usage the overload retry reads (weighted from 4.0, see :meth:`LoadView.overload_usage`),
