@@ -321,15 +321,12 @@ def top_k_for_brokers(stats_maps: Sequence[Mapping[str, NamespaceBundleStats]],
         keep &= (ti + to) != 0
     excluded = conf.excluded_namespaces
     skip_pol = None if conf.loadBalancerSheddingBundlesWithPoliciesEnabled else has_policies
-    ns_ok: dict = {}
-    for j, name in enumerate(names):
-        ns = bundle_namespace(name)
-        ok = ns_ok.get(ns)
-        if ok is None:
-            ok = ns_ok[ns] = not (is_system_service_namespace(ns) or ns in excluded
-                                  or (skip_pol is not None and skip_pol(ns)))
-        if not ok:
-            keep[j] = False
+    # bundle_namespace of every name (inlined), each namespace judged once
+    per = [b[:i] if (i := b.rfind("/")) >= 0 else b for b in names]
+    dropped = {ns for ns in set(per) if is_system_service_namespace(ns) or ns in excluded
+               or (skip_pol is not None and skip_pol(ns))}
+    if dropped:
+        keep &= np.fromiter((ns not in dropped for ns in per), dtype=bool, count=n)
     conn = whole[:, 0] + whole[:, 1] + whole[:, 2]
     cache = whole[:, 3]
     with np.errstate(invalid="ignore", over="ignore"):
