@@ -97,8 +97,11 @@ def test_study_finds_a_better_setting_and_the_holdout_agrees_with_a_plain_backte
         bt = run_job("backtest", ds, {"start": "2026-01-06", "end": "2026-01-06", "strategy": "AvgShedder",
                                       "set": values}, engine="pandas", use_cache=False)
         assert int(bt["events"]["n_bundles"].sum()) == pytest.approx(measured["unloads_per_day"], rel=0.01)
-    # every trial is on the figure's data, the recommended one on the front
-    assert len(res["trials"]) == 10 and rec["number"] in res["pareto"]
+    # every trial is on the figure's data (complete or pruned), the recommended one on the front
+    assert len(res["trials"]) + len(res["pruned"]) == 10 and rec["number"] in res["pareto"]
+    # the current setting is the first trial (the space holds it): measured once, and the sampler knows it
+    assert res["trials"][0]["number"] == 0 and res["trials"][0]["values"] == CURRENT
+    assert res["trials"][0]["measures"] == cur["fit"] and res["study"]["runs"] == 10 + 2
 
 
 def test_a_resumed_study_continues(ds, cache):
@@ -129,9 +132,11 @@ def test_scenario_study_with_held_out_seeds(cache):
                               "objective": "min unloads_per_day; usage_range_p95 <= 60", "seeds": 2,
                               "keys": ["loadBalancerBrokerThresholdShedderPercentage"], "minutes": 30})
     assert res["kind"] == "scenario" and res["strategy"] == "ThresholdShedder"
-    # each of the current setting and the 5 trials on the 2 fit seeds (a first batch: nothing to prune
-    # against yet), then the current and the recommended setting on the 2 held-out seeds
-    assert len(res["trials"]) == 5 and res["study"]["runs"] == 2 * (1 + 5) + 2 * 2
+    # each of the 5 trials on the 2 fit seeds (a first batch: nothing to prune against yet; the first trial
+    # is the current setting, inside the space), then the current and the recommended setting on the 2
+    # held-out seeds
+    assert len(res["trials"]) == 5 and res["study"]["runs"] == 2 * 5 + 2 * 2
+    assert res["trials"][0]["values"] == {"loadBalancerBrokerThresholdShedderPercentage": "10"}
     # ThresholdShedder at its default 10 % keeps moving bundles on this jittery cluster; a higher
     # threshold calms it and the load spreads no worse (seeded: the same every run)
     rec, cur = res["recommended"], res["current"]
