@@ -180,6 +180,14 @@ def test_spark_trials_equal_pandas_trials(spark, ds, cache):
     on_spark = HistoryTarget(ds, ["2026-01-05"], "AvgShedder", engine="spark", **kw).evaluate(cfgs, obj.measures)
     on_pandas = HistoryTarget(ds, ["2026-01-05"], "AvgShedder", engine="pandas", **kw).evaluate(cfgs, obj.measures)
     assert on_spark == on_pandas and on_pandas[0]["unloads_per_day"] > on_pandas[2]["unloads_per_day"]
+    # in stages (what pruning needs: one job per stage, each config's memory carried to the next): the
+    # same measures after each stage and at the end, and a config stopped after the first stage is left out
+    seen = {"spark": [], "pandas": []}
+    got = {e: HistoryTarget(ds, ["2026-01-05"], "AvgShedder", engine=e, **kw).evaluate(
+        cfgs, obj.measures, judge=lambda st, j, m, e=e: seen[e].append((st, j, m)) or j == 0)
+        for e in ("spark", "pandas")}
+    assert got["spark"] == got["pandas"] == [None] + on_pandas[1:]
+    assert seen["spark"] == seen["pandas"] and len(seen["spark"]) == len(cfgs)
 
 
 def test_two_goals_pick_a_point_of_the_front_that_improves_on_the_current_setting():
