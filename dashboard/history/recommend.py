@@ -365,8 +365,8 @@ def _design(keys: list[KeyRange], n: int, rng) -> list[dict]:
 
 def _local_moves(keys: list[KeyRange], centre: dict, n: int, rng, seen: set, names=None) -> list[dict]:
     """Up to ``n`` untried settings near ``centre`` (the best setting so far): each moves a random subset
-    of the keys (at least one) by a random non-zero offset of up to a tenth of the key's range (at least
-    one step: a whole number, or the key's step), inside the range. ``seen``: tuples of the settings
+    of the keys (at least one) by a random non-zero offset of up to a fifth of the key's range (at least
+    one step: a whole number, or the key's step), stopped at the range's edges. ``seen``: tuples of the settings
     already tried or asked (updated); ``names``: the parameter name of each key (default: the key)."""
     names = names or {k.key: k.key for k in keys}
     out = []
@@ -381,12 +381,9 @@ def _local_moves(keys: list[KeyRange], centre: dict, n: int, rng, seen: set, nam
                 if not m:
                     continue
                 unit = 1.0 if k.type == "int" else k.step
-                r = max(1, int(round(0.1 * (k.hi - k.lo) / unit)))
+                r = max(1, int(round(0.2 * (k.hi - k.lo) / unit)))
                 step = int(rng.integers(1, r + 1)) * (1 if rng.random() < 0.5 else -1)
-                x = float(p[names[k.key]]) + step * unit
-                if x < k.lo - 1e-9 or x > k.hi + 1e-9:
-                    x = float(p[names[k.key]]) - step * unit  # the other way at an edge
-                x = min(max(x, k.lo), k.hi)
+                x = min(max(float(p[names[k.key]]) + step * unit, k.lo), k.hi)  # an edge stops the move
                 p[names[k.key]] = int(round(x)) if k.type == "int" else _snap(k, (x - k.lo) / (k.hi - k.lo))
             t = _params_key(p)
             if t not in seen:
@@ -568,9 +565,11 @@ def recommend(fit_target, hold_target, objective: Objective, space, current: Loa
             t = trial_of.get(j)
             if t is None:
                 return False
+            # the goal so far; a constraint missed so far is no reason to stop (the rest of the fit data
+            # may bring it back within bounds: the best settings often sit on the constraint's edge)
             v = objective.values(m)[0]
-            if not math.isfinite(v) or not objective.feasible(m):
-                v = (v if math.isfinite(v) else 0.0) + sign * PRUNE_PENALTY
+            if not math.isfinite(v):
+                v = sign * PRUNE_PENALTY
             t.report(v, step)
             if j == cur_j:
                 return False  # the current setting's measures are needed whole
