@@ -9,8 +9,13 @@ it with an Optuna study:
   or ``KEY=LO:HI``);
 * **the trials**: each trial one backtest on the fit days of a History range (:class:`.recommend_targets.
   HistoryTarget`: a batch of trials in one pass over the history, on pandas or Spark) or one simulation of
-  a scenario per fit seed (:class:`.recommend_targets.ScenarioTarget`); Optuna's TPE sampler proposes
-  the batch (several goals: a Pareto front; constraints: its constrained sampling);
+  a scenario per fit seed (:class:`.recommend_targets.ScenarioTarget`);
+* **who proposes them**: a fresh study's first trial is the current setting when the space holds it (it
+  is measured anyway, and every later proposal knows it), the rest of the first batch a Latin hypercube
+  over the space (one strategy); after that Optuna's TPE sampler proposes each batch (several goals: a
+  Pareto front; constraints: its constrained sampling) and, with one goal, about half of each batch
+  are local moves around the best trial so far (feasible first), which refine what the sampler found
+  on a space a coarse grid would cover with a few cells;
 * **the study** lives in the app's cache directory (``studies/<name>.log``, Optuna's journal file), named
   by everything that defines it (dataset fingerprint, fit days, strategy, space, objective, current
   setting): the same request later continues it, a larger ``trials`` adds trials, nothing is repeated;
@@ -19,8 +24,10 @@ it with an Optuna study:
 
 * **pruning** (one goal): the fit data is replayed in stages (History: per fit week, or the first third
   of the fit minutes and the rest; a scenario: one fit seed after another) and a trial whose goal after a
-  stage is worse than the median of the finished trials at that stage (Optuna's ``MedianPruner``; a
-  missed constraint counts as hopeless) stops there — the rest of the batch's pass goes on without it;
+  stage is worse than the median of the finished trials at that stage (Optuna's ``MedianPruner``) stops
+  there — the rest of the batch's pass goes on without it (on Spark: one job per stage, each config's
+  memory carried to the next). A constraint missed after a stage does not stop a trial: the rest of the
+  fit data may bring it back within bounds, and the best settings often sit on a constraint's edge;
 * **the strategy searched too**: given several strategies (or ``any``), each trial picks one
   (a categorical parameter) and then that strategy's keys (its own space, parameters named
   ``STRATEGY.KEY``).
@@ -46,7 +53,7 @@ __all__ = ["KeyRange", "search_space", "strategy_spaces", "recommend", "study_di
 MAX_TRIALS = 2000
 MAX_KEYS = 8
 MAX_BATCH = 64
-#: what a missed constraint adds to an intermediate value (pruning): such a trial looks hopeless
+#: the intermediate value of a trial whose goal is not a number after a stage (pruning): it looks hopeless
 PRUNE_PENALTY = 1e9
 
 

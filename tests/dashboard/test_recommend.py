@@ -271,3 +271,30 @@ def test_a_study_over_two_strategies_picks_the_better_one(ds, cache):
     assert int(bt["events"]["n_bundles"].sum()) == pytest.approx(rec["holdout"]["unloads_per_day"], rel=0.01)
     with pytest.raises(UsageError, match="not a key any of"):
         run_recommendation(_params(ds, strategy="AvgShedder,ThresholdShedder", keys=["nope"], ranges=[]))
+
+
+def test_start_design_and_local_moves_stay_in_the_space():
+    """The first batch is spread over the space (a Latin hypercube: each key's range cut in n strata, each
+    stratum used once); a local move changes one key or more by at most a fifth of its range, stays in the
+    range (an edge stops it) and never repeats a setting already tried."""
+    import numpy as np
+
+    from dashboard.history.recommend import KeyRange, _design, _local_moves, _params_key
+
+    keys = [KeyRange("a", "int", 0, 99), KeyRange("b", "float", 0.0, 1.0, 0.01)]
+    rng = np.random.default_rng(1)
+    pts = _design(keys, 10, rng)
+    assert len(pts) == 10
+    for k in keys:
+        strata = sorted(int((float(p[k.key]) - k.lo) / (k.hi - k.lo) * 10 - 1e-9) for p in pts)
+        assert strata == list(range(10))  # one setting per tenth of the range
+    assert all(isinstance(p["a"], int) for p in pts) and all(abs(p["b"] * 100 - round(p["b"] * 100)) < 1e-9 for p in pts)
+    centre = {"a": 98, "b": 0.5}
+    seen = {_params_key(centre)}
+    moves = _local_moves(keys, centre, 30, rng, seen)
+    assert len(moves) == 30 and len({_params_key(m) for m in moves}) == 30
+    for m in moves:
+        assert m != centre and 0 <= m["a"] <= 99 and 0.0 <= m["b"] <= 1.0
+        assert abs(m["a"] - 98) <= 20 and abs(m["b"] - 0.5) <= 0.2 + 1e-9
+    assert any(m["a"] == 99 for m in moves)  # a move past the edge stops at it
+    assert all(_params_key(m) in seen for m in moves)
