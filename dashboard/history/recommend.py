@@ -9,8 +9,13 @@ it with an Optuna study:
   or ``KEY=LO:HI``);
 * **the trials**: each trial one backtest on the fit days of a History range (:class:`.recommend_targets.
   HistoryTarget`: a batch of trials in one pass over the history, on pandas or Spark) or one simulation of
-  a scenario per fit seed (:class:`.recommend_targets.ScenarioTarget`); Optuna's TPE sampler proposes
-  the batch (several goals: a Pareto front; constraints: its constrained sampling);
+  a scenario per fit seed (:class:`.recommend_targets.ScenarioTarget`);
+* **who proposes them**: a fresh study's first trial is the current setting when the space holds it (it
+  is measured anyway, and every later proposal knows it), the rest of the first batch a Latin hypercube
+  over the space (one strategy); after that Optuna's TPE sampler proposes each batch (several goals: a
+  Pareto front; constraints: its constrained sampling) and, with one goal, about half of each batch
+  are local moves around the best trial so far (feasible first), which refine what the sampler found
+  on a space a coarse grid would cover with a few cells;
 * **the study** lives in the app's cache directory (``studies/<name>.log``, Optuna's journal file), named
   by everything that defines it (dataset fingerprint, fit days, strategy, space, objective, current
   setting): the same request later continues it, a larger ``trials`` adds trials, nothing is repeated;
@@ -19,8 +24,10 @@ it with an Optuna study:
 
 * **pruning** (one goal): the fit data is replayed in stages (History: per fit week, or the first third
   of the fit minutes and the rest; a scenario: one fit seed after another) and a trial whose goal after a
-  stage is worse than the median of the finished trials at that stage (Optuna's ``MedianPruner``; a
-  missed constraint counts as hopeless) stops there — the rest of the batch's pass goes on without it;
+  stage is worse than the median of the finished trials at that stage (Optuna's ``MedianPruner``) stops
+  there — the rest of the batch's pass goes on without it (on Spark: one job per stage, each config's
+  memory carried to the next). A constraint missed after a stage does not stop a trial: the rest of the
+  fit data may bring it back within bounds, and the best settings often sit on a constraint's edge;
 * **the strategy searched too**: given several strategies (or ``any``), each trial picks one
   (a categorical parameter) and then that strategy's keys (its own space, parameters named
   ``STRATEGY.KEY``).
@@ -33,6 +40,8 @@ import math
 import warnings
 from dataclasses import dataclass
 
+import numpy as np
+
 from engine.config import LoadBalancerConfig, to_broker_conf
 from engine.errors import UsageError
 
@@ -44,7 +53,7 @@ __all__ = ["KeyRange", "search_space", "strategy_spaces", "recommend", "study_di
 MAX_TRIALS = 2000
 MAX_KEYS = 8
 MAX_BATCH = 64
-#: what a missed constraint adds to an intermediate value (pruning): such a trial looks hopeless
+#: the intermediate value of a trial whose goal is not a number after a stage (pruning): it looks hopeless
 PRUNE_PENALTY = 1e9
 
 
@@ -326,6 +335,92 @@ def explain(objective: Objective, changes: list[tuple], fit: dict, cur_fit: dict
     return out
 
 
+def _inside(k: KeyRange, v) -> bool:
+    """``v`` is a value the key's distribution can take (in range, on its step)."""
+    try:
+        d = k.distribution()
+        return bool(d._contains(d.to_internal_repr(int(v) if k.type == "int" else float(v))))
+    except (TypeError, ValueError):
+        return False
+
+
+def _snap(k: KeyRange, u: float):
+    """A point ``u`` in [0, 1] of the key's range as one of its values (ints: whole, floats: on the step)."""
+    x = k.lo + min(max(u, 0.0), 1.0) * (k.hi - k.lo)
+    if k.type == "int":
+        return int(min(max(round(x), k.lo), k.hi))
+    n = round((x - k.lo) / k.step)
+    return float(min(k.lo + n * k.step, k.hi))
+
+
+def _design(keys: list[KeyRange], n: int, rng) -> list[dict]:
+    """``n`` settings spread over the space (a Latin hypercube: each key's range cut in ``n`` strata, each
+    stratum used once, the strata of the keys paired at random) — the start of a study, instead of
+    independent random draws that may bunch up."""
+    if n <= 0 or not keys:
+        return []
+    cols = [(rng.permutation(n) + rng.random(n)) / n for _k in keys]
+    out, seen = [], set()
+    for i in range(n):
+        p = {k.key: _snap(k, c[i]) for k, c in zip(keys, cols)}
+        t = tuple(p.values())
+        if t not in seen:
+            seen.add(t)
+            out.append(p)
+    return out
+
+
+def _local_moves(keys: list[KeyRange], centre: dict, n: int, rng, seen: set, names=None) -> list[dict]:
+    """Up to ``n`` untried settings near ``centre`` (the best setting so far): each moves a random subset
+    of the keys (at least one) by a random non-zero offset of up to a fifth of the key's range (at least
+    one step: a whole number, or the key's step), stopped at the range's edges. ``seen``: tuples of the settings
+    already tried or asked (updated); ``names``: the parameter name of each key (default: the key)."""
+    names = names or {k.key: k.key for k in keys}
+    out = []
+    d = len(keys)
+    for _ in range(n):
+        for _try in range(64):
+            move = rng.random(d) < max(0.5, 1.0 / d)
+            if not move.any():
+                move[rng.integers(d)] = True
+            p = dict(centre)
+            for k, m in zip(keys, move):
+                if not m:
+                    continue
+                unit = 1.0 if k.type == "int" else k.step
+                r = max(1, int(round(0.2 * (k.hi - k.lo) / unit)))
+                step = int(rng.integers(1, r + 1)) * (1 if rng.random() < 0.5 else -1)
+                x = min(max(float(p[names[k.key]]) + step * unit, k.lo), k.hi)  # an edge stops the move
+                p[names[k.key]] = int(round(x)) if k.type == "int" else _snap(k, (x - k.lo) / (k.hi - k.lo))
+            t = _params_key(p)
+            if t not in seen:
+                seen.add(t)
+                out.append(p)
+                break
+    return out
+
+
+def _params_key(params: dict) -> tuple:
+    return tuple(sorted((str(a), float(b) if not isinstance(b, str) else b) for a, b in params.items()))
+
+
+def _incumbent(trials, sign: float):
+    """The best complete trial of a one-goal study: feasible first (``constraints`` user attribute, all
+    ≤ 0), then the goal; among infeasible ones the smallest total violation. ``None``: no complete trial."""
+    best, key = None, None
+    for t in trials:
+        if not t.values:
+            continue
+        v = t.values[0]
+        if not math.isfinite(v):
+            continue
+        over = sum(max(0.0, float(c)) for c in t.user_attrs.get("constraints", []))
+        k = (over > 0, over, sign * v, t.number)
+        if key is None or k < key:
+            best, key = t, k
+    return best
+
+
 def _suggest(trial, name: str, k: KeyRange):
     if k.type == "int":
         return trial.suggest_int(name, int(k.lo), int(k.hi))
@@ -383,19 +478,43 @@ def recommend(fit_target, hold_target, objective: Objective, space, current: Loa
     finished = (TrialState.COMPLETE, TrialState.PRUNED)
     done = len(study.get_trials(deepcopy=False, states=finished))
     resumed = done > 0
-    study, _p = _open_study(name, objective, int(seed), done, max(4, min(10, int(trials) // 3)), group=multi)
+    n_startup = max(4, min(10, int(trials) // 3))
+    study, _p = _open_study(name, objective, int(seed), done, n_startup, group=multi)
     measures = objective.measures
     todo = max(0, int(trials) - done)
     report = progress or (lambda *a: None)
-    prunable = bool(prune) and len(objective.goals) == 1
+    one_goal = len(objective.goals) == 1
+    prunable = bool(prune) and one_goal
     sign = 1.0 if objective.directions[0] == "minimize" else -1.0
+    rng = np.random.default_rng([int(seed), done])
+    seen = {_params_key(t.params) for t in study.get_trials(deepcopy=False)}
+    # the first settings tried: the operator's own (when the space holds it: it is measured anyway, and the
+    # sampler learns from it), then a spread design over the space (one strategy) instead of random draws
+    design: list[tuple[dict, dict]] = []
+    if done == 0 and todo:
+        sp_cur = spaces[cur_s] if cur_s in spaces else []
+        if sp_cur and all(_inside(k, cur_values[cur_s][k.key]) for k in sp_cur):
+            cp = {(f"{cur_s}.{k.key}" if multi else k.key): (int(cur_values[cur_s][k.key]) if k.type == "int"
+                                                            else float(cur_values[cur_s][k.key])) for k in sp_cur}
+            if multi:
+                cp = {"strategy": cur_s, **cp}
+            design.append((cp, {"current": True}))
+            seen.add(_params_key(cp))
+        if not multi:
+            n_design = min(todo, max(min(int(batch), todo), n_startup))
+            for dp in _design(list(space), max(0, n_design - len(design)), rng):
+                if _params_key(dp) not in seen:
+                    seen.add(_params_key(dp))
+                    design.append((dp, {}))
 
     def cfg_of(values: dict, s=None) -> LoadBalancerConfig:
         s = s if multi else None
         base = configure(current, s) if multi and s != cur_s else current
         return base.with_values({k: _value_text(by_key[s if multi else cur_s].get(k), v) for k, v in values.items()})
 
-    def ask():
+    def ask(fixed=None, attrs=None):
+        if fixed is not None:
+            study.enqueue_trial(fixed, user_attrs=attrs or None)
         if not multi:
             t = study.ask({k.key: k.distribution() for k in space})
             return t, None, dict(t.params)
@@ -405,29 +524,62 @@ def recommend(fit_target, hold_target, objective: Objective, space, current: Loa
             warnings.simplefilter("ignore")  # a range Optuna trims to its step
             return t, s, {k.key: _suggest(t, f"{s}.{k.key}", k) for k in spaces[s]}
 
+    def propose(n: int, round_no: int) -> list:
+        """``n`` trials: the design first; then (one goal) about half of each batch near the best trial so far
+        (a local search that refines what the sampler found) and the rest from the sampler."""
+        out = []
+        while design and len(out) < n:
+            dp, attrs = design.pop(0)
+            out.append(ask(dp, attrs))
+        rest = n - len(out)
+        n_local = (rest + round_no % 2) // 2 if one_goal and rest else 0
+        out += [ask() for _ in range(rest - n_local)]
+        if n_local:
+            best = _incumbent(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)), sign)
+            moves = []
+            if best is not None:
+                s_b = best.params.get("strategy") if multi else None
+                sp = spaces[s_b] if multi else list(space)
+                if sp:
+                    nm = {k.key: (f"{s_b}.{k.key}" if multi else k.key) for k in sp}
+                    seen.update(_params_key(t.params) for t in study.get_trials(deepcopy=False))
+                    moves = _local_moves(sp, dict(best.params), n_local, rng, seen, nm)
+            out += [ask(mp) for mp in moves]
+            out += [ask() for _ in range(n_local - len(moves))]
+        return out
+
     cur_fit = None
     new = pruned_now = 0
+    round_no = 0
     while True:
         n = min(int(batch), todo - new)
-        asked = [ask() for _ in range(max(n, 0))]
+        asked = propose(max(n, 0), round_no)
+        round_no += 1
         configs = [cfg_of(v, s) for _t, s, v in asked]
         strategies = [s for _t, s, _v in asked] if multi else None
         trial_of = {j: t for j, (t, _s, _v) in enumerate(asked)}
+        cur_j = None
         if cur_fit is None:
-            configs.insert(0, current)
-            if multi:
-                strategies.insert(0, cur_s)
-            trial_of = {j + 1: t for j, t in trial_of.items()}
+            cur_j = next((j for j, (t, _s, _v) in enumerate(asked) if t.user_attrs.get("current")), None)
+            if cur_j is None:  # the current setting is not one of the trials: measured besides them
+                configs.insert(0, current)
+                if multi:
+                    strategies.insert(0, cur_s)
+                trial_of = {j + 1: t for j, t in trial_of.items()}
         stopped = {}
 
-        def judge(step, j, m, trial_of=trial_of, stopped=stopped):
+        def judge(step, j, m, trial_of=trial_of, stopped=stopped, cur_j=cur_j):
             t = trial_of.get(j)
             if t is None:
                 return False
+            # the goal so far; a constraint missed so far is no reason to stop (the rest of the fit data
+            # may bring it back within bounds: the best settings often sit on the constraint's edge)
             v = objective.values(m)[0]
-            if not math.isfinite(v) or not objective.feasible(m):
-                v = (v if math.isfinite(v) else 0.0) + sign * PRUNE_PENALTY
+            if not math.isfinite(v):
+                v = sign * PRUNE_PENALTY
             t.report(v, step)
+            if j == cur_j:
+                return False  # the current setting's measures are needed whole
             if t.should_prune():
                 stopped[j] = (step, m)
                 return True
@@ -437,7 +589,10 @@ def recommend(fit_target, hold_target, objective: Objective, space, current: Loa
                                   f"({fit_target.label})" if asked else "measuring the current setting")
         got = fit_target.evaluate(configs, measures, strategies=strategies, judge=judge if prunable else None)
         if cur_fit is None:
-            cur_fit, got = got[0], got[1:]
+            if cur_j is None:
+                cur_fit, got = got[0], got[1:]
+            else:
+                cur_fit = got[cur_j]
         off = len(configs) - len(asked)
         for j, ((t, _s, _v), m) in enumerate(zip(asked, got)):
             if j + off in stopped:

@@ -108,18 +108,57 @@ class HistoryTarget:
     def evaluate(self, configs, measures, progress=None, *, strategies=None, judge=None) -> list:
         """The measures of each config over the days (one pass for the batch). ``strategies``: each
         config's strategy (default: the target's); ``judge(stage, index, measures so far) -> stop``
-        after each stage but the last (pandas: :meth:`stage_cuts`): a stopped config's entry is ``None``."""
+        after each stage but the last (:meth:`stage_cuts`): a stopped config's entry is ``None``."""
         strategies = list(strategies) if strategies is not None else [self.strategy] * len(configs)
-        if self.engine == "spark":  # a task streams whole days: no stage to stop at
-            self.backtests += len(configs)
-            self.replayed += len(configs)
-            out = [None] * len(configs)
-            for s in dict.fromkeys(strategies):
-                idx = [i for i, x in enumerate(strategies) if x == s]
-                for i, ev in zip(idx, self._spark([configs[i] for i in idx], progress, s)):
-                    out[i] = history_measures(ev, self.minutes_ms, self.usage_range, self.n_days, measures)
-            return out
+        if self.engine == "spark":
+            return self._spark_staged(configs, strategies, measures, judge, progress)
         return self._staged(configs, strategies, measures, judge, progress)
+
+    def _spark_staged(self, configs, strategies, measures, judge, progress):
+        """The batch on Spark, cut at :meth:`stage_cuts` when a ``judge`` may stop members there: one job
+        per stage, each config's strategy memory carried from one stage's job to the next (the same
+        events as one pass), a stopped config left out of the later stages."""
+        cuts = self.stage_cuts() if judge is not None else []
+        edges = [None, *cuts, None]
+        total = max(len(self.minutes_ms), 1)
+        self.backtests += len(configs)
+        events: dict[int, list] = {j: [] for j in range(len(configs))}
+        carried: dict[int, dict] = {}
+        stopped: set[int] = set()
+        for i in range(len(edges) - 1):
+            lo, hi = edges[i], edges[i + 1]
+            live = [j for j in range(len(configs)) if j not in stopped]
+            if not live:
+                break
+            for s in dict.fromkeys(strategies[j] for j in live):
+                idx = [j for j in live if strategies[j] == s]
+                got = self._spark([configs[j] for j in idx], progress, s, lo, hi,
+                                  {n: carried[j] for n, j in enumerate(idx) if j in carried}, marks=hi is not None)
+                for n, j in enumerate(idx):
+                    ev, st = got[n]
+                    events[j].append(ev)
+                    if st is not None:
+                        carried[j] = st
+            if hi is None:
+                break
+            seen = self.minutes_ms < hi
+            share = float(seen.sum()) / total
+            for j in live:
+                ev = pd.concat(events[j], ignore_index=True) if len(events[j]) > 1 else events[j][0]
+                m = history_measures(ev, self.minutes_ms[seen], self.usage_range[seen],
+                                     max(float(seen.sum()), 1.0) / 1440.0, measures)
+                if judge(i, j, m):
+                    stopped.add(j)
+                    self.replayed -= 1.0 - share
+        self.replayed += len(configs)
+        out = []
+        for j in range(len(configs)):
+            if j in stopped:
+                out.append(None)
+                continue
+            ev = pd.concat(events[j], ignore_index=True) if len(events[j]) > 1 else events[j][0]
+            out.append(history_measures(ev, self.minutes_ms, self.usage_range, self.n_days, measures))
+        return out
 
     def _staged(self, configs, strategies, measures, judge, progress):
         """One pass over the days for every config (:class:`engine.backtest.BacktestSet`, strategies may
@@ -160,9 +199,14 @@ class HistoryTarget:
                 history_measures(bt.finish(), self.minutes_ms, self.usage_range, self.n_days, measures)
                 for j, bt in enumerate(members)]
 
-    def _spark(self, configs, progress, strategy=None):
-        """The batch on Spark: configs dealt into groups (the executor cores, the heaviest first), each
-        group one task reading the range's day files and streaming them through its BacktestSet."""
+    def _spark(self, configs, progress, strategy=None, lo_ms=None, hi_ms=None, initial=None, marks=False):
+        """Configs on Spark over the minutes ``[lo_ms, hi_ms)`` (``None``: open): dealt into groups (the
+        executor cores, the heaviest first), each group one task reading the range's day files and
+        streaming them through its BacktestSet. ``initial`` (config index → carried state): where a config
+        starts; ``marks``: return each config's state after the last minute too. Per config:
+        ``(events frame, carried state or None)``."""
+        import json
+
         from dashboard.spark import get_spark, job_group
 
         from .sparkio import read_broker_minutes
@@ -177,23 +221,33 @@ class HistoryTarget:
         cells = list(range(len(configs)))
         ivals = [max(1, int(c.loadBalancerSheddingIntervalMinutes)) for c in configs]
         groups = cell_groups(cells, ivals, default_groups(spark, len(cells)))
-        udf = _configs_udf(source, strategy or self.strategy, self.k, {g: [(c, configs[c]) for c in grp]
-                                                           for g, grp in enumerate(groups)})
+        udf = _configs_udf(source, strategy or self.strategy, self.k,
+                           {g: [(c, configs[c]) for c in grp] for g, grp in enumerate(groups)},
+                           lo_ms, hi_ms, dict(initial or {}), marks)
         with job_group(spark, "recommend", "shedlab recommend"):
             rows = (spark.range(0, len(groups), 1, len(groups))
-                    .mapInPandas(udf, schema="cell long, timestamp long, n_bundles long").toPandas())
+                    .mapInPandas(udf, schema="cell long, timestamp long, n_bundles long, state string").toPandas())
         out = []
         for c in cells:
             part = rows[rows["cell"] == c]
-            out.append(pd.DataFrame({"timestamp": pd.to_datetime(part["timestamp"].to_numpy(), unit="ms"),
-                                     "n_bundles": part["n_bundles"].to_numpy(dtype=np.int64)}))
+            end = part[part["timestamp"] < 0]
+            part = part[part["timestamp"] >= 0]
+            out.append((pd.DataFrame({"timestamp": pd.to_datetime(part["timestamp"].to_numpy(), unit="ms"),
+                                      "n_bundles": part["n_bundles"].to_numpy(dtype=np.int64)}),
+                        json.loads(end["state"].iloc[0]) if len(end) else None))
         return out
 
 
-def _configs_udf(source: dict, strategy: str, k: int, members: dict):
-    """``mapInPandas`` over one row per group (``id``): the group's configs streamed over the day files."""
+def _configs_udf(source: dict, strategy: str, k: int, members: dict, lo_ms=None, hi_ms=None, initial=None,
+                 marks: bool = False):
+    """``mapInPandas`` over one row per group (``id``): the group's configs streamed over the day files'
+    minutes in ``[lo_ms, hi_ms)``, each starting from ``initial[config]`` when given; with ``marks`` one
+    more row per config after the last minute (``timestamp`` -1, ``state`` its carried state, JSON)."""
+    initial = initial or {}
 
     def fn(batches):
+        import json
+
         from engine.backtest import Backtest, BacktestSet, BrokerBlock
 
         from .sweep import _day_frames
@@ -201,15 +255,20 @@ def _configs_udf(source: dict, strategy: str, k: int, members: dict):
         for b in batches:
             for g in b["id"].tolist():
                 cells = members[int(g)]
-                bts = BacktestSet(Backtest(strategy, cfg, synthetic_bundles=k, state_limit=0) for _c, cfg in cells)
-                for frame in _day_frames(source, None, None):
+                bts = BacktestSet(Backtest(strategy, cfg, synthetic_bundles=k, state_limit=0, initial=initial.get(c))
+                                  for c, cfg in cells)
+                for frame in _day_frames(source, lo_ms, hi_ms):
                     bts.feed(BrokerBlock(frame))
                     rows = []
                     for (c, _cfg), bt in zip(cells, bts.members):
-                        rows.extend((c, e["timestamp"], e["n_bundles"]) for e in bt.events)
+                        rows.extend((c, e["timestamp"], e["n_bundles"], None) for e in bt.events)
                         bt.events.clear()
                     if rows:
-                        yield pd.DataFrame(rows, columns=["cell", "timestamp", "n_bundles"])
+                        yield pd.DataFrame(rows, columns=["cell", "timestamp", "n_bundles", "state"])
+                if marks:
+                    yield pd.DataFrame([(c, -1, 0, json.dumps(bt.carried(), sort_keys=True))
+                                        for (c, _cfg), bt in zip(cells, bts.members)],
+                                       columns=["cell", "timestamp", "n_bundles", "state"])
 
     return fn
 

@@ -97,8 +97,11 @@ def test_study_finds_a_better_setting_and_the_holdout_agrees_with_a_plain_backte
         bt = run_job("backtest", ds, {"start": "2026-01-06", "end": "2026-01-06", "strategy": "AvgShedder",
                                       "set": values}, engine="pandas", use_cache=False)
         assert int(bt["events"]["n_bundles"].sum()) == pytest.approx(measured["unloads_per_day"], rel=0.01)
-    # every trial is on the figure's data, the recommended one on the front
-    assert len(res["trials"]) == 10 and rec["number"] in res["pareto"]
+    # every trial is on the figure's data (complete or pruned), the recommended one on the front
+    assert len(res["trials"]) + len(res["pruned"]) == 10 and rec["number"] in res["pareto"]
+    # the current setting is the first trial (the space holds it): measured once, and the sampler knows it
+    assert res["trials"][0]["number"] == 0 and res["trials"][0]["values"] == CURRENT
+    assert res["trials"][0]["measures"] == cur["fit"] and res["study"]["runs"] == 10 + 2
 
 
 def test_a_resumed_study_continues(ds, cache):
@@ -129,9 +132,11 @@ def test_scenario_study_with_held_out_seeds(cache):
                               "objective": "min unloads_per_day; usage_range_p95 <= 60", "seeds": 2,
                               "keys": ["loadBalancerBrokerThresholdShedderPercentage"], "minutes": 30})
     assert res["kind"] == "scenario" and res["strategy"] == "ThresholdShedder"
-    # each of the current setting and the 5 trials on the 2 fit seeds (a first batch: nothing to prune
-    # against yet), then the current and the recommended setting on the 2 held-out seeds
-    assert len(res["trials"]) == 5 and res["study"]["runs"] == 2 * (1 + 5) + 2 * 2
+    # each of the 5 trials on the 2 fit seeds (a first batch: nothing to prune against yet; the first trial
+    # is the current setting, inside the space), then the current and the recommended setting on the 2
+    # held-out seeds
+    assert len(res["trials"]) == 5 and res["study"]["runs"] == 2 * 5 + 2 * 2
+    assert res["trials"][0]["values"] == {"loadBalancerBrokerThresholdShedderPercentage": "10"}
     # ThresholdShedder at its default 10 % keeps moving bundles on this jittery cluster; a higher
     # threshold calms it and the load spreads no worse (seeded: the same every run)
     rec, cur = res["recommended"], res["current"]
@@ -175,6 +180,14 @@ def test_spark_trials_equal_pandas_trials(spark, ds, cache):
     on_spark = HistoryTarget(ds, ["2026-01-05"], "AvgShedder", engine="spark", **kw).evaluate(cfgs, obj.measures)
     on_pandas = HistoryTarget(ds, ["2026-01-05"], "AvgShedder", engine="pandas", **kw).evaluate(cfgs, obj.measures)
     assert on_spark == on_pandas and on_pandas[0]["unloads_per_day"] > on_pandas[2]["unloads_per_day"]
+    # in stages (what pruning needs: one job per stage, each config's memory carried to the next): the
+    # same measures after each stage and at the end, and a config stopped after the first stage is left out
+    seen = {"spark": [], "pandas": []}
+    got = {e: HistoryTarget(ds, ["2026-01-05"], "AvgShedder", engine=e, **kw).evaluate(
+        [cfgs[0], cfgs[2]], obj.measures, judge=lambda st, j, m, e=e: seen[e].append((st, j, m)) or j == 0)
+        for e in ("spark", "pandas")}
+    assert got["spark"] == got["pandas"] == [None, on_pandas[2]]
+    assert seen["spark"] == seen["pandas"] and [j for _st, j, _m in seen["spark"]] == [0, 1]
 
 
 def test_two_goals_pick_a_point_of_the_front_that_improves_on_the_current_setting():
@@ -258,3 +271,30 @@ def test_a_study_over_two_strategies_picks_the_better_one(ds, cache):
     assert int(bt["events"]["n_bundles"].sum()) == pytest.approx(rec["holdout"]["unloads_per_day"], rel=0.01)
     with pytest.raises(UsageError, match="not a key any of"):
         run_recommendation(_params(ds, strategy="AvgShedder,ThresholdShedder", keys=["nope"], ranges=[]))
+
+
+def test_start_design_and_local_moves_stay_in_the_space():
+    """The first batch is spread over the space (a Latin hypercube: each key's range cut in n strata, each
+    stratum used once); a local move changes one key or more by at most a fifth of its range, stays in the
+    range (an edge stops it) and never repeats a setting already tried."""
+    import numpy as np
+
+    from dashboard.history.recommend import KeyRange, _design, _local_moves, _params_key
+
+    keys = [KeyRange("a", "int", 0, 99), KeyRange("b", "float", 0.0, 1.0, 0.01)]
+    rng = np.random.default_rng(1)
+    pts = _design(keys, 10, rng)
+    assert len(pts) == 10
+    for k in keys:
+        strata = sorted(int((float(p[k.key]) - k.lo) / (k.hi - k.lo) * 10 - 1e-9) for p in pts)
+        assert strata == list(range(10))  # one setting per tenth of the range
+    assert all(isinstance(p["a"], int) for p in pts) and all(abs(p["b"] * 100 - round(p["b"] * 100)) < 1e-9 for p in pts)
+    centre = {"a": 98, "b": 0.5}
+    seen = {_params_key(centre)}
+    moves = _local_moves(keys, centre, 30, rng, seen)
+    assert len(moves) == 30 and len({_params_key(m) for m in moves}) == 30
+    for m in moves:
+        assert m != centre and 0 <= m["a"] <= 99 and 0.0 <= m["b"] <= 1.0
+        assert abs(m["a"] - 98) <= 20 and abs(m["b"] - 0.5) <= 0.2 + 1e-9
+    assert any(m["a"] == 99 for m in moves)  # a move past the edge stops at it
+    assert all(_params_key(m) in seen for m in moves)
