@@ -22,6 +22,8 @@ def decision(ans: dict, kind: str):
         def norm(x):
             return "error" if isinstance(x, str) and x.startswith("error") else x
         return [[norm(x) for x in ans["lookups"]], [norm(x) for x in ans["splits"]]]
+    if kind == "filters":
+        return [([tuple(c) for c in s["calls"]], s["chosen"]) for s in ans["steps"]]
     if kind == "shed":
         return [[tuple(p) for p in cyc] for cyc in ans["cycles"]]
     return [(tuple(sorted(s["best"] or [])), s["chosen"] if len(s["best"] or []) == 1 else None)
