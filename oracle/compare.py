@@ -167,6 +167,9 @@ def _candidates(case: dict):
     if case["kind"] == "bundle":
         yield from _bundle_candidates(case)
         return
+    if case["kind"] == "filters":
+        yield from _filters_candidates(case)
+        return
     key = "cycles" if case["kind"] == "shed" else "steps"
     seq = case[key]
     for i in range(len(seq) - 1, -1, -1):
@@ -212,6 +215,34 @@ def _candidates(case: dict):
         for item in c[key]:
             (item if key == "cycles" else item["data"])["recentlyUnloadedBundles"] = {}
         yield c
+
+
+def _filters_candidates(case: dict):
+    """A placement less, a broker less (its bundles, preallocations and domain membership too), a policy less."""
+    for i in range(len(case["bundles"]) - 1, -1, -1):
+        if len(case["bundles"]) > 1:
+            c = copy.deepcopy(case)
+            del c["bundles"][i]
+            yield c
+    for bid in list(case["data"]["brokers"]):
+        if len(case["data"]["brokers"]) < 2:
+            break
+        c = copy.deepcopy(case)
+        d = c["data"]
+        rep = d["brokers"].pop(bid)
+        for b in rep["bundles"]:
+            if b not in c["bundles"]:
+                d["bundleData"].pop(b, None)
+        d.get("timeAverageData", {}).pop(bid, None)
+        d.get("preallocatedBundleData", {}).pop(bid, None)
+        for dom in c["policies"].get("failureDomains", {}).values():
+            dom["brokers"] = [x for x in dom["brokers"] if x != bid]
+        yield c
+    for part in ("namespaceIsolationPolicies", "antiAffinityGroups", "failureDomains"):
+        for name in list(case["policies"].get(part, {})):
+            c = copy.deepcopy(case)
+            del c["policies"][part][name]
+            yield c
 
 
 def _bundle_candidates(case: dict):

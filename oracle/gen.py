@@ -505,9 +505,10 @@ def filters_case(d, cid) -> dict:
     _rename_bundles(d, ld, _FNS)
     used = ld.pop("_used")
     ids = list(ld["brokers"])
+    odd = d.choice(ids) if d.bool(0.2) else None  # one broker reporting no or another load manager class
+    odd_class = d.choice((None, "org.example.OtherLoadManager"))
     for bid, rep in ld["brokers"].items():
-        k = d.int(0, 19)
-        rep["loadManagerClassName"] = MODULAR if k < 17 else None if k < 19 else "org.example.OtherLoadManager"
+        rep["loadManagerClassName"] = odd_class if bid == odd else MODULAR
         rep["brokerVersionString"] = d.choice(("4.0.0", "4.0.0", "4.0.1", "3.0.7", "4.1.0-SNAPSHOT"))
         if d.int(0, 29) == 0:
             rep["brokerVersionString"] = "not-a-version"
@@ -542,8 +543,13 @@ def filters_case(d, cid) -> dict:
             ld["bundleData"][b] = {"shortTermData": st, "longTermData": {**st, "maxSamples": 1000, "numSamples": 1000},
                                    "topics": d.choice((0, 1, 5, 50))}
         bundles.append(b)
+    # the reported bundles' data is read by no filter (the bundle-range cache reads the reports' lastStats keys):
+    # only the bundles to place keep theirs
+    ld["bundleData"] = {b: v for b, v in ld["bundleData"].items() if b in bundles}
+    ld["timeAverageData"] = {}
     conf = {k: (v[0] if d.bool(0.5) else d.choice(v)) for k, v in FILTER_CONF.items()}
+    weights = d.bool(0.3)  # the weights matter only to the overload retry (4.0 on)
     for k in _WEIGHTS:
-        conf[k] = CONF_VALUES[k][0] if d.bool(0.7) else d.choice(CONF_VALUES[k])
+        conf[k] = CONF_VALUES[k][0] if not weights or d.bool(0.5) else d.choice(CONF_VALUES[k])
     return {"id": cid, "kind": "filters", "strategy": FILTERS, "conf": conf, "data": ld,
             "policies": _policies(d, ids), "bundles": bundles}
