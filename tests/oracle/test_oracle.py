@@ -142,7 +142,10 @@ def test_hypothesis_explores_and_shrinks(strategy, oracles):
     version = LINES["4.2"]
     o = _oracle(oracles, version)
 
-    @_SETTINGS
+    # a filters input is a whole cluster with its policies (hundreds of draws): a quarter of the examples
+    examples = _SETTINGS.max_examples if strategy != gen.FILTERS else max(5, _SETTINGS.max_examples // 4)
+
+    @settings(_SETTINGS, max_examples=examples)
     @given(st.data())
     def check(data):
         case = gen.case(gen.HypothesisDraw(data), strategy, "h")
