@@ -5,7 +5,7 @@ a fixed-seed sample of generated inputs goes through it and through the engine (
 fed to every line's JVM side by side while a pool of worker processes, one per core, decides it on each line
 as the engine), and any disagreement that is not a listed departure fails, printed as
 the smallest input the shrinker finds. ``SHEDLAB_ORACLE_N`` sets the sample size (2,000 inputs per strategy per
-line by default).
+line by default; the filters kind runs a quarter of it, ``SHEDLAB_ORACLE_FILTERS_N`` to change).
 """
 from __future__ import annotations
 
@@ -25,8 +25,9 @@ from oracle.lines import LINES, UNAVAILABLE, available, classpath
 
 #: inputs per strategy per line (the campaign docs/fidelity.md reports runs more)
 N = int(os.environ.get("SHEDLAB_ORACLE_N", "2000"))
-#: inputs per line of the filters kind (each builds a load manager on both sides and places up to six bundles)
-FILTERS_N = int(os.environ.get("SHEDLAB_ORACLE_FILTERS_N", str(N)))
+#: inputs per line of the filters kind: a quarter of N (each builds a load manager on both sides and places up to
+#: six bundles, ~18 ms of CPU per input and line; the campaign in docs/fidelity.md runs the full count)
+FILTERS_N = int(os.environ.get("SHEDLAB_ORACLE_FILTERS_N", str(max(1, N // 4))))
 
 
 def _n(strategy: str) -> int:
