@@ -100,19 +100,20 @@ def run(line: str, version: str, strategies, n: int, seed: int = 0, oracle=None,
 
 
 def run_lines(lines: dict, strategies, n: int, oracles: dict, seed: int = 0, batch: int = 250,
-              workers: int | None = None) -> dict:
+              workers: int | None = None, counts: dict | None = None) -> dict:
     """``n`` cases per strategy on several lines at once: each case is generated and written as JSON once
     and fed to every line's JVM, while the engine decides the same batch for each line in a pool of
     ``workers`` processes (default: one per core), a few batches ahead of the tally. ``lines``: line ->
-    version; ``oracles``: version -> :class:`Oracle`. Returns line -> strategy -> :class:`Tally` (the engine
-    decides as each line's version)."""
+    version; ``oracles``: version -> :class:`Oracle`; ``counts``: strategy -> its own number of cases (else
+    ``n``). Returns line -> strategy -> :class:`Tally` (the engine decides as each line's version)."""
     import multiprocessing
     import os
     from collections import deque
     from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
     out = {line: {} for line in lines}
-    batches = [(s, start) for s in strategies for start in range(0, n, batch)]
+    counts = counts or {}
+    batches = [(s, start) for s in strategies for start in range(0, counts.get(s, n), batch)]
     # one thread per JVM: a JVM's batches are asked one after the other, in order
     askers = {line: ThreadPoolExecutor(1) for line in lines}
     engines = ProcessPoolExecutor(workers or os.cpu_count() or 1,
@@ -122,7 +123,7 @@ def run_lines(lines: dict, strategies, n: int, oracles: dict, seed: int = 0, bat
 
         def start(item):
             s, first = item
-            cases = list(gen.sample(s, min(batch, n - first), seed=seed, start=first))
+            cases = list(gen.sample(s, min(batch, counts.get(s, n) - first), seed=seed, start=first))
             text = "".join(json.dumps(c, separators=(",", ":")) + "\n" for c in cases)
             pending.append((s, cases,
                             {line: askers[line].submit(oracles[v].ask, cases, text) for line, v in lines.items()},

@@ -76,10 +76,7 @@ def sample(oracles):
         except OracleError:
             continue
         lines[line] = version
-    out = compare.run_lines(lines, tuple(s for s in gen.STRATEGIES if s != gen.FILTERS), N, oracles, seed=0)
-    for line, tallies in compare.run_lines(lines, (gen.FILTERS,), FILTERS_N, oracles, seed=0).items():
-        out[line].update(tallies)
-    return out
+    return compare.run_lines(lines, gen.STRATEGIES, N, oracles, seed=0, counts={gen.FILTERS: FILTERS_N})
 
 
 @pytest.mark.parametrize("line", sorted(available()))
