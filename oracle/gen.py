@@ -11,6 +11,9 @@ A case is plain JSON: ``{"id", "kind": "shed", "strategy", "conf": {broker.conf 
 engine reads (``engine.loaddata_json``) and Pulsar's Jackson mapping reads. The ``bundle`` kind
 (:func:`bundle_case`): ``{"id", "kind": "bundle", "namespace", "boundaries", "lookups": [topic names],
 "splits": [{"bundle": index, "algorithm", "topics", "msgRate", "throughput", "positions", "force", "conf"}]}``.
+The ``filters`` kind (:func:`filters_case`): ``{"id", "kind": "filters", "conf", "data": LoadData JSON with
+preallocations, "policies": {"namespaceIsolationPolicies", "antiAffinityGroups", "failureDomains"}, "bundles":
+[names placed in turn]}``: selectBrokerForAssignment's candidate filters, with a recording strategy on both sides.
 """
 from __future__ import annotations
 
