@@ -39,6 +39,7 @@ __all__ = [
     "hashmap_bucket",
     "java_map_order",
     "java_map_rank",
+    "chm_group_ranks",
     "java_int",
     "java_long",
     "java_abs_int",
@@ -242,6 +243,70 @@ def _chm_order(spread: list, initial: int = 16) -> list:
             cap <<= 1
             ctl = cap - (cap >> 2)
     return [k for nodes in bins if nodes is not None for k in nodes]
+
+
+def chm_group_ranks(spread: np.ndarray, group: np.ndarray, n_groups: int, initial: int = 16) -> np.ndarray:
+    """Iteration position of each key in its own ``ConcurrentHashMap``, for many maps at once: the order
+    of :func:`_chm_order` (the table grown from ``initial``, each resize's ``transfer`` followed), in array
+    operations over all maps together.
+
+    ``spread``: each key's spread hash ``(h ^ (h >>> 16)) & 0x7FFFFFFF``; ``group``: the map of each key
+    (``0 .. n_groups-1``), the keys of one map in their insertion order. Returns ``rank`` with
+    ``rank[i]`` = position of key ``i`` in its map's iteration order.
+
+    Each resize a map reaches is replayed on the keys it holds by then: per bin (in bin order), the last
+    run of nodes with the same new-hash bit keeps its order and every node before it goes, reversed, in
+    front of it in its new bin; keys put after a resize are appended to their bin in the bigger table.
+    """
+    spread = np.asarray(spread, dtype=np.int64)
+    group = np.asarray(group, dtype=np.int64)
+    n = len(spread)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    sizes = np.bincount(group, minlength=n_groups)
+    first = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    by_group = np.argsort(group, kind="stable")
+    idx = np.empty(n, dtype=np.int64)  # insertion index of each key inside its map
+    idx[by_group] = np.arange(n) - np.repeat(first, sizes)
+    msize = sizes[group]
+    cap = initial
+    bins = spread & (cap - 1)
+    pos = idx + 4 * n + 8  # a key put into a bin goes after every node already there
+    while True:
+        ctl = cap - (cap >> 2)
+        sel = np.flatnonzero((idx < ctl) & (msize >= ctl))  # the maps that reach this resize, their keys so far
+        if len(sel) == 0:
+            break
+        sel = sel[_order3(group[sel], bins[sel], pos[sel], n)]
+        g, b = group[sel], bins[sel]
+        bit = (spread[sel] & cap) != 0
+        m = len(sel)
+        starts = np.flatnonzero(np.concatenate(([True], (g[1:] != g[:-1]) | (b[1:] != b[:-1]))))
+        bin_of = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, m)))
+        at = np.arange(m)
+        last_bit = bit[np.append(starts[1:], m) - 1][bin_of]
+        last_other = np.maximum.reduceat(np.where(bit != last_bit, at, -1), starts)[bin_of]
+        within = at - starts[bin_of]
+        # the last run keeps its order after the others, which come reversed
+        pos[sel] = np.where(at > last_other, within + n, -within)
+        bins[sel] = b + np.where(bit, cap, 0)
+        cap <<= 1
+        later = (idx >= ctl) & (msize >= ctl)
+        bins[later] = spread[later] & (cap - 1)
+    o = _order3(group, bins, pos, n)
+    rank = np.empty(n, dtype=np.int64)
+    rank[o] = np.arange(n) - first[group[o]]
+    return rank
+
+
+def _order3(g: np.ndarray, b: np.ndarray, p: np.ndarray, n: int) -> np.ndarray:
+    """Indices sorting by (g, b, p) (all distinct triples): one int64 key when it fits, else a lexsort."""
+    if len(g) == 0:
+        return np.zeros(0, dtype=np.int64)
+    gmax, bmax, prange = int(g.max()) + 1, int(b.max()) + 1, 6 * n + 16  # p in [-n, 5n + 8]
+    if gmax * bmax * prange < 2**62:
+        return np.argsort((g * bmax + b) * prange + (p + n))
+    return np.lexsort((p, b, g))
 
 
 #: java_map_rank of recent key lists, for lists of at most _RANK_MEMO_KEYS keys

@@ -127,7 +127,7 @@ def run_lines(lines: dict, strategies, n: int, oracles: dict, seed: int = 0, bat
             text = "".join(json.dumps(c, separators=(",", ":")) + "\n" for c in cases)
             pending.append((s, cases,
                             {line: askers[line].submit(oracles[v].ask, cases, text) for line, v in lines.items()},
-                            {line: engines.submit(engine_answers, cases, v) for line, v in lines.items()}))
+                            engines.submit(engine_answers_lines, cases, list(lines.values()))))
 
         todo = iter(batches)
         for item in todo:
@@ -139,9 +139,10 @@ def run_lines(lines: dict, strategies, n: int, oracles: dict, seed: int = 0, bat
             nxt = next(todo, None)
             if nxt is not None:
                 start(nxt)
+            by_version = decided.result()
             for line, v in lines.items():
                 t = out[line].setdefault(s, Tally(line, s))
-                for c, a, e in zip(cases, asked[line].result(), decided[line].result()):
+                for c, a, e in zip(cases, asked[line].result(), by_version[v]):
                     t.add(c, a, e, v)
     finally:
         for a in askers.values():
@@ -150,9 +151,15 @@ def run_lines(lines: dict, strategies, n: int, oracles: dict, seed: int = 0, bat
     return out
 
 
-def engine_answers(cases: list, version: str) -> list:
-    """The engine's answers to a batch of cases, decided as ``version`` (runs in a worker process)."""
-    return [engine_side.answer(c, version) for c in cases]
+def engine_answers_lines(cases: list, versions: list) -> dict:
+    """The engine's answers to a batch of cases decided as each of ``versions`` (runs in a worker process):
+    version -> answers. Each case's snapshots are read once for all the versions."""
+    out: dict = {v: [] for v in versions}
+    for c in cases:
+        memo: dict = {}
+        for v in versions:
+            out[v].append(engine_side.answer(c, v, memo))
+    return out
 
 
 # ------------------------------------------------------------------ shrinking

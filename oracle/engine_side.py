@@ -7,6 +7,7 @@ Pulsar draws from) and the pick when the set has one broker.
 """
 from __future__ import annotations
 
+import copy
 import json
 
 import numpy as np
@@ -53,24 +54,47 @@ def _config_for(conf: dict, pulsar_version: str | None) -> LoadBalancerConfig:
     return base.with_values(conf)
 
 
-def _load(obj: dict, carried: dict | None = None):
-    obj = dict(obj)
+def _load(obj: dict, carried: dict | None = None, memo: dict | None = None):
+    """The snapshot and its view. ``memo`` (one case's, shared by the lines it is decided as): each snapshot
+    is read once per case (with the same carried unloads) and its view built afresh for every line; the
+    maps the engine is handed are copies, so no line sees another's changes."""
+    key = None
+    if memo is not None:
+        key = (id(obj), tuple(sorted(carried.items())) if carried else ())
+        got = memo.get(key)
+        if got is not None:
+            return _fresh(got), LoadView.from_load_data(got)
+    o = dict(obj)
     if carried:
-        ru = dict(obj.get("recentlyUnloadedBundles") or {})
+        ru = dict(o.get("recentlyUnloadedBundles") or {})
         ru.update(carried)
-        obj["recentlyUnloadedBundles"] = ru
-    ld = load_data_from_json(obj, source="<oracle case>")  # (the reader does not change its input)
+        o["recentlyUnloadedBundles"] = ru
+    ld = load_data_from_json(o, source="<oracle case>")  # (the reader does not change its input)
+    if key is not None:
+        memo[key] = ld
+        return _fresh(ld), LoadView.from_load_data(ld)
     return ld, LoadView.from_load_data(ld)
 
 
-def answer(case: dict, pulsar_version: str | None = None) -> dict:
-    """The engine's answer to ``case`` ({"id", "cycles"} / {"id", "steps"} / {"id", "error"})."""
+def _fresh(ld):
+    """A shallow copy of a memoised snapshot with its own recently-unloaded map and preallocation sets."""
+    out = copy.copy(ld)
+    out.recently_unloaded = dict(ld.recently_unloaded)
+    out.brokers = {b: copy.copy(bd) for b, bd in ld.brokers.items()}
+    for bd in out.brokers.values():
+        bd.preallocated = dict(bd.preallocated)
+    return out
+
+
+def answer(case: dict, pulsar_version: str | None = None, memo: dict | None = None) -> dict:
+    """The engine's answer to ``case`` ({"id", "cycles"} / {"id", "steps"} / {"id", "error"}); ``memo``: a dict
+    kept while the same case is answered as several versions (its snapshots read once)."""
     try:
         conf = config_for(case, pulsar_version) if case["kind"] != "bundle" else None
         if case["kind"] == "shed":
-            return {"id": case["id"], "cycles": _shed(case, conf)}
+            return {"id": case["id"], "cycles": _shed(case, conf, memo)}
         if case["kind"] == "place":
-            return {"id": case["id"], "steps": _place(case, conf)}
+            return {"id": case["id"], "steps": _place(case, conf, memo)}
         if case["kind"] == "bundle":
             return {"id": case["id"], **_bundle(case)}
         if case["kind"] == "filters":
@@ -80,13 +104,13 @@ def answer(case: dict, pulsar_version: str | None = None) -> dict:
         return {"id": case["id"], "error": f"{type(exc).__name__}: {exc}"}
 
 
-def _shed(case: dict, conf: LoadBalancerConfig) -> list:
+def _shed(case: dict, conf: LoadBalancerConfig, memo: dict | None = None) -> list:
     s = make_shedding(case["strategy"])
     carry = bool(case.get("carryUnloaded"))
     carried: dict[str, int] = {}
     out = []
     for cyc in case["cycles"]:
-        ld, view = _load(cyc, carried)
+        ld, view = _load(cyc, carried, memo)
         s.on_active_brokers_change(set(view.brokers))
         res = s.find_bundles_for_unloading(view, conf, ld.recently_unloaded)
         by_broker: dict[str, list] = {}
@@ -104,12 +128,12 @@ def _shed(case: dict, conf: LoadBalancerConfig) -> list:
     return out
 
 
-def _place(case: dict, conf: LoadBalancerConfig) -> list:
+def _place(case: dict, conf: LoadBalancerConfig, memo: dict | None = None) -> list:
     s = make_placement(case["strategy"])
     rng = np.random.default_rng(0)
     out = []
     for step in case["steps"]:
-        ld, view = _load(step["data"])
+        ld, view = _load(step["data"], None, memo)
         s.on_active_brokers_change(set(view.brokers))
         names = [b for b in step["candidates"] if b in view.broker_index]
         # the candidate set is a HashSet<String>: iterated in its hash order

@@ -23,7 +23,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from ..config import LoadBalancerConfig
-from ..javacompat import java_long, java_map_order
+from ..javacompat import chm_group_ranks, java_long, java_map_order, java_string_hashes
 from ..javasort import ContractViolation, java_sort
 from ..model import NamespaceBundleStats, bundle_namespace, is_sla_or_heartbeat_namespace
 
@@ -159,6 +159,40 @@ def partition_sort(arr: list, k: int, cmp: Callable) -> None:
     arr[:end] = head
 
 
+def _partition_sort_ints(ids: list, keys: list, k: int) -> None:
+    """:func:`partition_sort` for a total order given as ints (``keys[i]`` of ``ids[i]``, larger = larger),
+    the comparisons inlined: the same moves, both lists reordered in place; ``ids[:k]`` ends as the top
+    ``k``, descending (the head's sort is stable, as ``Collections.sort``)."""
+    start, end, target = 0, len(ids) - 1, k - 1
+    while start < end:
+        lo, hi, mid = start, end, start
+        pivot = keys[hi]
+        while mid <= hi:
+            v = keys[mid]
+            if pivot < v:
+                keys[lo], keys[mid] = v, keys[lo]
+                ids[lo], ids[mid] = ids[mid], ids[lo]
+                lo += 1
+                mid += 1
+            elif pivot > v:
+                keys[mid], keys[hi] = keys[hi], v
+                ids[mid], ids[hi] = ids[hi], ids[mid]
+                hi -= 1
+            else:
+                mid += 1
+        if lo <= target < mid:
+            end = lo
+            break
+        if target < lo:
+            end = lo - 1
+        else:
+            start = mid
+    if end > 1:
+        o = sorted(range(end), key=lambda i: -keys[i])
+        ids[:end] = [ids[i] for i in o]
+        keys[:end] = [keys[i] for i in o]
+
+
 def is_system_service_namespace(namespace: str) -> bool:
     """``NamespaceService.isSystemServiceNamespace``: ``pulsar/system``, heartbeat and SLA-monitor namespaces."""
     return namespace == "pulsar/system" or is_sla_or_heartbeat_namespace(namespace)
@@ -287,15 +321,12 @@ def top_k_for_brokers(stats_maps: Sequence[Mapping[str, NamespaceBundleStats]],
         keep &= (ti + to) != 0
     excluded = conf.excluded_namespaces
     skip_pol = None if conf.loadBalancerSheddingBundlesWithPoliciesEnabled else has_policies
-    ns_ok: dict = {}
-    for j, name in enumerate(names):
-        ns = bundle_namespace(name)
-        ok = ns_ok.get(ns)
-        if ok is None:
-            ok = ns_ok[ns] = not (is_system_service_namespace(ns) or ns in excluded
-                                  or (skip_pol is not None and skip_pol(ns)))
-        if not ok:
-            keep[j] = False
+    # bundle_namespace of every name (inlined), each namespace judged once
+    per = [b[:i] if (i := b.rfind("/")) >= 0 else b for b in names]
+    dropped = {ns for ns in set(per) if is_system_service_namespace(ns) or ns in excluded
+               or (skip_pol is not None and skip_pol(ns))}
+    if dropped:
+        keep &= np.fromiter((ns not in dropped for ns in per), dtype=bool, count=n)
     conn = whole[:, 0] + whole[:, 1] + whole[:, 2]
     cache = whole[:, 3]
     with np.errstate(invalid="ignore", over="ignore"):
@@ -321,28 +352,36 @@ def top_k_for_brokers(stats_maps: Sequence[Mapping[str, NamespaceBundleStats]],
     hit = same_next & (pos < k)  # a tie inside the top K or between the K-th and the next
     tied[ob[hit]] = True
     ol = order.tolist()
-    rank = None
-    offsets = np.concatenate(([0], np.cumsum(np.bincount(owner, minlength=len(stats_maps)))))
     for s, e, p in zip(starts.tolist(), ends.tolist(), ob[starts].tolist()):
         if not tied[p]:
             top = ol[s:min(e, s + k)]
             out[p] = [BundleLoadData(names[j], objs[j]) for j in reversed(top)]
-            continue
-        # a tie decides: Pulsar's partitioning over the broker's bundles in ConcurrentHashMap order,
-        # comparing the keys by their rank among all keys (the same order as compareTo)
-        if rank is None:
-            dense = np.concatenate(([0], np.cumsum(np.any(sk[1:] != sk[:-1], axis=1) | (ob[1:] != ob[:-1]))))
-            ra = np.zeros(n, dtype=np.int64)
-            ra[order] = -dense  # ``order`` is descending within a broker: a larger key, a smaller dense
-            rank, kl = ra.tolist(), keep.tolist()
-
-            def cmp(a, b):
-                x, y = rank[a], rank[b]
-                return (x > y) - (x < y)
-        m, off = stats_maps[p], int(offsets[p])
-        where = {x: off + i for i, x in enumerate(m)}
-        arr = [g for g in (where[x] for x in java_map_order(m, concurrent=True)) if kl[g]]
-        kk = min(k, len(arr))
-        partition_sort(arr, kk, cmp)
-        out[p] = [BundleLoadData(names[j], objs[j]) for j in (arr[i] for i in range(kk - 1, -1, -1))]
+    tied_p = np.flatnonzero(tied)
+    if len(tied_p) == 0:
+        return out
+    # a tie decides: Pulsar's partitioning over each such broker's bundles in ConcurrentHashMap order,
+    # comparing the keys by their rank among all keys (the same order as compareTo); the maps' orders
+    # all at once (chm_group_ranks), the partitioning per broker on plain ints
+    dense = np.concatenate(([0], np.cumsum(np.any(sk[1:] != sk[:-1], axis=1) | (ob[1:] != ob[:-1]))))
+    ra = np.zeros(n, dtype=np.int64)
+    ra[order] = -dense  # ``order`` is descending within a broker: a larger key, a smaller dense
+    counts = np.bincount(owner, minlength=len(stats_maps))
+    offsets = np.concatenate(([0], np.cumsum(counts)))
+    sizes = counts[tied_p]
+    sel = np.repeat(offsets[tied_p] - np.concatenate(([0], np.cumsum(sizes)[:-1])), sizes) + np.arange(sizes.sum())
+    grp = np.repeat(np.arange(len(tied_p)), sizes)
+    h = java_string_hashes([names[j] for j in sel.tolist()]) & 0xFFFFFFFF
+    in_map = chm_group_ranks((h ^ (h >> 16)) & 0x7FFFFFFF, grp, len(tied_p))
+    by_map = np.lexsort((in_map, grp))
+    seq, gk = sel[by_map], grp[by_map]
+    kept = keep[seq]
+    seq, gk = seq[kept], gk[kept]
+    cut = np.searchsorted(gk, np.arange(len(tied_p) + 1))
+    seq_l, key_l = seq.tolist(), ra[seq].tolist()
+    for i, p in enumerate(tied_p.tolist()):
+        a, b = int(cut[i]), int(cut[i + 1])
+        ids, ks = seq_l[a:b], key_l[a:b]
+        kk = min(k, len(ids))
+        _partition_sort_ints(ids, ks, kk)
+        out[p] = [BundleLoadData(names[j], objs[j]) for j in reversed(ids[:kk])]
     return out

@@ -15,9 +15,12 @@ def sid():
     return uuid.uuid4().hex
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def spark():
-    """A ``local[2]`` Spark session for a test module (skipped without Java), stopped after it."""
+    """The ``local[2]`` Spark session the dashboard tests share (skipped without Java), stopped after the
+    last of them: one JVM for every module instead of one per module (each start and warm-up costs
+    seconds). Tests that need a session of their own (a forked child, a standalone cluster) start it in
+    their own process."""
     from dashboard.spark import java_available
 
     ok, why = java_available()

@@ -91,6 +91,26 @@ def test_concurrent_hash_map_resize_reorders_a_shared_bin():
     assert java_map_order(chm) == [f"pulsar-broker-{i}:8080" for i in (8, 15, 12, 7, 16, 11, 4, 1, 14, 13, 10, 9)]
 
 
+def test_many_concurrent_maps_at_once_iterate_as_each_map_alone():
+    """chm_group_ranks (every map's resizes replayed together) gives each map's own ConcurrentHashMap
+    order: maps of 0 to 400 keys, full hashes and hashes of a few bits (bins shared through every resize)."""
+    from engine.javacompat import _chm_order, chm_group_ranks
+
+    rng = np.random.default_rng(5)
+    for trial in range(120):
+        sizes = rng.integers(0, 400 if trial % 3 else 30, size=int(rng.integers(1, 6)))
+        hi = 2**31 if trial % 2 else 64
+        spreads = [rng.integers(0, hi, size=s) for s in sizes]
+        group = np.repeat(np.arange(len(sizes)), sizes)
+        got = chm_group_ranks(np.concatenate(spreads), group, len(sizes))
+        off = 0
+        for sp in spreads:
+            want = np.empty(len(sp), dtype=np.int64)
+            want[_chm_order(sp.tolist())] = np.arange(len(sp))
+            assert got[off:off + len(sp)].tolist() == want.tolist()
+            off += len(sp)
+
+
 def test_unload_order_follows_the_shedders_multimap():
     """Guava's ArrayListMultimap: a HashMap table of 16; OverloadShedder keeps its multimap (and the grown
     table) across cycles, AvgShedder builds a new one each cycle."""

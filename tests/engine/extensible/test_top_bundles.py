@@ -74,6 +74,22 @@ def test_partition_sort_keeps_exactly_the_top_k_with_ties():
         assert [v for v, _ in arr[:k]] == sorted((v for v, _ in vals), reverse=True)[:k]
 
 
+def test_partition_sort_on_ints_moves_as_the_comparator_version():
+    from engine.extensible.top_bundles import _partition_sort_ints
+
+    rng = random.Random(11)
+    for _ in range(2000):
+        n = rng.randint(1, 60)
+        k = rng.randint(1, n)
+        keys = [rng.randint(0, rng.choice([2, 6, 1000])) for _ in range(n)]
+        arr = list(range(n))
+        partition_sort(arr, k, lambda a, b: (keys[a] > keys[b]) - (keys[a] < keys[b]))
+        ids, ks = list(range(n)), list(keys)
+        _partition_sort_ints(ids, ks, k)
+        assert ids[:k] == arr[:k]
+        assert ks[:k] == [keys[i] for i in arr[:k]]
+
+
 @pytest.mark.parametrize("k", [1, 4, 10])
 def test_top_k_matches_a_brute_force_ranking(k):
     rng = random.Random(k)
