@@ -98,7 +98,7 @@ def answer(case: dict, pulsar_version: str | None = None, memo: dict | None = No
         if case["kind"] == "bundle":
             return {"id": case["id"], **_bundle(case)}
         if case["kind"] == "filters":
-            return {"id": case["id"], "steps": _filters(case, conf)}
+            return {"id": case["id"], "steps": _filters(case, conf, memo)}
         raise UsageError(f"unknown kind {case['kind']!r}")
     except (InputError, UsageError, ValueError, KeyError, TypeError, ZeroDivisionError) as exc:
         return {"id": case["id"], "error": f"{type(exc).__name__}: {exc}"}
@@ -215,17 +215,21 @@ def java_sort_key(name: str):
     return name.encode("utf-16-be")
 
 
-def _filters(case: dict, conf: LoadBalancerConfig) -> list:
+def _filters(case: dict, conf: LoadBalancerConfig, memo: dict | None = None) -> list:
     """``selectBrokerForAssignment`` of each bundle in turn on one load manager: the candidate sets its
-    strategy is handed (the filtered set, then the overload retry's) and the broker chosen."""
+    strategy is handed (the filtered set, then the overload retry's) and the broker chosen. The snapshot (with
+    the policies) is read once for all the lines (``memo``); each line's load manager keeps its own
+    preallocations."""
     from engine.load_manager import ModularLoadManager
 
-    obj = dict(case["data"])
-    if case.get("policies"):
-        obj["shedlabPolicies"] = case["policies"]
-    ld = load_data_from_json(obj, source="<oracle case>")
+    obj = memo.get("filters-data") if memo is not None else None
+    if obj is None:
+        obj = {**case["data"], "shedlabPolicies": case["policies"]} if case.get("policies") else case["data"]
+        if memo is not None:
+            memo["filters-data"] = obj  # held, so its id names it for as long as the memo lives
+    ld, view = _load(obj, memo=memo)
     rec = _Recorder()
-    lm = ModularLoadManager(ld, conf, seed=0, placement=rec)
+    lm = ModularLoadManager(ld, conf, seed=0, placement=rec, view=view)
     out = []
     for b in case["bundles"]:
         rec.calls = []
