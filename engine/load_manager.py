@@ -72,7 +72,22 @@ def as_rng(seed=None) -> np.random.Generator:
     return np.random.default_rng(0 if seed is None else int(seed))
 
 
-_SEMVER = re.compile(r"^(\d+)\.(\d+)\.(\d+)")
+#: a semantic version as BrokerVersionFilter's parser (java-semver, strict SemVer 2.0) accepts it
+_SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+                     r"(?:-((?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)(?:\.(?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*))*))?"
+                     r"(?:\+([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?$")
+
+
+def _semver_key(m: re.Match) -> tuple:
+    """SemVer precedence: the normal version, then a release above any of its pre-releases, pre-release
+    identifiers compared one by one (numeric ones by value and below alphanumeric ones, a shorter list first);
+    build metadata does not count (java-semver's equals)."""
+    pre = m.group(4)
+    if pre is None:
+        tail = (1,)
+    else:
+        tail = (0, tuple((0, int(x), "") if x.isdigit() else (1, 0, x) for x in pre.split(".")))
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3))) + tail
 
 
 class _FilterError(Exception):
@@ -244,19 +259,14 @@ class ModularLoadManager(HoldsStrategyStates):
         if self._mask_key != key:
             v, cfg = self.view, self.config
             ok = np.ones(v.nb, dtype=bool)
-            err = None
             vers = []
             for j, info in enumerate(v.broker_info or []):
                 if info.load_manager_class_name is not None and info.load_manager_class_name != cfg.loadManagerClassName:
                     ok[j] = False
                 if cfg.preferLaterVersions:
                     m = _SEMVER.match(info.version or "")
-                    if not m:
-                        err = err or f"cannot parse the version {info.version!r} of {v.brokers[j]}"
-                        vers.append(None)
-                    else:
-                        vers.append(tuple(int(x) for x in m.groups()))
-            self._mask_key, self._mask, self._mask_err, self._vers = key, ok, err, vers
+                    vers.append(_semver_key(m) if m else None)
+            self._mask_key, self._mask, self._vers = key, ok, vers
             self._mask_all = bool(ok.all())
         return self._mask
 
@@ -264,9 +274,13 @@ class ModularLoadManager(HoldsStrategyStates):
         ok = self._class_mask()
         out = c if self._mask_all else c[ok[c]]  # the same array when nothing is filtered out
         if self.config.preferLaterVersions and len(out):
-            if self._mask_err:
-                raise _FilterError(self._mask_err)
+            # BrokerVersionFilter reads the versions of the candidates left, and gives up on the first it
+            # cannot parse (selectBroker then restores the namespace-policy candidates)
             vers = [self._vers[j] for j in out.tolist()]
+            for j, x in zip(out.tolist(), vers):
+                if x is None:
+                    raise _FilterError(f"cannot parse the version {self.view.broker_info[j].version!r} of "
+                                       f"{self.view.brokers[j]}")
             top = max(vers)
             out = out[np.array([x == top for x in vers], dtype=bool)]
         return out

@@ -189,11 +189,16 @@ class IsolationPolicy:
         host = _strip_port(value)
         return host is not None and any(p.fullmatch(host) for p in pats)
 
-    def is_primary(self, host: str) -> bool:
-        return self._matches(self._pri, host)
+    def is_primary(self, host: str, broker_id: str | None = None) -> bool:
+        return self._matches(self._pri, host) or (broker_id is not None and self._matches_id(self._pri, broker_id))
 
-    def is_secondary(self, host: str) -> bool:
-        return self._matches(self._sec, host)
+    def is_secondary(self, host: str, broker_id: str | None = None) -> bool:
+        return self._matches(self._sec, host) or (broker_id is not None and self._matches_id(self._sec, broker_id))
+
+    @staticmethod
+    def _matches_id(pats, broker_id: str) -> bool:
+        """5.0's broker-id matching: only a regex that contains a ':' is tried, on the whole ``host:port``."""
+        return any(":" in p.pattern and p.fullmatch(broker_id) for p in pats)
 
     def should_failover(self, primaries: int) -> bool:
         """``MinAvailablePolicy.shouldFailoverToSecondary(int)``."""
@@ -277,12 +282,13 @@ class ClusterPolicies:
             self.__dict__["_order_cache"] = o
         return o
 
-    def is_shared(self, host: str) -> bool:
-        """``NamespaceIsolationPolicies.isSharedBroker``: no policy names the host as primary."""
-        return not any(p.is_primary(host) for p in self.isolation.values())
+    def is_shared(self, host: str, broker_id: str | None = None) -> bool:
+        """``NamespaceIsolationPolicies.isSharedBroker``: no policy names the host (or, from 5.0, the broker id)
+        as primary."""
+        return not any(p.is_primary(host, broker_id) for p in self.isolation.values())
 
-    def primary_of(self, host: str) -> list:
-        return [n for n in self._order() if self.isolation[n].is_primary(host)]
+    def primary_of(self, host: str, broker_id: str | None = None) -> list:
+        return [n for n in self._order() if self.isolation[n].is_primary(host, broker_id)]
 
     def group_of(self, ns: str) -> str | None:
         g = self.anti_affinity.get(ns)
@@ -570,20 +576,23 @@ def _counts_reason(group, n, least):
     return f"already serves {n} namespace(s) of anti-affinity group `{group}` (fewest among the candidates: {least})"
 
 
-def apply_isolation(cp: ClusterPolicies, ns: str, brokers: list, topic_ok) -> tuple[list, str, dict]:
+def apply_isolation(cp: ClusterPolicies, ns: str, brokers: list, topic_ok, broker_ids: bool = False
+                    ) -> tuple[list, str, dict]:
     """``applyNamespacePolicies`` over ``brokers`` (ids, kept in order): (kept, step name, reasons).
 
     ``topic_ok(broker)`` says whether the broker supports the bundle's topic type (only checked for
-    a namespace without an isolation policy, as upstream does)."""
+    a namespace without an isolation policy, as upstream does). ``broker_ids``: regexes with a ':' are also
+    matched against the broker id (5.0's modular load manager)."""
     pol = cp.policy_for(ns)
     reasons = {}
     if pol is not None:
         prim, sec = [], []
         for b in brokers:
             h = _host(b)
-            if pol.is_primary(h):
+            bid = b if broker_ids else None
+            if pol.is_primary(h, bid):
                 prim.append(b)
-            elif pol.is_secondary(h):
+            elif pol.is_secondary(h, bid):
                 sec.append(b)
             else:
                 reasons[b] = (f"namespace {ns} is isolated by policy `{pol.name}` to primary brokers "
@@ -607,7 +616,7 @@ def apply_isolation(cp: ClusterPolicies, ns: str, brokers: list, topic_ok) -> tu
         if not topic_ok(b):
             reasons[b] = "does not support the bundle's topic type (persistentTopicsEnabled / nonPersistentTopicsEnabled)"
             continue
-        owners = cp.primary_of(_host(b))
+        owners = cp.primary_of(_host(b), b if broker_ids else None)
         if owners:
             reasons[b] = (f"is a primary broker of isolation policy `{owners[0]}` (not shared), and namespace {ns} "
                           "has no isolation policy: only shared brokers may serve it")
@@ -701,7 +710,8 @@ class ModularPolicies(NamespacePolicies):
         names = view.brokers
         idx = view.broker_index
         order = [names[j] for j in np.asarray(avail).tolist()]
-        kept, name, reasons = apply_isolation(self.cp, ns, order, lambda b: bool(ok[idx[b]]))
+        ids = self.lm is not None and self.lm.config.has("isolation_broker_id")
+        kept, name, reasons = apply_isolation(self.cp, ns, order, lambda b: bool(ok[idx[b]]), broker_ids=ids)
         out = (np.array([idx[b] for b in kept], dtype=np.int64), name, reasons)
         if len(self._cache) > 256:
             self._cache.clear()

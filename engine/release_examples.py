@@ -184,6 +184,21 @@ def system_spread(version) -> str:
     return "places pulsar/system/0x2 on " + str(lm.select_broker("pulsar/system/0x80000000_0xc0000000").broker)
 
 
+def isolation_broker_id(version) -> str:
+    """Isolation policy for t/iso: primary regex `b1:8080` (with its port), secondary `b2`, min_limit 1."""
+    from .policies import attach, read_policies_json
+
+    ld = make_snapshot({"b1:8080": dict(cpu=10, bundles=_bundles("z", 1, rate=10)),
+                        "b2:8080": dict(cpu=10, bundles=_bundles("y", 1, rate=10))})
+    attach(ld, read_policies_json({"namespaceIsolationPolicies": {"iso": {
+        "namespaces": ["t/iso"], "primary": ["b1:8080"], "secondary": ["b2"],
+        "auto_failover_policy": {"policy_type": "min_available",
+                                 "parameters": {"min_limit": "1", "usage_threshold": "80"}}}}},
+        "example", "bundle"))
+    lm = make_manager(ld, _cfg(version), seed=1)
+    return "places t/iso/0x0 on " + str(lm.select_broker("t/iso/0x00000000_0xffffffff").broker)
+
+
 # ----------------------------------------------------------------------------- TransferShedder (top-K)
 def topk_compare(version) -> str:
     """Top-1 of a broker: A in 1,000,000 B/s out 5,000,000 B/s; B in 1,090,000 B/s out 0."""
@@ -222,6 +237,7 @@ EXAMPLES = {
     "pip357_keys": pip357,
     "excluded_namespaces": excluded,
     "system_namespace_spread": system_spread,
+    "isolation_broker_id": isolation_broker_id,
     "transfer_underload_by_throughput": transfer_underload,
     "transfer_skip_zero_throughput": topk_zero,
     "topk_rounding_compare": topk_compare,

@@ -174,6 +174,14 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         "#23549 (PIP-380)", "every shedder, placement", _since(NONE, NONE, "4.0.11", ALL, ALL, ALL),
         "the hot broker's biggest bundle in an excluded namespace: shed before 4.0.11"),
     Behaviour(
+        "isolation_broker_id",
+        "Namespace isolation regexes that contain a ':' are also matched against the broker id (host:port), "
+        "for primaries, secondaries and shared brokers alike.",
+        "Isolation regexes are matched against the broker's host only: a regex naming a port never matches.",
+        "upstream broker-id matching of isolation policies (5.0)", "selectBroker",
+        _since(NONE, NONE, NONE, NONE, NONE, ALL),
+        "primary regex 'b1:8080' with broker b1:8080: its primary from 5.0, not before"),
+    Behaviour(
         "system_namespace_spread",
         "Bundles of pulsar/system are spread evenly even with loadBalancerDistributeBundlesEvenlyEnabled=false.",
         "pulsar/system follows loadBalancerDistributeBundlesEvenlyEnabled like any namespace.",

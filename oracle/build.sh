@@ -15,7 +15,7 @@ for line in "${want[@]}"; do
   [ -n "$v" ] || { echo "oracle: no reference version for line $line" >&2; exit 1; }
   out=target/$v
   if [ -f "$out/classpath.txt" ] && [ -f "$out/classes/org/shedlab/oracle/Driver.class" ] \
-     && [ "$out/classpath.txt" -nt pom.xml ] && [ "$out/classes/org/shedlab/oracle/Driver.class" -nt src/main/java/org/shedlab/oracle/Driver.java ]; then
+     && [ "$out/classpath.txt" -nt pom.xml ] && [ -z "$(find src -name '*.java' -newer "$out/classes/org/shedlab/oracle/Driver.class")" ]; then
     continue
   fi
   extra=()

@@ -22,6 +22,8 @@ def decision(ans: dict, kind: str):
         def norm(x):
             return "error" if isinstance(x, str) and x.startswith("error") else x
         return [[norm(x) for x in ans["lookups"]], [norm(x) for x in ans["splits"]]]
+    if kind == "filters":
+        return [([tuple(c) for c in s["calls"]], s["chosen"]) for s in ans["steps"]]
     if kind == "shed":
         return [[tuple(p) for p in cyc] for cyc in ans["cycles"]]
     return [(tuple(sorted(s["best"] or [])), s["chosen"] if len(s["best"] or []) == 1 else None)
@@ -98,19 +100,20 @@ def run(line: str, version: str, strategies, n: int, seed: int = 0, oracle=None,
 
 
 def run_lines(lines: dict, strategies, n: int, oracles: dict, seed: int = 0, batch: int = 250,
-              workers: int | None = None) -> dict:
+              workers: int | None = None, counts: dict | None = None) -> dict:
     """``n`` cases per strategy on several lines at once: each case is generated and written as JSON once
     and fed to every line's JVM, while the engine decides the same batch for each line in a pool of
     ``workers`` processes (default: one per core), a few batches ahead of the tally. ``lines``: line ->
-    version; ``oracles``: version -> :class:`Oracle`. Returns line -> strategy -> :class:`Tally` (the engine
-    decides as each line's version)."""
+    version; ``oracles``: version -> :class:`Oracle`; ``counts``: strategy -> its own number of cases (else
+    ``n``). Returns line -> strategy -> :class:`Tally` (the engine decides as each line's version)."""
     import multiprocessing
     import os
     from collections import deque
     from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
     out = {line: {} for line in lines}
-    batches = [(s, start) for s in strategies for start in range(0, n, batch)]
+    counts = counts or {}
+    batches = [(s, start) for s in strategies for start in range(0, counts.get(s, n), batch)]
     # one thread per JVM: a JVM's batches are asked one after the other, in order
     askers = {line: ThreadPoolExecutor(1) for line in lines}
     engines = ProcessPoolExecutor(workers or os.cpu_count() or 1,
@@ -120,7 +123,7 @@ def run_lines(lines: dict, strategies, n: int, oracles: dict, seed: int = 0, bat
 
         def start(item):
             s, first = item
-            cases = list(gen.sample(s, min(batch, n - first), seed=seed, start=first))
+            cases = list(gen.sample(s, min(batch, counts.get(s, n) - first), seed=seed, start=first))
             text = "".join(json.dumps(c, separators=(",", ":")) + "\n" for c in cases)
             pending.append((s, cases,
                             {line: askers[line].submit(oracles[v].ask, cases, text) for line, v in lines.items()},
@@ -172,6 +175,9 @@ def _candidates(case: dict):
     if case["kind"] == "bundle":
         yield from _bundle_candidates(case)
         return
+    if case["kind"] == "filters":
+        yield from _filters_candidates(case)
+        return
     key = "cycles" if case["kind"] == "shed" else "steps"
     seq = case[key]
     for i in range(len(seq) - 1, -1, -1):
@@ -217,6 +223,34 @@ def _candidates(case: dict):
         for item in c[key]:
             (item if key == "cycles" else item["data"])["recentlyUnloadedBundles"] = {}
         yield c
+
+
+def _filters_candidates(case: dict):
+    """A placement less, a broker less (its bundles, preallocations and domain membership too), a policy less."""
+    for i in range(len(case["bundles"]) - 1, -1, -1):
+        if len(case["bundles"]) > 1:
+            c = copy.deepcopy(case)
+            del c["bundles"][i]
+            yield c
+    for bid in list(case["data"]["brokers"]):
+        if len(case["data"]["brokers"]) < 2:
+            break
+        c = copy.deepcopy(case)
+        d = c["data"]
+        rep = d["brokers"].pop(bid)
+        for b in rep["bundles"]:
+            if b not in c["bundles"]:
+                d["bundleData"].pop(b, None)
+        d.get("timeAverageData", {}).pop(bid, None)
+        d.get("preallocatedBundleData", {}).pop(bid, None)
+        for dom in c["policies"].get("failureDomains", {}).values():
+            dom["brokers"] = [x for x in dom["brokers"] if x != bid]
+        yield c
+    for part in ("namespaceIsolationPolicies", "antiAffinityGroups", "failureDomains"):
+        for name in list(case["policies"].get(part, {})):
+            c = copy.deepcopy(case)
+            del c["policies"][part][name]
+            yield c
 
 
 def _bundle_candidates(case: dict):

@@ -97,6 +97,8 @@ def answer(case: dict, pulsar_version: str | None = None, memo: dict | None = No
             return {"id": case["id"], "steps": _place(case, conf, memo)}
         if case["kind"] == "bundle":
             return {"id": case["id"], **_bundle(case)}
+        if case["kind"] == "filters":
+            return {"id": case["id"], "steps": _filters(case, conf, memo)}
         raise UsageError(f"unknown kind {case['kind']!r}")
     except (InputError, UsageError, ValueError, KeyError, TypeError, ZeroDivisionError) as exc:
         return {"id": case["id"], "error": f"{type(exc).__name__}: {exc}"}
@@ -178,3 +180,59 @@ def _bundle(case: dict) -> dict:
         else:
             splits.append([int(x) for x in r.boundaries])
     return {"lookups": lookups, "splits": splits}
+
+
+class _Recorder:
+    """The filters case's placement strategy: notes each candidate set it is handed (sorted names) and picks the
+    smallest name, as the driver's recorder does, so only the filters decide."""
+
+    #: a registered placement name (the load manager looks its kind up; nothing else reads it)
+    name = "LeastLongTermMessageRate"
+    uses_bundle_data = False
+
+    def __init__(self):
+        self.calls: list = []
+
+    def select_broker(self, cand, bundle, data, view, conf, ctx):
+        from engine.placement.base import new_decision
+
+        names = sorted(view.brokers[j] for j in np.asarray(cand).tolist())
+        self.calls.append(names)
+        dec = new_decision(self.name, bundle, view, cand)
+        if names:
+            dec.broker = min(names, key=java_sort_key)
+        return dec
+
+    def on_active_brokers_change(self, active) -> None:
+        pass
+
+    def state(self) -> dict:
+        return {}
+
+
+def java_sort_key(name: str):
+    """``String.compareTo`` order: UTF-16 code units."""
+    return name.encode("utf-16-be")
+
+
+def _filters(case: dict, conf: LoadBalancerConfig, memo: dict | None = None) -> list:
+    """``selectBrokerForAssignment`` of each bundle in turn on one load manager: the candidate sets its
+    strategy is handed (the filtered set, then the overload retry's) and the broker chosen. The snapshot (with
+    the policies) is read once for all the lines (``memo``); each line's load manager keeps its own
+    preallocations."""
+    from engine.load_manager import ModularLoadManager
+
+    obj = memo.get("filters-data") if memo is not None else None
+    if obj is None:
+        obj = {**case["data"], "shedlabPolicies": case["policies"]} if case.get("policies") else case["data"]
+        if memo is not None:
+            memo["filters-data"] = obj  # held, so its id names it for as long as the memo lives
+    ld, view = _load(obj, memo=memo)
+    rec = _Recorder()
+    lm = ModularLoadManager(ld, conf, seed=0, placement=rec, view=view)
+    out = []
+    for b in case["bundles"]:
+        rec.calls = []
+        dec = lm.select_broker_for_assignment(b)
+        out.append({"calls": [sorted(c, key=java_sort_key) for c in rec.calls], "chosen": dec.broker})
+    return out

@@ -36,6 +36,24 @@ the namespace's topic list; `flow_or_qps_equally_divide` from per-topic rates an
 `engine.bundles.split_bundle`: no boundary (null), an exception, or the same points in the same order. Pulsar's
 factory and namespace service are its own classes with only the parts these paths read set (their constructors
 need a running broker).
+
+Placement filters (the `filters` rows): what `ModularLoadManagerImpl.selectBrokerForAssignment` does to the
+candidates before the strategy, run by the line's own `ModularLoadManagerImpl` (its own constructor; of what
+`initialize` sets up, only the configuration, the two broker filters, the failure-domain map and the bundle-range
+cache, the latter two filled as the leader fills them): `LoadManagerShared.applyNamespacePolicies` (isolation
+policies' primaries and secondaries, `min_limit` failover, shared brokers, the topic type), the max-topics filter,
+`filterAntiAffinityGroupOwnedBrokers` (with `failureDomainsEnabled`, the failure-domain step first),
+`removeMostServicingBrokersForNamespace` (with `loadBalancerDistributeBundlesEvenlyEnabled`, and always for
+`pulsar/system`), `BrokerLoadManagerClassFilter` and `BrokerVersionFilter` (`preferLaterVersions`), the fallbacks
+(a filter exception or an empty set restores the namespace-policy set) and the overload retry. The isolation
+policies and anti-affinity groups are served by the broker's metadata-resource classes (subclasses answering the
+input's policies; Pulsar's `SimpleResourceAllocationPolicies`, `NamespaceIsolationPolicies` and
+`LoadManagerShared` read them). Inputs: snapshots with preallocations, a few namespaces holding many bundles,
+isolation regexes (exact hosts, prefixes, classes, `.*`, with a port, partial names), anti-affinity groups in
+mixed case or blank, failure domains with unassigned brokers, edge max-topics values, unparseable and pre-release
+broker versions, one to six bundles placed in turn (each preallocated before the next). The strategy is a
+recorder on both sides (the smallest name wins), so the filters alone decide; compared: every candidate set the
+strategy is handed (the filtered set, then the retry's) and the broker each bundle ends on.
 """
 
 
@@ -51,6 +69,13 @@ FIXED = (
     "not iterated in insertion order once the map has grown (12 brokers and more). The engine assumed "
     "insertion order; with ties this paired AvgShedder's brokers differently (an extra sole-bundle unload) "
     "and put OverloadShedder's unloads in another order (`engine.javacompat.java_map_rank`).",
+    "`BrokerVersionFilter` (`preferLaterVersions`) reads the versions of the candidates it is handed only, and "
+    "parses them as strict SemVer (a pre-release below its release): the engine gave up (restored the candidates) "
+    "when any broker of the cluster had an unparseable version, and compared major.minor.patch only, so "
+    "`4.1.0-SNAPSHOT` tied `4.1.0` (`engine.load_manager._filter_pipeline`).",
+    "5.0's `applyNamespacePolicies` also matches an isolation regex that contains a ':' against the broker id "
+    "(host:port), for primaries, secondaries and shared brokers; the engine matched the host only on every line "
+    "(release behaviour `isolation_broker_id`).",
 )
 
 

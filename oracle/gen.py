@@ -11,6 +11,9 @@ A case is plain JSON: ``{"id", "kind": "shed", "strategy", "conf": {broker.conf 
 engine reads (``engine.loaddata_json``) and Pulsar's Jackson mapping reads. The ``bundle`` kind
 (:func:`bundle_case`): ``{"id", "kind": "bundle", "namespace", "boundaries", "lookups": [topic names],
 "splits": [{"bundle": index, "algorithm", "topics", "msgRate", "throughput", "positions", "force", "conf"}]}``.
+The ``filters`` kind (:func:`filters_case`): ``{"id", "kind": "filters", "conf", "data": LoadData JSON with
+preallocations, "policies": {"namespaceIsolationPolicies", "antiAffinityGroups", "failureDomains"}, "bundles":
+[names placed in turn]}``: selectBrokerForAssignment's candidate filters, with a recording strategy on both sides.
 """
 from __future__ import annotations
 
@@ -274,6 +277,8 @@ def case(d, strategy: str, cid) -> dict:
     """One case for ``strategy``."""
     if strategy == BUNDLE:
         return bundle_case(d, cid)
+    if strategy == FILTERS:
+        return filters_case(d, cid)
     now = 1_700_000_000_000
     if strategy in SHEDDERS:
         first = load_data(d, now=now)
@@ -390,3 +395,164 @@ def bundle_case(d, cid) -> dict:
                          "flowOrQpsDifferenceThresholdPercentage": d.choice((10, 0, 50, 100))}
         splits.append(s)
     return {"id": cid, "kind": "bundle", "namespace": ns, "boundaries": b, "lookups": lookups, "splits": splits}
+
+
+# ------------------------------------------------------------------ filters
+#: the "filters" kind: selectBrokerForAssignment's candidate filters (namespace isolation, max topics,
+#: anti-affinity with failure domains, even distribution of a namespace, broker filters, their fallbacks)
+FILTERS = "filters"
+STRATEGIES = STRATEGIES + (FILTERS,)
+MODULAR = "org.apache.pulsar.broker.loadbalance.impl.ModularLoadManagerImpl"
+#: namespaces of a filters case: few, so that bundles pile up in them; pulsar/system is always spread evenly
+_FNS = ("public/default", "tenant-a/ns1", "tenant-a/ns2", "t/ns-2", "pulsar/system")
+
+
+def _rename_bundles(d, ld: dict, namespaces: tuple) -> None:
+    """Move every bundle of ``ld`` into ``namespaces`` (one of them hot), distinct ranges per namespace; every
+    reported bundle gets its lastStats entry (the leader's bundle-range cache reads those keys)."""
+    hot = d.choice(namespaces)
+    used, ren = set(), {}
+    for b in sorted(ld["bundleData"]):
+        while True:
+            ns = hot if d.bool(0.5) else d.choice(namespaces)
+            lo = d.int(0, 255) << 24
+            name = f"{ns}/0x{lo:08x}_0x{min(lo + (1 << 24), 0xFFFFFFFF):08x}"
+            if name not in used:
+                used.add(name)
+                ren[b] = name
+                break
+    ld["bundleData"] = {ren[b]: v for b, v in ld["bundleData"].items()}
+    ld["recentlyUnloadedBundles"] = {ren[b]: t for b, t in ld["recentlyUnloadedBundles"].items()}
+    for rep in ld["brokers"].values():
+        rep["bundles"] = [ren[b] for b in rep["bundles"]]
+        rep["lastStats"] = {b: {"msgRateIn": 0.0, "msgThroughputIn": 0.0, "msgRateOut": 0.0, "msgThroughputOut": 0.0,
+                                "consumerCount": 0, "producerCount": 0, "topics": ld["bundleData"][b]["topics"],
+                                "cacheSize": 0} for b in rep["bundles"]}
+    ld["_used"] = used
+
+
+def _new_bundle(d, ns: str, used: set) -> str:
+    for _ in range(64):
+        lo = d.int(0, 255) << 24
+        name = f"{ns}/0x{lo:08x}_0x{min(lo + (1 << 24), 0xFFFFFFFF):08x}"
+        if name not in used:
+            used.add(name)
+            return name
+    return name
+
+
+def _host_regex(d, hosts: list) -> str:
+    """A broker regex: one host exactly, a prefix of several, a class, everything, one with its port, or a
+    partial name (``b1`` beside ``b10``)."""
+    h = d.choice(hosts)
+    k = d.int(0, 9)
+    if k < 4:
+        return h.replace(".", "\\.")
+    if k < 6:
+        return h[: max(1, len(h) - 1)].replace(".", "\\.") + ".*"
+    if k == 6:
+        return ".*"
+    if k == 7:
+        return h.replace(".", "\\.") + ":8080"
+    if k == 8:
+        return h.rstrip("0123456789").replace(".", "\\.") + "[1-3]"
+    return "nobody"
+
+
+def _policies(d, ids: list) -> dict:
+    hosts = [b.rsplit(":", 1)[0] for b in ids]
+    out = {}
+    if d.bool(0.6):
+        iso = {}
+        for i in range(d.int(1, 3)):
+            nss = [d.choice(("tenant-a/ns1", "tenant-a/.*", "public/default", "t/ns-2", "pulsar/system", ".*"))
+                   for _ in range(d.int(1, 2))]
+            iso[d.choice(("pol-a", "pol-b", "ns1-policy", "z", "payments"))] = {
+                "namespaces": list(dict.fromkeys(nss)),
+                "primary": [_host_regex(d, hosts) for _ in range(d.int(1, 2))],  # the admin API refuses none
+                "secondary": [_host_regex(d, hosts) for _ in range(d.int(0, 2))],
+                "auto_failover_policy": {"policy_type": "min_available",
+                                         "parameters": {"min_limit": str(d.choice((1, 0, 1, 2, 3, 5))),
+                                                        "usage_threshold": "80"}}}
+        out["namespaceIsolationPolicies"] = iso
+    if d.bool(0.7):
+        groups = {}
+        for ns in _FNS:
+            if d.bool(0.6):
+                groups[ns] = d.choice(("g1", "g1", "G1", "g2", ""))
+        out["antiAffinityGroups"] = groups
+    if d.bool(0.6):
+        doms = {}
+        names = ("dom-a", "dom-b", "dom-c")[: d.int(1, 3)]
+        for b in ids:
+            if d.bool(0.8):
+                doms.setdefault(d.choice(names), []).append(b)
+        out["failureDomains"] = {k: {"brokers": v} for k, v in doms.items()}
+    return out
+
+
+FILTER_CONF = {
+    "loadBalancerBrokerMaxTopics": (50000, 0, 1, 10, 60, 200),
+    "loadBalancerDistributeBundlesEvenlyEnabled": (True, False),
+    "failureDomainsEnabled": (False, True),
+    "preferLaterVersions": (False, True),
+    "loadBalancerBrokerOverloadedThresholdPercentage": (85, 0, 50, 100),
+}
+
+
+def filters_case(d, cid) -> dict:
+    """``{"id", "kind": "filters", "strategy": "filters", "conf", "data": LoadData JSON, "policies", "bundles"}``:
+    a snapshot with preallocations and the cluster's policies, and the bundles the leader places in turn."""
+    nb = d.choice((1, 2, 2, 3, 3, 4, 5, 6, 8, d.int(9, 14)))
+    ld = load_data(d, nb=nb)
+    _rename_bundles(d, ld, _FNS)
+    used = ld.pop("_used")
+    ids = list(ld["brokers"])
+    odd = d.choice(ids) if d.bool(0.2) else None  # one broker reporting no or another load manager class
+    odd_class = d.choice((None, "org.example.OtherLoadManager"))
+    for bid, rep in ld["brokers"].items():
+        rep["loadManagerClassName"] = odd_class if bid == odd else MODULAR
+        rep["brokerVersionString"] = d.choice(("4.0.0", "4.0.0", "4.0.1", "3.0.7", "4.1.0-SNAPSHOT"))
+        if d.int(0, 29) == 0:
+            rep["brokerVersionString"] = "not-a-version"
+        if d.int(0, 14) == 0:
+            rep["persistentTopicsEnabled"] = False
+        if d.bool(0.3):
+            rep["numTopics"] = d.choice((0, 1, 10, 11, 59, 60, 61, 199, 200, 201))
+    pre = {}
+    for bid in ids:
+        if d.bool(0.3):
+            for _ in range(d.int(1, 3)):
+                b = _new_bundle(d, d.choice(_FNS), used)
+                st = _tam(_Values(d), 10, 100.0, 1e5)
+                pre.setdefault(bid, {})[b] = {"shortTermData": st, "longTermData": {**st, "maxSamples": 1000,
+                                                                                      "numSamples": 1000},
+                                              "topics": d.choice((0, 1, 5, 50))}
+    ld["preallocatedBundleData"] = pre
+    bundles = []
+    for _ in range(d.choice((1, 1, 2, 3, 4, 6))):
+        k = d.int(0, 9)
+        owned = [b for rep in ld["brokers"].values() for b in rep["bundles"]]
+        prealloc = [b for p in pre.values() for b in p]
+        if k == 0 and owned:
+            b = d.choice(owned)
+        elif k == 1 and prealloc:
+            b = d.choice(prealloc)
+        else:
+            ns = d.choice(_FNS) if d.bool(0.5) or not owned else owned[0].rsplit("/", 1)[0]
+            b = _new_bundle(d, ns, used)
+        if b not in ld["bundleData"] and not any(b in p for p in pre.values()):
+            st = _tam(_Values(d), 10, 100.0, 1e5)
+            ld["bundleData"][b] = {"shortTermData": st, "longTermData": {**st, "maxSamples": 1000, "numSamples": 1000},
+                                   "topics": d.choice((0, 1, 5, 50))}
+        bundles.append(b)
+    # the reported bundles' data is read by no filter (the bundle-range cache reads the reports' lastStats keys):
+    # only the bundles to place keep theirs
+    ld["bundleData"] = {b: v for b, v in ld["bundleData"].items() if b in bundles}
+    ld["timeAverageData"] = {}
+    conf = {k: (v[0] if d.bool(0.5) else d.choice(v)) for k, v in FILTER_CONF.items()}
+    weights = d.bool(0.3)  # the weights matter only to the overload retry (4.0 on)
+    for k in _WEIGHTS:
+        conf[k] = CONF_VALUES[k][0] if not weights or d.bool(0.5) else d.choice(CONF_VALUES[k])
+    return {"id": cid, "kind": "filters", "strategy": FILTERS, "conf": conf, "data": ld,
+            "policies": _policies(d, ids), "bundles": bundles}

@@ -5,7 +5,7 @@ a fixed-seed sample of generated inputs goes through it and through the engine (
 fed to every line's JVM side by side while a pool of worker processes, one per core, decides it on each line
 as the engine), and any disagreement that is not a listed departure fails, printed as
 the smallest input the shrinker finds. ``SHEDLAB_ORACLE_N`` sets the sample size (2,000 inputs per strategy per
-line by default).
+line by default; the filters kind runs a quarter of it, ``SHEDLAB_ORACLE_FILTERS_N`` to change).
 """
 from __future__ import annotations
 
@@ -25,6 +25,15 @@ from oracle.lines import LINES, UNAVAILABLE, available, classpath
 
 #: inputs per strategy per line (the campaign docs/fidelity.md reports runs more)
 N = int(os.environ.get("SHEDLAB_ORACLE_N", "2000"))
+#: inputs per line of the filters kind: a quarter of N (each builds a load manager on both sides and places up to
+#: six bundles, ~18 ms of CPU per input and line; the campaign in docs/fidelity.md runs the full count)
+FILTERS_N = int(os.environ.get("SHEDLAB_ORACLE_FILTERS_N", str(max(1, N // 4))))
+
+
+def _n(strategy: str) -> int:
+    return FILTERS_N if strategy == gen.FILTERS else N
+
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -67,7 +76,7 @@ def sample(oracles):
         except OracleError:
             continue
         lines[line] = version
-    return compare.run_lines(lines, gen.STRATEGIES, N, oracles, seed=0)
+    return compare.run_lines(lines, gen.STRATEGIES, N, oracles, seed=0, counts={gen.FILTERS: FILTERS_N})
 
 
 @pytest.mark.parametrize("line", sorted(available()))
@@ -78,7 +87,7 @@ def test_engine_agrees_with_pulsar(line, oracles, sample):
     assert sorted(tallies) == sorted(gen.STRATEGIES)
     problems = []
     for s, t in tallies.items():
-        assert t.tried == N
+        assert t.tried == _n(s)
         if t.unexplained_count:
             _, case, _, _ = t.unexplained[0]
             small = compare.shrink(case, o, line, version)
@@ -131,7 +140,10 @@ def test_hypothesis_explores_and_shrinks(strategy, oracles):
     version = LINES["4.2"]
     o = _oracle(oracles, version)
 
-    @_SETTINGS
+    # a filters input is a whole cluster with its policies (hundreds of draws): a quarter of the examples
+    examples = _SETTINGS.max_examples if strategy != gen.FILTERS else max(5, _SETTINGS.max_examples // 4)
+
+    @settings(_SETTINGS, max_examples=examples)
     @given(st.data())
     def check(data):
         case = gen.case(gen.HypothesisDraw(data), strategy, "h")

@@ -36,7 +36,8 @@ import org.apache.pulsar.policies.data.loadbalancer.LocalBrokerData;
  * <p>A case: {"id", "kind": "shed"|"place", "strategy": short class name, "conf": {broker.conf key: value},
  * "cycles": [LoadData JSON, ...]} for shedding (one strategy instance across the cycles), or
  * {"steps": [{"data": LoadData JSON, "bundle": name, "candidates": [broker ids]}]} for placement, or a
- * "bundle" case (topic → bundle lookups and split boundaries: see {@link Bundles}).
+ * "bundle" case (topic → bundle lookups and split boundaries: see {@link Bundles}), or a "filters" case
+ * (selectBrokerForAssignment's candidate filters: see {@link Filters}).
  * LoadData JSON is the shape Shedlab reads: "brokers" (id -> load report), "bundleData", "timeAverageData",
  * "preallocatedBundleData", "recentlyUnloadedBundles". Every object is built by Pulsar's own Jackson mapper.
  *
@@ -78,6 +79,8 @@ public final class Driver {
                 place(c, conf, ans);
             } else if (kind.equals("bundle")) {
                 Bundles.answer(c, ans);
+            } else if (kind.equals("filters")) {
+                Filters.answer(this, c, conf, ans);
             } else if (kind.equals("version")) {
                 ans.put("version", org.apache.pulsar.PulsarVersion.getVersion());
             } else {
@@ -94,6 +97,10 @@ public final class Driver {
                     + (root != t ? " (" + root.getClass().getSimpleName() + ": " + root.getMessage() + ")" : ""));
         }
         return mapper.writeValueAsString(ans);
+    }
+
+    ObjectMapper mapper() {
+        return mapper;
     }
 
     /** ServiceConfiguration from broker.conf keys, parsed the way Pulsar parses broker.conf. */
