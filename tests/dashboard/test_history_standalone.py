@@ -18,41 +18,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from tests.dashboard.standalone_jobs import run_all
+
 pytestmark = pytest.mark.spark
 
 ROOT = Path(__file__).resolve().parents[2]
-
-_JOBS = """
-import json, sys
-from pathlib import Path
-from dashboard.history.ingest_spark import ingest_spark
-from dashboard.history.jobs import run_job
-ds, out = sys.argv[1], Path(sys.argv[2])
-out.mkdir()
-inputs = sorted(Path(sys.argv[3]).glob("*.json"))
-ingested = ingest_spark(inputs, out / "ingested", name="ingested")
-res = {
-  "aggregate": run_job("aggregate", ds, {"top_n": 3}, engine="spark", use_cache=False),
-  "backtest": run_job("backtest", ds, {"strategy": "AvgShedder",
-                                       "set": {"loadBalancerAvgShedderHitCountLowThreshold": "4"}},
-                      engine="spark", use_cache=False),
-  "sweep": run_job("sweep", ds, {"x_key": "loadBalancerAvgShedderLowThreshold", "x_values": [10, 20],
-                                 "y_key": "loadBalancerAvgShedderHitCountLowThreshold", "y_values": [4]},
-                   engine="spark", use_cache=False),
-}
-for job, frames in res.items():
-    for name, frame in frames.items():
-        if name.startswith("_") or not hasattr(frame, "to_parquet"):
-            continue
-        f = frame.copy()
-        for c in f.columns:  # nested values (lists of timestamps, details) as JSON text
-            if f[c].dtype == object and f[c].map(lambda x: isinstance(x, (list, dict, tuple))).any():
-                f[c] = f[c].map(lambda x: json.dumps(x, default=str))
-        f.to_parquet(out / f"{job}-{name}.parquet")
-from dashboard.spark import get_spark
-(out / "info.json").write_text(json.dumps({"master": get_spark().sparkContext.master,
-                                           "ingest_report": ingested["report"], "rows": ingested["rows"]}))
-"""
 
 
 def _prometheus_inputs(ds, out):
@@ -124,10 +94,15 @@ def _stop(proc):
             pass
 
 
-def _run_jobs(ds, out, inputs, env):
-    p = subprocess.run([sys.executable, "-c", _JOBS, str(ds), str(out), str(inputs)], cwd=str(ROOT), env=env,
-                       capture_output=True, text=True, timeout=600)
-    assert p.returncode == 0, p.stderr[-3000:]
+def _run_jobs(ds, out, inputs, env=None):
+    """The jobs in a process of their own pointed at ``env``'s Spark, or (no ``env``) in this process on the
+    session the dashboard tests share; their results read back."""
+    if env is None:
+        run_all(ds, out, inputs)
+    else:
+        p = subprocess.run([sys.executable, "-m", "tests.dashboard.standalone_jobs", str(ds), str(out), str(inputs)],
+                           cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=600)
+        assert p.returncode == 0, p.stderr[-3000:]
     res = {"info": json.loads((out / "info.json").read_text()), "ingested": out / "ingested"}
     for f in out.glob("*.parquet"):
         job, name = f.stem.split("-", 1)
@@ -135,7 +110,7 @@ def _run_jobs(ds, out, inputs, env):
     return res
 
 
-def test_standalone001_cluster_gives_the_same_results_as_local(tmp_path):
+def test_standalone001_cluster_gives_the_same_results_as_local(tmp_path, spark):
     from dashboard.history.generate import generate
     from dashboard.spark import java_available, spark_home
 
@@ -182,7 +157,7 @@ def test_standalone001_cluster_gives_the_same_results_as_local(tmp_path):
             f.close()
     assert master.poll() is not None and worker.poll() is not None
 
-    local = _run_jobs(ds, tmp_path / "local", inputs, dict(base_env, LB_SPARK_MASTER="local[2]"))
+    local = _run_jobs(ds, tmp_path / "local", inputs)  # local mode: the session of this test process
     assert local["info"]["master"] == "local[2]"
     for job, frames in (("aggregate", ("minute", "hour", "day", "brokers", "top")),
                         ("backtest", ("events", "per_day")), ("sweep", ("cells",))):
