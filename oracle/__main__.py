@@ -39,7 +39,7 @@ def campaign(args) -> int:
             result["lines"][line] = {"version": version, "error": "not built"}
             continue
         t0 = time.time()
-        with Oracle(version) as o:
+        with Oracle(version, quick_jit=args.n <= 5000) as o:  # a long run: the server compiler pays
             tallies = compare.run(line, version, strategies, args.n, seed=args.seed, oracle=o,
                                   engine_version=version)
             entry = {"version": version, "strategies": {}}

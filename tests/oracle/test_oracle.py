@@ -130,7 +130,7 @@ def test_fidelity_doc_is_current():
         assert f"### {d.name}\n" in doc and d.reason in doc
 
 
-_SETTINGS = settings(max_examples=int(os.environ.get("SHEDLAB_ORACLE_HYPOTHESIS", "40")), derandomize=True,
+_SETTINGS = settings(max_examples=int(os.environ.get("SHEDLAB_ORACLE_HYPOTHESIS", "25")), derandomize=True,
                      deadline=None, database=None, suppress_health_check=list(HealthCheck))
 
 
