@@ -36,7 +36,9 @@ import org.apache.pulsar.policies.data.loadbalancer.LocalBrokerData;
  * <p>A case: {"id", "kind": "shed"|"place", "strategy": short class name, "conf": {broker.conf key: value},
  * "cycles": [LoadData JSON, ...]} for shedding (one strategy instance across the cycles), or
  * {"steps": [{"data": LoadData JSON, "bundle": name, "candidates": [broker ids]}]} for placement, or a
- * "bundle" case (topic → bundle lookups and split boundaries: see {@link Bundles}).
+ * "bundle" case (topic → bundle lookups and split boundaries: see {@link Bundles}), a "transfer" case (the
+ * extensible TransferShedder: see {@link Transfer}) or an "extplace" case (the extensible placement: see
+ * {@link ExtPlace}).
  * LoadData JSON is the shape Shedlab reads: "brokers" (id -> load report), "bundleData", "timeAverageData",
  * "preallocatedBundleData", "recentlyUnloadedBundles". Every object is built by Pulsar's own Jackson mapper.
  *
@@ -78,6 +80,10 @@ public final class Driver {
                 place(c, conf, ans);
             } else if (kind.equals("bundle")) {
                 Bundles.answer(c, ans);
+            } else if (kind.equals("transfer")) {
+                Transfer.answer(c, conf, mapper, ans);
+            } else if (kind.equals("extplace")) {
+                ExtPlace.answer(c, conf, mapper, ans);
             } else if (kind.equals("version")) {
                 ans.put("version", org.apache.pulsar.PulsarVersion.getVersion());
             } else {
