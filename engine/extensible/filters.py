@@ -26,7 +26,32 @@ from .snapshot import ExtensibleLoadData, extensible_config
 __all__ = ["ExtensiblePolicies", "FilterContext", "FilterResult", "BrokerFilterError", "transferable",
            "topic_type_filter"]
 
-_SEMVER = re.compile(r"^(\d+)\.(\d+)\.(\d+)")
+_NUM = r"(0|[1-9][0-9]*)"
+_IDENT = r"[0-9A-Za-z-]+"
+#: a semantic version as java-semver reads it: major.minor.patch, an optional pre-release and build metadata
+_SEMVER = re.compile(rf"{_NUM}\.{_NUM}\.{_NUM}(?:-({_IDENT}(?:\.{_IDENT})*))?(?:\+({_IDENT}(?:\.{_IDENT})*))?")
+
+
+def _ids_key(ids: str | None) -> tuple:
+    """Precedence of dot-separated identifiers (SemVer §11): numeric ones numerically and below alphanumeric
+    ones, a shorter list below a longer one it prefixes. ``None`` (none given) sorts above any list."""
+    if ids is None:
+        return (1,)
+    return (0, tuple((0, int(x), "") if x.isdigit() else (1, 0, x) for x in ids.split(".")))
+
+
+def semver(v: str) -> tuple | None:
+    """``(precedence, build)`` of a version string, or None when java-semver cannot parse it (the whole
+    string must match; numeric identifiers have no leading zero). ``precedence`` orders versions as
+    ``Version.compareTo`` (a pre-release below its release) and decides ``equals``; ``build`` breaks ties
+    as ``BUILD_AWARE_ORDER`` does (no build metadata above any)."""
+    m = _SEMVER.fullmatch(v)
+    if not m:
+        return None
+    pre = m.group(4)
+    if pre is not None and any(x.isdigit() and len(x) > 1 and x[0] == "0" for x in pre.split(".")):
+        return None
+    return ((int(m.group(1)), int(m.group(2)), int(m.group(3)), _ids_key(pre)), _ids_key(m.group(5)))
 
 
 class BrokerFilterError(Exception):
@@ -98,19 +123,23 @@ class FilterContext:
         c = kept
         error = None
         if conf.preferLaterVersions and c:
-            vers = []
+            vers, names = [], []
             for b in c:
                 v = data.lookup_data(b).broker_version or ""
-                m = _SEMVER.match(v)
-                if not m:
+                sv = semver(v)
+                if sv is None:
                     error = f"BrokerVersionFilter failed: cannot parse the version {v!r} of {b}"
                     break
-                vers.append(tuple(int(x) for x in m.groups()))
+                vers.append(sv)
+                names.append(v)
             if error is None:
-                top = max(vers)
-                kept = [b for b, v in zip(c, vers) if v == top]
+                # the latest by BUILD_AWARE_ORDER (the first of equals); kept: the versions equal to it, which
+                # compares without build metadata
+                i = max(range(len(vers)), key=lambda j: vers[j])
+                top = vers[i][0]
+                kept = [b for b, v in zip(c, vers) if v[0] == top]
                 if len(kept) != len(c):
-                    steps.append(FilterStep(f"BrokerVersionFilter (latest {'.'.join(map(str, top))})", kept, c))
+                    steps.append(FilterStep(f"BrokerVersionFilter (latest {names[i]})", kept, c))
                 c = kept
             else:
                 steps.append(FilterStep("BrokerVersionFilter", c, c, error + " (it removes nothing)"))

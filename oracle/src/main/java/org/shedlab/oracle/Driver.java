@@ -72,8 +72,8 @@ public final class Driver {
         ObjectNode ans = mapper.createObjectNode();
         ans.set("id", c.get("id"));
         try {
-            ServiceConfiguration conf = conf(c.path("conf"));
             String kind = c.path("kind").asText();
+            ServiceConfiguration conf = Ext.KINDS.contains(kind) ? Ext.conf(this, c.path("conf")) : conf(c.path("conf"));
             if (kind.equals("shed")) {
                 shed(c, conf, ans);
             } else if (kind.equals("place")) {

@@ -31,6 +31,28 @@ final class Ext {
     private Ext() {
     }
 
+    /** The kinds this class serves (their configs are cached: the strategies only read them). */
+    static final java.util.Set<String> KINDS = java.util.Set.of("transfer", "extplace");
+
+    private static final Map<String, ServiceConfiguration> CONFS = new LinkedHashMap<>(64, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, ServiceConfiguration> e) {
+            return size() > 256;
+        }
+    };
+
+    /** The driver's ServiceConfiguration for these keys, built once per distinct set of keys (building one
+     * reflects over every field of ServiceConfiguration: the bulk of a small case's time). */
+    static ServiceConfiguration conf(Driver d, JsonNode keys) throws Exception {
+        String k = keys.toString();
+        ServiceConfiguration got = CONFS.get(k);
+        if (got == null) {
+            got = d.conf(keys);
+            CONFS.put(k, got);
+        }
+        return got;
+    }
+
     /** A LoadDataStore over {@code data}: get, entrySet, size, forEach, keySet, items. */
     @SuppressWarnings("unchecked")
     static <T> LoadDataStore<T> store(Map<String, T> data) {
