@@ -36,6 +36,24 @@ the namespace's topic list; `flow_or_qps_equally_divide` from per-topic rates an
 `engine.bundles.split_bundle`: no boundary (null), an exception, or the same points in the same order. Pulsar's
 factory and namespace service are its own classes with only the parts these paths read set (their constructors
 need a running broker).
+
+The extensible load manager (the `TransferShedder` and `ExtensibleLeastResourceUsageWithWeight` rows): Pulsar's
+classes get a `LoadManagerContext` built as its own unit tests build it (the broker-load-data and top-bundles
+stores, each a `ConcurrentHashMap` as the table view behind the real store, and the registry's available
+brokers), with `BrokerLoadData`, `TopBundlesLoadData` and `BrokerLookupData` read by Pulsar's Jackson mapping.
+TransferShedder runs across up to four cycles with one instance (its `unloadConditionHitCount` carried), the
+recently unloaded bundles and brokers carried as the unload scheduler records them, broker load data fresh or
+past `loadBalancerBrokerLoadDataTTLInSeconds`, brokers registered without load data, idle and sole bundles, and
+every key it reads set (`loadBalancerTransferEnabled`, `loadBalancerBrokerLoadTargetStd`,
+`loadBalancerSheddingConditionHitCountThreshold`, `loadBalancerMaxNumberOfBrokerSheddingPerCycle`, the shedding
+delay and TTL, the overload threshold, debug mode, `loadBalancerSheddingExcludedNamespaces`); compared per cycle:
+the set of unload decisions (source, bundle, destination, reason), the reason the unload counter records for a
+skipped cycle, and the hit count after it. It is built with its test constructor (no service-unit channel, no
+filter pipeline, no policies), so ownership, isolation and anti-affinity are not part of these rows. The
+placement rows run `selectAsync`'s path for a namespace without policies: the available brokers through
+`BrokerLoadManagerClassFilter`, `BrokerMaxTopicCountFilter` and `BrokerVersionFilter` (a failing filter leaves the
+candidates the others left), then `extensions.strategy.LeastResourceUsageWithWeight`; compared: the candidates,
+whether a filter failed, the best brokers and a sole best's pick.
 """
 
 
@@ -51,6 +69,11 @@ FIXED = (
     "not iterated in insertion order once the map has grown (12 brokers and more). The engine assumed "
     "insertion order; with ties this paired AvgShedder's brokers differently (an extra sole-bundle unload) "
     "and put OverloadShedder's unloads in another order (`engine.javacompat.java_map_rank`).",
+    "Extensible `BrokerVersionFilter` (`preferLaterVersions`): Pulsar orders versions with java-semver, so a "
+    "pre-release (`4.0.0-rc.1`) is older than its release and a version with trailing text (`4.0.0abc`) or a "
+    "leading zero does not parse (the filter fails); on 5.0 (java-semver 0.10) build metadata counts: of "
+    "`4.0.0` and `4.0.0+b1` only the latter is kept. The engine compared only the leading `major.minor.patch` "
+    "(`engine.extensible.filters.semver`, the release behaviour `version_filter_build_metadata`).",
 )
 
 

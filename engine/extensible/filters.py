@@ -42,16 +42,18 @@ def _ids_key(ids: str | None) -> tuple:
 
 def semver(v: str) -> tuple | None:
     """``(precedence, build)`` of a version string, or None when java-semver cannot parse it (the whole
-    string must match; numeric identifiers have no leading zero). ``precedence`` orders versions as
-    ``Version.compareTo`` (a pre-release below its release) and decides ``equals``; ``build`` breaks ties
-    as ``BUILD_AWARE_ORDER`` does (no build metadata above any)."""
+    string must match; numeric identifiers have no leading zero). ``precedence`` orders versions as java-semver
+    does without build metadata (a pre-release below its release); ``build`` breaks ties as its build-aware
+    order does (a version with build metadata above the same one without, two build lists by identifiers)."""
     m = _SEMVER.fullmatch(v)
     if not m:
         return None
     pre = m.group(4)
     if pre is not None and any(x.isdigit() and len(x) > 1 and x[0] == "0" for x in pre.split(".")):
         return None
-    return ((int(m.group(1)), int(m.group(2)), int(m.group(3)), _ids_key(pre)), _ids_key(m.group(5)))
+    build = m.group(5)
+    return ((int(m.group(1)), int(m.group(2)), int(m.group(3)), _ids_key(pre)),
+            (0,) if build is None else (1, _ids_key(build)))
 
 
 class BrokerFilterError(Exception):
@@ -133,11 +135,12 @@ class FilterContext:
                 vers.append(sv)
                 names.append(v)
             if error is None:
-                # the latest by BUILD_AWARE_ORDER (the first of equals); kept: the versions equal to it, which
-                # compares without build metadata
+                # the latest by the build-aware order; kept: the versions equal to it, without their build
+                # metadata (java-semver 0.9) or with it (0.10, pulsar-broker 5.0)
                 i = max(range(len(vers)), key=lambda j: vers[j])
-                top = vers[i][0]
-                kept = [b for b, v in zip(c, vers) if v[0] == top]
+                exact = conf.has("version_filter_build_metadata")
+                top = vers[i] if exact else vers[i][0]
+                kept = [b for b, v in zip(c, vers) if (v if exact else v[0]) == top]
                 if len(kept) != len(c):
                     steps.append(FilterStep(f"BrokerVersionFilter (latest {names[i]})", kept, c))
                 c = kept
