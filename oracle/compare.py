@@ -2,7 +2,10 @@
 
 What is compared: for shedding, every cycle's ``(broker, bundle)`` unloads in the order Pulsar issues them;
 for placement, the set of best brokers (the one Pulsar draws from at random) and the pick when that set has
-a single broker. An error on one side only is a disagreement too.
+a single broker; for TransferShedder, every cycle's set of unload decisions, the reason its unload counter
+records for a skipped cycle and the hit count after the cycle; for the extensible placement, the candidates
+after the broker filters, whether a filter failed, the best brokers and the pick when there is one. An error on
+one side only is a disagreement too.
 """
 from __future__ import annotations
 

@@ -11,6 +11,9 @@ A case is plain JSON: ``{"id", "kind": "shed", "strategy", "conf": {broker.conf 
 engine reads (``engine.loaddata_json``) and Pulsar's Jackson mapping reads. The ``bundle`` kind
 (:func:`bundle_case`): ``{"id", "kind": "bundle", "namespace", "boundaries", "lookups": [topic names],
 "splits": [{"bundle": index, "algorithm", "topics", "msgRate", "throughput", "positions", "force", "conf"}]}``.
+The extensible load manager's kinds, ``transfer`` (:func:`transfer_case`: TransferShedder across cycles) and
+``extplace`` (:func:`extplace_case`: the broker filters and the extensible LeastResourceUsageWithWeight), carry
+Pulsar's ``BrokerLoadData`` / ``TopBundlesLoadData`` / ``BrokerLookupData`` JSON per broker.
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ SHEDDERS = ("OverloadShedder", "ThresholdShedder", "UniformLoadShedder", "AvgShe
 PLACEMENTS = ("LeastLongTermMessageRate", "LeastResourceUsageWithWeight")
 #: the "bundle" kind: topic → bundle lookups and the split algorithms' boundaries
 BUNDLE = "bundle"
+#: ... and the extensible load manager's kinds (TRANSFER, EXTPLACE below)
 STRATEGIES = SHEDDERS + PLACEMENTS + (BUNDLE,) + ("TransferShedder", "ExtensibleLeastResourceUsageWithWeight")
 #: strategies with a memory across calls (their inputs get several cycles)
 STATEFUL = ("ThresholdShedder", "AvgShedder", "LeastResourceUsageWithWeight")
