@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 import threading
 import zlib
 from typing import Iterable, Sequence
@@ -40,6 +41,7 @@ __all__ = [
     "java_map_order",
     "java_map_rank",
     "chm_group_ranks",
+    "java_semver",
     "java_int",
     "java_long",
     "java_abs_int",
@@ -417,3 +419,34 @@ def seq_sum(values) -> float:
     if a.size == 0:
         return 0.0
     return float(np.cumsum(a)[-1])
+
+
+# ------------------------------------------------------------------ java-semver (BrokerVersionFilter)
+_NUM = r"(0|[1-9][0-9]*)"
+_IDENT = r"[0-9A-Za-z-]+"
+#: a semantic version as java-semver reads it: major.minor.patch, an optional pre-release and build metadata
+_SEMVER_RE = re.compile(rf"{_NUM}\.{_NUM}\.{_NUM}(?:-({_IDENT}(?:\.{_IDENT})*))?(?:\+({_IDENT}(?:\.{_IDENT})*))?")
+
+
+def _ids_key(ids: str | None) -> tuple:
+    """Precedence of dot-separated identifiers (SemVer §11): numeric ones numerically and below alphanumeric
+    ones, a shorter list below a longer one it prefixes. ``None`` (none given) sorts above any list."""
+    if ids is None:
+        return (1,)
+    return (0, tuple((0, int(x), "") if x.isdigit() else (1, 0, x) for x in ids.split(".")))
+
+
+def java_semver(v: str) -> tuple | None:
+    """``(precedence, build)`` of a version string, or None when java-semver cannot parse it (the whole
+    string must match; numeric identifiers have no leading zero). ``precedence`` orders versions as java-semver
+    does without build metadata (a pre-release below its release); ``build`` breaks ties as its build-aware
+    order does (a version with build metadata above the same one without, two build lists by identifiers)."""
+    m = _SEMVER_RE.fullmatch(v)
+    if not m:
+        return None
+    pre = m.group(4)
+    if pre is not None and any(x.isdigit() and len(x) > 1 and x[0] == "0" for x in pre.split(".")):
+        return None
+    build = m.group(5)
+    return ((int(m.group(1)), int(m.group(2)), int(m.group(3)), _ids_key(pre)),
+            (0,) if build is None else (1, _ids_key(build)))

@@ -26,14 +26,13 @@ Deliberate choices:
 """
 from __future__ import annotations
 
-import re
 from typing import Sequence
 
 import numpy as np
 
 from .config import LoadBalancerConfig
 from .errors import InputError, UsageError
-from .javacompat import hashmap_capacity, java_double_math, java_map_rank
+from .javacompat import hashmap_capacity, java_double_math, java_map_rank, java_semver
 from .release_lines import modular_startup
 from .model import BundleData, LoadData, bundle_namespace
 from .placement.base import NamespacePolicies, PlacementContext
@@ -70,24 +69,6 @@ def as_rng(seed=None) -> np.random.Generator:
     if isinstance(seed, np.random.Generator):
         return seed
     return np.random.default_rng(0 if seed is None else int(seed))
-
-
-#: a semantic version as BrokerVersionFilter's parser (java-semver, strict SemVer 2.0) accepts it
-_SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
-                     r"(?:-((?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)(?:\.(?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*))*))?"
-                     r"(?:\+([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?$")
-
-
-def _semver_key(m: re.Match) -> tuple:
-    """SemVer precedence: the normal version, then a release above any of its pre-releases, pre-release
-    identifiers compared one by one (numeric ones by value and below alphanumeric ones, a shorter list first);
-    build metadata does not count (java-semver's equals)."""
-    pre = m.group(4)
-    if pre is None:
-        tail = (1,)
-    else:
-        tail = (0, tuple((0, int(x), "") if x.isdigit() else (1, 0, x) for x in pre.split(".")))
-    return (int(m.group(1)), int(m.group(2)), int(m.group(3))) + tail
 
 
 class _FilterError(Exception):
@@ -264,8 +245,8 @@ class ModularLoadManager(HoldsStrategyStates):
                 if info.load_manager_class_name is not None and info.load_manager_class_name != cfg.loadManagerClassName:
                     ok[j] = False
                 if cfg.preferLaterVersions:
-                    m = _SEMVER.match(info.version or "")
-                    vers.append(_semver_key(m) if m else None)
+                    sv = java_semver(info.version or "")
+                    vers.append(sv[0] if sv else None)  # precedence (build metadata does not count)
             self._mask_key, self._mask, self._vers = key, ok, vers
             self._mask_all = bool(ok.all())
         return self._mask

@@ -224,6 +224,21 @@ def transfer_underload(version) -> str:
     return ("b3 is underloaded: transfers " + ", ".join(moved)) if moved else f"{res.reason_code}: nothing moves"
 
 
+def version_build_metadata(version) -> str:
+    """preferLaterVersions=true; the extensible brokers b1 at 4.0.0 and b2 at 4.0.0+b1: the candidates after the
+    filters."""
+    from .extensible.filters import FilterContext
+    from .extensible.snapshot import BrokerLookupData
+
+    data = three_brokers((0.5, 0.5, 0.5), (1e6, 1e6, 1e6))
+    names = sorted(data.broker_load_data)[:2]
+    data.broker_load_data = {b: data.broker_load_data[b] for b in names}
+    data.lookup = {names[0]: BrokerLookupData(broker_version="4.0.0"),
+                   names[1]: BrokerLookupData(broker_version="4.0.0+b1")}
+    got = FilterContext(data, _cfg(version, preferLaterVersions=True)).filter(names, "t/ns/0x00000000_0xffffffff")
+    return "candidates " + ", ".join(got.candidates)
+
+
 #: behaviour name → ``[(title, example)]`` (most behaviours have one example)
 EXAMPLES = {
     "avg_shedder_available": avg_startup,
@@ -241,6 +256,7 @@ EXAMPLES = {
     "transfer_underload_by_throughput": transfer_underload,
     "transfer_skip_zero_throughput": topk_zero,
     "topk_rounding_compare": topk_compare,
+    "version_filter_build_metadata": version_build_metadata,
 }
 
 #: further examples of a behaviour (shown in the docs beneath the first)

@@ -210,6 +210,16 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         "in 1,000,000/out 5,000,000 B/s against in 1,090,000/out 0: the first is on top by threshold, the "
         "second by rounding"),
     Behaviour(
+        "version_filter_build_metadata",
+        "The extensible BrokerVersionFilter (preferLaterVersions) keeps only the brokers whose version equals the "
+        "latest including its build metadata (java-semver 0.10): 4.0.0 and 4.0.0+b1 are different versions, the "
+        "one with build metadata the later.",
+        "Build metadata is ignored when a version is compared with the latest (java-semver 0.9): 4.0.0 and "
+        "4.0.0+b1 are both kept.",
+        "java-semver 0.9.0 -> 0.10.2 in pulsar-broker's dependencies", "BrokerVersionFilter (extensible)",
+        _since(NONE, NONE, NONE, NONE, NONE, ALL),
+        "preferLaterVersions=true, brokers at 4.0.0 and 4.0.0+b1: both candidates before 5.0, only 4.0.0+b1 on 5.0"),
+    Behaviour(
         "split_skips_stale_bundles",
         "The bundle-split check skips bundle data of bundles the namespace no longer has.",
         "Stale bundle data (left from an earlier split) is split again, and the attempt fails.",

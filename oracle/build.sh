@@ -2,7 +2,7 @@
 # Build the oracle for every release line (or those named): Maven resolves the line's pulsar-broker and the
 # few libraries the driver loads from Maven Central into ~/.m2, compiles our driver against them into
 # target/VERSION/classes and writes target/VERSION/classpath.txt. A line already built from the current
-# pom and driver is skipped.
+# pom and sources (every file under src/) is skipped.
 set -euo pipefail
 cd "$(dirname "$0")"
 command -v mvn >/dev/null || { echo "oracle: Maven (mvn) is needed: apt-get install maven" >&2; exit 1; }
@@ -15,7 +15,8 @@ for line in "${want[@]}"; do
   [ -n "$v" ] || { echo "oracle: no reference version for line $line" >&2; exit 1; }
   out=target/$v
   if [ -f "$out/classpath.txt" ] && [ -f "$out/classes/org/shedlab/oracle/Driver.class" ] \
-     && [ "$out/classpath.txt" -nt pom.xml ] && [ -z "$(find src -name '*.java' -newer "$out/classes/org/shedlab/oracle/Driver.class")" ]; then
+     && [ "$out/classpath.txt" -nt pom.xml ] \
+     && [ -z "$(find src -newer "$out/classes/org/shedlab/oracle/Driver.class" -print -quit)" ]; then
     continue
   fi
   extra=()

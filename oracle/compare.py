@@ -2,7 +2,10 @@
 
 What is compared: for shedding, every cycle's ``(broker, bundle)`` unloads in the order Pulsar issues them;
 for placement, the set of best brokers (the one Pulsar draws from at random) and the pick when that set has
-a single broker. An error on one side only is a disagreement too.
+a single broker; for TransferShedder, every cycle's set of unload decisions, the reason its unload counter
+records for a skipped cycle and the hit count after the cycle; for the extensible placement, the candidates
+after the broker filters, whether a filter failed, the best brokers and the pick when there is one. An error on
+one side only is a disagreement too.
 """
 from __future__ import annotations
 
@@ -26,6 +29,13 @@ def decision(ans: dict, kind: str):
         return [([tuple(c) for c in s["calls"]], s["chosen"]) for s in ans["steps"]]
     if kind == "shed":
         return [[tuple(p) for p in cyc] for cyc in ans["cycles"]]
+    if kind == "transfer":  # every cycle's unloads (a set in Pulsar: sorted), its counted skip, its hit count
+        return [(sorted((tuple(r) for r in cyc["decisions"]), key=json.dumps), sorted(cyc["counter"].items()),
+                 cyc["hitCount"])
+                for cyc in ans["cycles"]]
+    if kind == "extplace":  # the filtered candidates, a filter failure, the best set and a sole best's pick
+        return [(tuple(s["candidates"]), s["filterError"], tuple(sorted(s["best"] or [])),
+                 s["chosen"] if len(s["best"] or []) == 1 else None) for s in ans["steps"]]
     return [(tuple(sorted(s["best"] or [])), s["chosen"] if len(s["best"] or []) == 1 else None)
             for s in ans["steps"]]
 
@@ -178,6 +188,9 @@ def _candidates(case: dict):
     if case["kind"] == "filters":
         yield from _filters_candidates(case)
         return
+    if case["kind"] in ("transfer", "extplace"):
+        yield from _ext_candidates(case)
+        return
     key = "cycles" if case["kind"] == "shed" else "steps"
     seq = case[key]
     for i in range(len(seq) - 1, -1, -1):
@@ -250,6 +263,40 @@ def _filters_candidates(case: dict):
         for name in list(case["policies"].get(part, {})):
             c = copy.deepcopy(case)
             del c["policies"][part][name]
+            yield c
+
+
+def _ext_candidates(case: dict):
+    """A cycle / step less, a broker less (everywhere), a top bundle less, the recently unloaded maps emptied."""
+    key = "cycles" if case["kind"] == "transfer" else "steps"
+    seq = case[key]
+    for i in range(len(seq) - 1, -1, -1):
+        if len(seq) > 1:
+            c = copy.deepcopy(case)
+            del c[key][i]
+            yield c
+    names = {b for item in seq for b in list(item["brokerLoadData"]) + list(item.get("available") or [])
+             + list(item.get("brokerLookupData") or {})}
+    for bid in sorted(names):
+        c = copy.deepcopy(case)
+        for item in c[key]:
+            for k in ("brokerLoadData", "topBundlesLoadData", "brokerLookupData"):
+                (item.get(k) or {}).pop(bid, None)
+            if "available" in item:
+                item["available"] = [x for x in item["available"] if x != bid]
+        for k in ("recentlyUnloadedBrokers",):
+            (c.get(k) or {}).pop(bid, None)
+        yield c
+    for i, item in enumerate(seq):
+        for bid, top in (item.get("topBundlesLoadData") or {}).items():
+            for j in range(len(top["topBundlesLoadData"]) - 1, -1, -1):
+                c = copy.deepcopy(case)
+                del c[key][i]["topBundlesLoadData"][bid]["topBundlesLoadData"][j]
+                yield c
+    for k in ("recentlyUnloadedBundles", "recentlyUnloadedBrokers"):
+        if case.get(k):
+            c = copy.deepcopy(case)
+            c[k] = {}
             yield c
 
 

@@ -99,6 +99,10 @@ def answer(case: dict, pulsar_version: str | None = None, memo: dict | None = No
             return {"id": case["id"], **_bundle(case)}
         if case["kind"] == "filters":
             return {"id": case["id"], "steps": _filters(case, conf, memo)}
+        if case["kind"] == "transfer":
+            return {"id": case["id"], "cycles": _transfer(case, conf)}
+        if case["kind"] == "extplace":
+            return {"id": case["id"], "steps": _extplace(case, conf)}
         raise UsageError(f"unknown kind {case['kind']!r}")
     except (InputError, UsageError, ValueError, KeyError, TypeError, ZeroDivisionError) as exc:
         return {"id": case["id"], "error": f"{type(exc).__name__}: {exc}"}
@@ -235,4 +239,70 @@ def _filters(case: dict, conf: LoadBalancerConfig, memo: dict | None = None) -> 
         rec.calls = []
         dec = lm.select_broker_for_assignment(b)
         out.append({"calls": [sorted(c, key=java_sort_key) for c in rec.calls], "chosen": dec.broker})
+    return out
+
+
+# ------------------------------------------------------------------ the extensible load manager
+def _ext_data(cyc: dict, available=None):
+    """An ExtensibleLoadData from a case's cycle / step (the engine's own snapshot reader)."""
+    from engine.extensible.snapshot import EXTENSIBLE_LOAD_MANAGER, extensible_from_json
+
+    obj = {"brokerLoadData": cyc["brokerLoadData"], "topBundlesLoadData": cyc.get("topBundlesLoadData") or {}}
+    if "brokerLookupData" in cyc:
+        obj["brokerLookupData"] = cyc["brokerLookupData"]
+    elif available is not None and set(available) != set(cyc["brokerLoadData"]):
+        # brokers in the registry without load data: each registered as running the extensible load manager
+        obj["brokerLookupData"] = {b: {"loadManagerClassName": EXTENSIBLE_LOAD_MANAGER} for b in available}
+    if "now" in cyc:
+        obj["now"] = cyc["now"]
+    return extensible_from_json(obj, source="<oracle case>")
+
+
+def _transfer(case: dict, conf: LoadBalancerConfig) -> list:
+    """TransferShedder across the cycles, one instance (its hit count carried); the recently unloaded bundles
+    and brokers carried as the driver carries them. Each cycle: its Success decisions (sorted), the unload
+    counter's increments (a Skip's reason) and the hit count after it."""
+    from engine.extensible.transfer_shedder import TransferShedder
+    from engine.results import SKIP, SUCCESS
+
+    s = TransferShedder()
+    carry = bool(case.get("carryUnloaded"))
+    bundles = {k: int(v) for k, v in (case.get("recentlyUnloadedBundles") or {}).items()}
+    brokers = {k: int(v) for k, v in (case.get("recentlyUnloadedBrokers") or {}).items()}
+    out = []
+    for cyc in case["cycles"]:
+        data = _ext_data(cyc, cyc.get("available"))
+        now = int(cyc["now"])
+        res = s.find_bundles_for_unloading(data, conf, bundles, brokers, now_ms=now)
+        rows = sorted(([d.broker, d.bundle, d.destination, f"{d.label}:{d.reason}"]
+                       for d in res.decisions if d.label == SUCCESS), key=json.dumps)
+        counter = {f"{SKIP}:{res.reason_code}": 1} if res.label == SKIP else {}
+        out.append({"decisions": rows, "counter": counter, "hitCount": s.unload_condition_hit_count})
+        if carry:
+            for d in res.decisions:
+                if d.label == SUCCESS:
+                    bundles[d.bundle] = now
+                    brokers[d.broker] = now
+    return out
+
+
+def _extplace(case: dict, conf: LoadBalancerConfig) -> list:
+    """The extensible filters over the available brokers, then the extensible LeastResourceUsageWithWeight."""
+    from engine.extensible.filters import FilterContext
+    from engine.extensible.placement import ExtensibleLeastResourceUsageWithWeight
+
+    s = ExtensibleLeastResourceUsageWithWeight()
+    rng = np.random.default_rng(0)
+    out = []
+    for step in case["steps"]:
+        data = _ext_data(step)
+        got = FilterContext(data, conf).filter(data.available_brokers, step["bundle"])
+        cands = list(got.candidates)
+        o = {"candidates": sorted(cands), "filterError": got.error is not None}
+        if not cands:
+            o.update(best=None, chosen=None)
+        else:
+            dec = s.select(cands, step["bundle"], data, conf, rng)
+            o.update(best=sorted(dec.best), chosen=dec.broker)
+        out.append(o)
     return out

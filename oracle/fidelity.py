@@ -54,6 +54,24 @@ mixed case or blank, failure domains with unassigned brokers, edge max-topics va
 broker versions, one to six bundles placed in turn (each preallocated before the next). The strategy is a
 recorder on both sides (the smallest name wins), so the filters alone decide; compared: every candidate set the
 strategy is handed (the filtered set, then the retry's) and the broker each bundle ends on.
+
+The extensible load manager (the `TransferShedder` and `ExtensibleLeastResourceUsageWithWeight` rows): Pulsar's
+classes get a `LoadManagerContext` built as its own unit tests build it (the broker-load-data and top-bundles
+stores, each a `ConcurrentHashMap` as the table view behind the real store, and the registry's available
+brokers), with `BrokerLoadData`, `TopBundlesLoadData` and `BrokerLookupData` read by Pulsar's Jackson mapping.
+TransferShedder runs across up to four cycles with one instance (its `unloadConditionHitCount` carried), the
+recently unloaded bundles and brokers carried as the unload scheduler records them, broker load data fresh or
+past `loadBalancerBrokerLoadDataTTLInSeconds`, brokers registered without load data, idle and sole bundles, and
+every key it reads set (`loadBalancerTransferEnabled`, `loadBalancerBrokerLoadTargetStd`,
+`loadBalancerSheddingConditionHitCountThreshold`, `loadBalancerMaxNumberOfBrokerSheddingPerCycle`, the shedding
+delay and TTL, the overload threshold, debug mode, `loadBalancerSheddingExcludedNamespaces`); compared per cycle:
+the set of unload decisions (source, bundle, destination, reason), the reason the unload counter records for a
+skipped cycle, and the hit count after it. It is built with its test constructor (no service-unit channel, no
+filter pipeline, no policies), so ownership, isolation and anti-affinity are not part of these rows. The
+placement rows run `selectAsync`'s path for a namespace without policies: the available brokers through
+`BrokerLoadManagerClassFilter`, `BrokerMaxTopicCountFilter` and `BrokerVersionFilter` (a failing filter leaves the
+candidates the others left), then `extensions.strategy.LeastResourceUsageWithWeight`; compared: the candidates,
+whether a filter failed, the best brokers and a sole best's pick.
 """
 
 
@@ -76,6 +94,11 @@ FIXED = (
     "5.0's `applyNamespacePolicies` also matches an isolation regex that contains a ':' against the broker id "
     "(host:port), for primaries, secondaries and shared brokers; the engine matched the host only on every line "
     "(release behaviour `isolation_broker_id`).",
+    "Extensible `BrokerVersionFilter` (`preferLaterVersions`): Pulsar orders versions with java-semver, so a "
+    "pre-release (`4.0.0-rc.1`) is older than its release and a version with trailing text (`4.0.0abc`) or a "
+    "leading zero does not parse (the filter fails); on 5.0 (java-semver 0.10) build metadata counts: of "
+    "`4.0.0` and `4.0.0+b1` only the latter is kept. The engine compared only the leading `major.minor.patch` "
+    "(`engine.extensible.filters.semver`, the release behaviour `version_filter_build_metadata`).",
 )
 
 

@@ -14,6 +14,10 @@ engine reads (``engine.loaddata_json``) and Pulsar's Jackson mapping reads. The 
 The ``filters`` kind (:func:`filters_case`): ``{"id", "kind": "filters", "conf", "data": LoadData JSON with
 preallocations, "policies": {"namespaceIsolationPolicies", "antiAffinityGroups", "failureDomains"}, "bundles":
 [names placed in turn]}``: selectBrokerForAssignment's candidate filters, with a recording strategy on both sides.
+
+The extensible load manager's kinds, ``transfer`` (:func:`transfer_case`: TransferShedder across cycles) and
+``extplace`` (:func:`extplace_case`: the broker filters and the extensible LeastResourceUsageWithWeight), carry
+Pulsar's ``BrokerLoadData`` / ``TopBundlesLoadData`` / ``BrokerLookupData`` JSON per broker.
 """
 from __future__ import annotations
 
@@ -26,7 +30,8 @@ SHEDDERS = ("OverloadShedder", "ThresholdShedder", "UniformLoadShedder", "AvgShe
 PLACEMENTS = ("LeastLongTermMessageRate", "LeastResourceUsageWithWeight")
 #: the "bundle" kind: topic → bundle lookups and the split algorithms' boundaries
 BUNDLE = "bundle"
-STRATEGIES = SHEDDERS + PLACEMENTS + (BUNDLE,)
+#: ... and the extensible load manager's kinds (TRANSFER, EXTPLACE below)
+STRATEGIES = SHEDDERS + PLACEMENTS + (BUNDLE,) + ("TransferShedder", "ExtensibleLeastResourceUsageWithWeight")
 #: strategies with a memory across calls (their inputs get several cycles)
 STATEFUL = ("ThresholdShedder", "AvgShedder", "LeastResourceUsageWithWeight")
 
@@ -279,6 +284,10 @@ def case(d, strategy: str, cid) -> dict:
         return bundle_case(d, cid)
     if strategy == FILTERS:
         return filters_case(d, cid)
+    if strategy == TRANSFER:
+        return transfer_case(d, cid)
+    if strategy == EXTPLACE:
+        return extplace_case(d, cid)
     now = 1_700_000_000_000
     if strategy in SHEDDERS:
         first = load_data(d, now=now)
@@ -556,3 +565,169 @@ def filters_case(d, cid) -> dict:
         conf[k] = CONF_VALUES[k][0] if not weights or d.bool(0.5) else d.choice(CONF_VALUES[k])
     return {"id": cid, "kind": "filters", "strategy": FILTERS, "conf": conf, "data": ld,
             "policies": _policies(d, ids), "bundles": bundles}
+
+
+# ------------------------------------------------------------------ the extensible load manager
+#: the "transfer" kind: the extensible load manager's TransferShedder across cycles
+TRANSFER = "TransferShedder"
+#: the "extplace" kind: the extensible placement (broker filters, then its LeastResourceUsageWithWeight)
+EXTPLACE = "ExtensibleLeastResourceUsageWithWeight"
+EXTENSIBLE_KINDS = {TRANSFER: "transfer", EXTPLACE: "extplace"}
+EXTENSIBLE_LM = "org.apache.pulsar.broker.loadbalance.extensions.ExtensibleLoadManagerImpl"
+_MODULAR_LM = "org.apache.pulsar.broker.loadbalance.impl.ModularLoadManagerImpl"
+
+#: the broker.conf keys TransferShedder reads (on every line; loadBalancerSheddingExcludedNamespaces only
+#: where the line has it) and edgy values (the first is the default)
+TRANSFER_CONF = {
+    "loadBalancerBrokerLoadTargetStd": (0.25, 0.0, 0.1, 0.05, 0.5),
+    "loadBalancerSheddingConditionHitCountThreshold": (3, 0, 0, 1, 2),
+    "loadBalancerTransferEnabled": (True, False),
+    "loadBalancerMaxNumberOfBrokerSheddingPerCycle": (3, 1, 2, 10),
+    "loadBalanceSheddingDelayInSeconds": (180, 0, 60, 600),
+    "loadBalancerBrokerLoadDataTTLInSeconds": (1800, 60, 300),
+    "loadBalancerBrokerOverloadedThresholdPercentage": (85, 0, 50, 100),
+    "loadBalancerDebugModeEnabled": (False, True),
+    "loadBalancerSheddingExcludedNamespaces": ("", "public/default", "t/ns-2,tenant-a/ns1"),
+}
+#: the keys the extensible placement reads: the strategy's threshold and the filters' keys
+EXTPLACE_CONF = {
+    "loadBalancerAverageResourceUsageDifferenceThresholdPercentage": (10, 0, 1, 5, 50),
+    "loadBalancerBrokerOverloadedThresholdPercentage": (85, 0, 50),
+    "loadBalancerBrokerMaxTopics": (50000, 0, 5, 10),
+    "preferLaterVersions": (False, True),
+}
+_VERSIONS = ("4.0.0", "4.0.0", "4.0.1", "3.0.7", "4.1.0-SNAPSHOT", "4.0.0+b1", "4.0.0-rc.1", "10.0.0", "4.0",
+             "", None, "v4")
+
+
+def _ext_conf(d, table: dict) -> dict:
+    out = {"loadManagerClassName": EXTENSIBLE_LM}  # the extensible load manager's own config
+    for k, vals in table.items():
+        out[k] = vals[0] if d.bool(0.6) else d.choice(vals)
+    return out
+
+
+def _load_value(vals: _Values) -> float:
+    """A weightedMaxEMA: mostly 0 … 1, ties and hairs apart from _Values, sometimes over 100 %."""
+    return vals.pick(0.0, vals.d.choice((1.0, 1.0, 0.3, 1.2)))
+
+
+def _broker_load(d, vals: _Values, now: int, ttl_edge: bool) -> dict:
+    """A BrokerLoadData with the fields the strategies and filters read (the others take Pulsar's defaults on
+    both sides)."""
+    thr_hi = d.choice((1e3, 5e7, 1e9))
+    tin, tout = vals.pick(0, thr_hi), vals.pick(0, thr_hi)
+    out = {"msgThroughputIn": tin, "msgThroughputOut": tout, "topics": d.int(0, 100),
+           "weightedMaxEMA": _load_value(vals),
+           "msgThroughputEMA": d.choice((tin + tout, vals.pick(0, thr_hi * 2), 0.0)),
+           # clearly fresh or (sometimes) clearly older than any TTL the conf may set (no boundary: the JVM's
+           # TTL check reads the wall clock)
+           "updatedAt": now - (d.choice((0, 1000, 30_000)) if not ttl_edge else d.choice((400_000, 4_000_000)))}
+    if d.bool(0.03):
+        del out["weightedMaxEMA"]  # Pulsar's default (100 %)
+    return out
+
+
+def _top_bundles(d, vals: _Values, used: set, broker_thr: float) -> list:
+    nb = d.choice((0, 1, 2, 2, 3, 3, 4, 6, d.int(0, 10)))
+    out = []
+    for name in _bundles(d, nb, used):
+        k = d.int(0, 9)
+        if k == 0:
+            tin = tout = 0.0
+        else:
+            hi = max(broker_thr, 1.0) * d.choice((0.1, 0.3, 0.6, 1.0))
+            tin, tout = vals.pick(0, hi), vals.pick(0, hi) if d.bool(0.5) else 0.0
+        out.append({"bundleName": name, "stats": {"msgThroughputIn": tin, "msgThroughputOut": tout}})
+    if d.bool(0.7):  # published ascending by throughput (the reporter's order); else as drawn
+        out.sort(key=lambda e: e["stats"]["msgThroughputIn"] + e["stats"]["msgThroughputOut"])
+    return out
+
+
+def _transfer_cycle(d, now: int, brokers: list, prev: dict | None, used: set) -> dict:
+    vals = _Values(d)
+    bld, top = {}, {}
+    stale = d.bool(0.1)
+    for b in brokers:
+        if prev is not None and b in prev["brokerLoadData"] and d.bool(0.6):
+            x = dict(prev["brokerLoadData"][b])
+            x["updatedAt"] = now - d.choice((0, 1000))
+            if d.bool(0.4):
+                x["weightedMaxEMA"] = _load_value(vals)
+            bld[b] = x
+            top[b] = prev["topBundlesLoadData"].get(b, {"topBundlesLoadData": []})
+            continue
+        bld[b] = _broker_load(d, vals, now, stale and d.bool(0.3))
+        top[b] = {"topBundlesLoadData": _top_bundles(d, vals, used, bld[b]["msgThroughputIn"]
+                                                     + bld[b]["msgThroughputOut"])}
+    for b in list(top):
+        if d.bool(0.05):
+            del top[b]  # no top-bundles report
+    available = list(brokers)
+    if d.bool(0.08):
+        available.append(f"new-{d.int(0, 9)}:8080")  # registered, no load data yet
+    return {"now": now, "brokerLoadData": bld, "topBundlesLoadData": top, "available": available}
+
+
+def transfer_case(d, cid) -> dict:
+    """``{"id", "kind": "transfer", "strategy", "conf", "carryUnloaded", "recentlyUnloadedBundles",
+    "recentlyUnloadedBrokers", "cycles": [{"now", "brokerLoadData", "topBundlesLoadData", "available"}]}``."""
+    now = 1_700_000_000_000
+    k = d.int(0, 19)
+    nb = d.int(1, 3) if k < 9 else d.int(4, 6) if k < 18 else d.int(7, 16)
+    style = d.choice(_NAME_STYLES)
+    brokers = [style.format(i) for i in d.choice((range(1, nb + 1), range(nb, 0, -1)))]
+    used: set = set()
+    # memory across cycles: several cycles; many brokers: one or two (a case's cost grows with brokers x cycles)
+    n = d.choice((1, 1, 2, 2, 3, 4)) if nb <= 6 else d.choice((1, 2))
+    cycles = [_transfer_cycle(d, now, brokers, None, used)]
+    for _ in range(1, n):
+        now += d.choice((60_000, 60_000, 200_000, 700_000))
+        cycles.append(_transfer_cycle(d, now, brokers, cycles[-1], used))
+    first = cycles[0]
+    all_b = sorted(x["bundleName"] for t in first["topBundlesLoadData"].values() for x in t["topBundlesLoadData"])
+    ru = {d.choice(all_b): first["now"] - d.int(0, 600_000) for _ in range(d.int(1, 3))} if all_b and d.bool(0.3) \
+        else {}
+    rb = {d.choice(brokers): first["now"] - d.choice((0, 60_000, 170_000, 190_000, 900_000))
+          for _ in range(d.int(1, 2))} if d.bool(0.25) else {}
+    return {"id": cid, "kind": "transfer", "strategy": TRANSFER, "conf": _ext_conf(d, TRANSFER_CONF),
+            "carryUnloaded": d.bool(0.6), "recentlyUnloadedBundles": ru, "recentlyUnloadedBrokers": rb,
+            "cycles": cycles}
+
+
+def extplace_case(d, cid) -> dict:
+    """``{"id", "kind": "extplace", "strategy", "conf", "steps": [{"brokerLoadData", "brokerLookupData",
+    "bundle"}]}``: the available brokers (lookup data) and the load data of some of them."""
+    conf = _ext_conf(d, EXTPLACE_CONF)
+    mx = conf["loadBalancerBrokerMaxTopics"]
+    steps = []
+    for _ in range(d.choice((1, 1, 2, 3))):
+        vals = _Values(d)
+        k = d.int(0, 19)
+        nb = d.int(1, 3) if k < 9 else d.int(4, 8) if k < 18 else d.int(9, 24)
+        style = d.choice(_NAME_STYLES)
+        ids = [style.format(i) for i in d.choice((range(1, nb + 1), range(nb, 0, -1)))]
+        lookup, bld = {}, {}
+        same_version = d.bool(0.5)
+        v0 = d.choice(_VERSIONS[:4])
+        for b in ids:
+            lk = {"persistentTopicsEnabled": True, "nonPersistentTopicsEnabled": True}
+            cls = EXTENSIBLE_LM if d.bool(0.9) else d.choice((_MODULAR_LM, None))
+            if cls is not None:
+                lk["loadManagerClassName"] = cls
+            v = v0 if same_version or d.bool(0.5) else d.choice(_VERSIONS)
+            if v is not None:
+                lk["brokerVersion"] = v
+            lookup[b] = lk
+            if d.bool(0.9):
+                x = _broker_load(d, vals, 1_700_000_000_000, False)
+                x["topics"] = d.choice((0, mx - 1, mx, mx + 1, d.int(0, 100))) if d.bool(0.3) else d.int(0, 3)
+                x["topics"] = max(0, x["topics"])
+                bld[b] = x
+        if bld and d.bool(0.2):  # a load exactly at the average minus the threshold
+            b = d.choice(sorted(bld))
+            bld[b]["weightedMaxEMA"] = 0.5
+        steps.append({"brokerLoadData": bld, "brokerLookupData": lookup,
+                      "bundle": d.choice(("public/default/0x00000000_0xffffffff",
+                                          "tenant-a/ns1/0x40000000_0x80000000"))})
+    return {"id": cid, "kind": "extplace", "strategy": EXTPLACE, "conf": conf, "steps": steps}

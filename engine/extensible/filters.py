@@ -14,10 +14,10 @@ False
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from ..config import LoadBalancerConfig
+from ..javacompat import java_semver as semver
 from ..model import bundle_namespace
 from ..policy_hooks import ExtensiblePolicies
 from ..results import FilterStep
@@ -25,9 +25,6 @@ from .snapshot import ExtensibleLoadData, extensible_config
 
 __all__ = ["ExtensiblePolicies", "FilterContext", "FilterResult", "BrokerFilterError", "transferable",
            "topic_type_filter"]
-
-_SEMVER = re.compile(r"^(\d+)\.(\d+)\.(\d+)")
-
 
 class BrokerFilterError(Exception):
     """A filter failed (Pulsar's ``BrokerFilterException``), e.g. an unparsable broker version."""
@@ -98,19 +95,24 @@ class FilterContext:
         c = kept
         error = None
         if conf.preferLaterVersions and c:
-            vers = []
+            vers, names = [], []
             for b in c:
                 v = data.lookup_data(b).broker_version or ""
-                m = _SEMVER.match(v)
-                if not m:
+                sv = semver(v)
+                if sv is None:
                     error = f"BrokerVersionFilter failed: cannot parse the version {v!r} of {b}"
                     break
-                vers.append(tuple(int(x) for x in m.groups()))
+                vers.append(sv)
+                names.append(v)
             if error is None:
-                top = max(vers)
-                kept = [b for b, v in zip(c, vers) if v == top]
+                # the latest by the build-aware order; kept: the versions equal to it, without their build
+                # metadata (java-semver 0.9) or with it (0.10, pulsar-broker 5.0)
+                i = max(range(len(vers)), key=lambda j: vers[j])
+                exact = conf.has("version_filter_build_metadata")
+                top = vers[i] if exact else vers[i][0]
+                kept = [b for b, v in zip(c, vers) if (v if exact else v[0]) == top]
                 if len(kept) != len(c):
-                    steps.append(FilterStep(f"BrokerVersionFilter (latest {'.'.join(map(str, top))})", kept, c))
+                    steps.append(FilterStep(f"BrokerVersionFilter (latest {names[i]})", kept, c))
                 c = kept
             else:
                 steps.append(FilterStep("BrokerVersionFilter", c, c, error + " (it removes nothing)"))

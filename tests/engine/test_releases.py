@@ -149,6 +149,8 @@ def test_transfer_shedder_rows():
     assert EXAMPLES["topk_rounding_compare"]("4.0.7") == "top bundle t/ns/B"    # round(10.9) = 11 > 10
     assert EXAMPLES["transfer_skip_zero_throughput"]("4.0.0") == "reports t/ns/busy, t/ns/idle"
     assert EXAMPLES["transfer_skip_zero_throughput"]("4.0.1") == "reports t/ns/busy"
+    assert EXAMPLES["version_filter_build_metadata"]("4.2.4") == "candidates b1, b2"
+    assert EXAMPLES["version_filter_build_metadata"]("5.0.1") == "candidates b2"
     assert EXAMPLES["transfer_underload_by_throughput"]("3.0.4").endswith("nothing moves")
     assert EXAMPLES["transfer_underload_by_throughput"]("3.0.5") == "b3 is underloaded: transfers b1 -> b3"
 

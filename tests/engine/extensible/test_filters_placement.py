@@ -64,6 +64,27 @@ def test_load_manager_class_and_version_filters():
         .loadManagerClassName == EXTENSIBLE_LOAD_MANAGER
 
 
+def test_version_filter_orders_as_semver():
+    """java-semver's order: a pre-release is older than its release, build metadata does not make a version
+    another one, and a version it cannot parse fails the filter."""
+    later = CFG.with_values({"preferLaterVersions": True})
+    names = ["a:8080", "b:8080", "c:8080"]
+
+    def kept(*versions):
+        data = cluster({b: (0.1, 1, None) for b in names},
+                       lookup={b: BrokerLookupData(broker_version=v) for b, v in zip(names, versions)})
+        res = FilterContext(data, later).filter(names, B)
+        return res.candidates if res.error is None else "error"
+
+    assert kept("4.0.0-rc.1", "4.0.0", "3.9.9") == ["b:8080"]
+    assert kept("4.0.0-rc.2", "4.0.0-rc.10", "4.0.0-rc.10") == ["b:8080", "c:8080"]  # numeric identifiers
+    assert kept("4.0.0-alpha", "4.0.0-1", "4.0.0-alpha.1") == ["c:8080"]  # longer list, alphanumeric on top
+    assert kept("4.0.0+b1", "4.0.0", "4.0.0+b2") == names  # equal without their build metadata
+    assert kept("10.0.0", "9.9.9", "4.0.0") == ["a:8080"]
+    for bad in ("04.0.0", "4.0", "4.0.0abc", "4.0.0-01", ""):
+        assert kept(bad, "4.0.0", "4.0.0") == "error", bad
+
+
 class _Pinned(ExtensiblePolicies):
     """Namespace pin/ns may only live on a:8080 or b:8080."""
 

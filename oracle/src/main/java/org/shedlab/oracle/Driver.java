@@ -36,8 +36,10 @@ import org.apache.pulsar.policies.data.loadbalancer.LocalBrokerData;
  * <p>A case: {"id", "kind": "shed"|"place", "strategy": short class name, "conf": {broker.conf key: value},
  * "cycles": [LoadData JSON, ...]} for shedding (one strategy instance across the cycles), or
  * {"steps": [{"data": LoadData JSON, "bundle": name, "candidates": [broker ids]}]} for placement, or a
- * "bundle" case (topic → bundle lookups and split boundaries: see {@link Bundles}), or a "filters" case
- * (selectBrokerForAssignment's candidate filters: see {@link Filters}).
+ * "bundle" case (topic → bundle lookups and split boundaries: see {@link Bundles}), a "filters" case
+ * (selectBrokerForAssignment's candidate filters: see {@link Filters}), a "transfer" case (the
+ * extensible TransferShedder: see {@link Transfer}) or an "extplace" case (the extensible placement: see
+ * {@link ExtPlace}).
  * LoadData JSON is the shape Shedlab reads: "brokers" (id -> load report), "bundleData", "timeAverageData",
  * "preallocatedBundleData", "recentlyUnloadedBundles". Every object is built by Pulsar's own Jackson mapper.
  *
@@ -71,8 +73,8 @@ public final class Driver {
         ObjectNode ans = mapper.createObjectNode();
         ans.set("id", c.get("id"));
         try {
-            ServiceConfiguration conf = conf(c.path("conf"));
             String kind = c.path("kind").asText();
+            ServiceConfiguration conf = Ext.KINDS.contains(kind) ? Ext.conf(this, c.path("conf")) : conf(c.path("conf"));
             if (kind.equals("shed")) {
                 shed(c, conf, ans);
             } else if (kind.equals("place")) {
@@ -81,6 +83,10 @@ public final class Driver {
                 Bundles.answer(c, ans);
             } else if (kind.equals("filters")) {
                 Filters.answer(this, c, conf, ans);
+            } else if (kind.equals("transfer")) {
+                Transfer.answer(c, conf, mapper, ans);
+            } else if (kind.equals("extplace")) {
+                ExtPlace.answer(c, conf, mapper, ans);
             } else if (kind.equals("version")) {
                 ans.put("version", org.apache.pulsar.PulsarVersion.getVersion());
             } else {
