@@ -49,10 +49,12 @@ def test_recommend_e2e001_sample_recommendation_with_front_and_links(dash_duo):
     assert "current setting" in names and "recommended" in names
     conf = dash_duo.find_element("#recommend-conf").text
     assert "loadBalancerAvgShedderLowThreshold=" in conf
-    new = conf.strip().splitlines()[-1].split("=", 1)[1]
+    changed = dict(line.split("=", 1) for line in conf.strip().splitlines() if "=" in line and not line.startswith("#"))
+    new = changed["loadBalancerAvgShedderLowThreshold"]
     link = dash_duo.find_element("#recommend-actions a")
     q = parse_qs(urlparse(link.get_attribute("href")).query)
-    assert q["loadBalancerAvgShedderLowThreshold"] == [new] and q["shed"] == ["AvgShedder"]
+    assert q["shed"] == ["AvgShedder"]
+    assert all(q[k] == [v] for k, v in changed.items())  # every changed key travels to the Tuner
     head = dash_duo.find_element("#recommend-alert")
     dash_duo.driver.execute_script(
         "document.querySelector('#recommend-objective').closest('section').scrollIntoView({block: 'start'});"
