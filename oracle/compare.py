@@ -193,11 +193,7 @@ def _candidates(case: dict):
         return
     key = "cycles" if case["kind"] == "shed" else "steps"
     seq = case[key]
-    for i in range(len(seq) - 1, -1, -1):
-        if len(seq) > 1:
-            c = copy.deepcopy(case)
-            del c[key][i]
-            yield c
+    yield from _one_less(case, key)
     for i in range(len(seq)):
         data = seq[i] if key == "cycles" else seq[i]["data"]
         for bid in list(data["brokers"]):
@@ -266,15 +262,20 @@ def _filters_candidates(case: dict):
             yield c
 
 
+def _one_less(case: dict, key: str):
+    """The case with one of its cycles / steps left out (the last first), while it has more than one."""
+    for i in range(len(case[key]) - 1, -1, -1):
+        if len(case[key]) > 1:
+            c = copy.deepcopy(case)
+            del c[key][i]
+            yield c
+
+
 def _ext_candidates(case: dict):
     """A cycle / step less, a broker less (everywhere), a top bundle less, the recently unloaded maps emptied."""
     key = "cycles" if case["kind"] == "transfer" else "steps"
     seq = case[key]
-    for i in range(len(seq) - 1, -1, -1):
-        if len(seq) > 1:
-            c = copy.deepcopy(case)
-            del c[key][i]
-            yield c
+    yield from _one_less(case, key)
     names = {b for item in seq for b in list(item["brokerLoadData"]) + list(item.get("available") or [])
              + list(item.get("brokerLookupData") or {})}
     for bid in sorted(names):
