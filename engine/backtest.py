@@ -143,6 +143,8 @@ class _Runner:
     def __init__(self, spec, initial: dict | None):
         self.spec = spec
         self.strategy = spec.factory()
+        if getattr(self.strategy, "keep_plans", None) is True:
+            self.strategy.keep_plans = False  # placement plans: never read here, dropped after each cycle
         self.valued = callable(getattr(self.strategy, "run", None)) and callable(
             getattr(self.strategy, "state_value", None))
         if self.valued:

@@ -65,6 +65,9 @@ def percent_usage(usage: float, limit: float) -> float:
     """
     if not limit > 0:  # also catches NaN limit (Java: NaN > 0 is false)
         return 0.0
+    if getattr(_quiet, "on", False):  # inside a load manager entry point: numpy's warnings are off already
+        q = np.float32(np.float32(usage) / np.float32(limit))
+        return float(np.float32(q * _F100))
     with np.errstate(all="ignore"):
         q = np.float32(np.float32(usage) / np.float32(limit))
         return float(np.float32(q * _F100))
@@ -108,14 +111,20 @@ def java_string_hashes(strings: Sequence[str]) -> np.ndarray:
     n = len(strings)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    missing = [s for s in strings if s not in _hash_cache]
-    if missing and (len(missing) > 64):
+    known = list(map(_hash_cache.get, strings))
+    if None not in known:  # every name hashed before (a snapshot read again, a replay's next minute)
+        return np.array(known, dtype=np.int64)
+    missing = [s for s, h in zip(strings, known) if h is None]
+    if len(missing) > 64:
         vals = _hashes_of(missing)
         if len(_hash_cache) < 2_000_000:
             _hash_cache.update(zip(missing, vals.tolist()))
         if len(missing) == n:  # none was cached: ``missing`` is ``strings``, in order
             return vals
-    return np.fromiter((java_string_hash(s) for s in strings), dtype=np.int64, count=n)
+        got = dict(zip(missing, vals.tolist()))
+        return np.fromiter((got[s] if h is None else h for s, h in zip(strings, known)), dtype=np.int64, count=n)
+    return np.fromiter((java_string_hash(s) if h is None else h for s, h in zip(strings, known)), dtype=np.int64,
+                       count=n)
 
 
 def _hashes_of(strings: list, chunk: int = 8192) -> np.ndarray:

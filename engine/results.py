@@ -171,7 +171,7 @@ class _LazyReason:
 
 
 def lazy_reason(obj, text: LazyText) -> None:
-    """Give ``obj`` (an :class:`AvgPair`) the reason ``text``, formatted when first read; setting
+    """Give ``obj`` (an :class:`AvgPair` or a :class:`Selection`) the reason ``text``, formatted when first read; setting
     ``obj.reason`` afterwards replaces it."""
     d = obj.__dict__
     d["_lazy_reason"] = text
@@ -227,6 +227,7 @@ class AvgPair:
 
 
 AvgPair.reason = _LazyReason()  # see lazy_reason
+Selection.reason = _LazyReason()
 
 
 @dataclass

@@ -134,8 +134,11 @@ class AvgShedderDetails(Details):
 
     def event_fields(self, broker, selections=()):
         table = self.__dict__.get("_table")
-        pairs = table.fired.values() if table is not None and "pairs" not in self.__dict__ else self.pairs
-        for p in pairs:
+        if table is not None and "pairs" not in self.__dict__:
+            p = table.fired_by_high().get(broker)
+            return {} if p is None else {"partner": p.low, "trigger": p.trigger, "score": p.high_score,
+                                          "partner_score": p.low_score, "gap": p.gap, "amount": p.amount}
+        for p in self.pairs:
             if p.triggered and p.high == broker:
                 return {"partner": p.low, "trigger": p.trigger, "score": p.high_score, "partner_score": p.low_score,
                         "gap": p.gap, "amount": p.amount}
@@ -149,7 +152,7 @@ class _PairTable:
     :meth:`pairs` builds every :class:`AvgPair` with its reason, in the order of the result."""
 
     __slots__ = ("brokers", "lo", "hi", "s_lo", "s_hi", "gaps", "th", "reset", "counted", "fired", "status",
-                 "_built")
+                 "_built", "_by_high")
 
     def __init__(self, brokers, lo, hi, s_lo, s_hi, gaps, th):
         self.brokers, self.lo, self.hi, self.s_lo, self.s_hi, self.gaps, self.th = brokers, lo, hi, s_lo, s_hi, gaps, th
@@ -158,6 +161,14 @@ class _PairTable:
         self.fired: dict = {}  # q -> AvgPair (triggered), in pair order
         self.status: dict = {}  # q -> "over" | "skipped" (triggered); "pending" otherwise
         self._built = None
+        self._by_high = None
+
+    def fired_by_high(self) -> dict:
+        """The triggered pairs by hot broker (a broker is in one pair only)."""
+        got = self._by_high
+        if got is None:
+            got = self._by_high = {p.high: p for p in self.fired.values()}
+        return got
 
     def __getstate__(self):
         return {k: getattr(self, k) for k in self.__slots__}
@@ -270,6 +281,10 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
                    "maxUnloadPercentage", "minUnloadMessage", "minUnloadMessageThroughput",
                    "loadBalancerCPUResourceWeight", "loadBalancerDirectMemoryResourceWeight",
                    "loadBalancerBandwidthInResourceWeight", "loadBalancerBandwidthOutResourceWeight")
+
+    #: record a destination plan for each selected bundle (placement reads them); a backtest, which runs no
+    #: placement, turns it off: the plans would only be dropped after each cycle
+    keep_plans = True
 
     def __init__(self, hit_low: dict | None = None, hit_high: dict | None = None):
         self.hit_low: dict[str, int] = dict(hit_low or {})
@@ -398,11 +413,13 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
                 continue
             ks = [k for k, _t in picked]
             names = view.bundles
-            why = str(why)  # the selections carry the pair's reason as text
-            for key, (k, t), sr, sth in zip(view.bundle_value_keys(ks), picked, view.short_rate[ks].tolist(),
-                                            view.short_throughput[ks].tolist()):
-                self.plans[key] = (lo_b, names[k], "shedding")
-                res.selected.append(Selection(hi_b, names[k], t, unit, sr, sth, planned_destination=lo_b, reason=why))
+            if self.keep_plans:
+                for key, k in zip(view.bundle_value_keys(ks), ks):
+                    self.plans[key] = (lo_b, names[k], "shedding")
+            for (k, t), sr, sth in zip(picked, view.short_rate[ks].tolist(), view.short_throughput[ks].tolist()):
+                sel = Selection(hi_b, names[k], t, unit, sr, sth, planned_destination=lo_b)
+                lazy_reason(sel, why)  # the pair's reason, formatted when first read
+                res.selected.append(sel)
         held = len(counted) - len(fired)
         if not res.selected:
             res.reason = "; ".join(pair.reason for pair in table.fired.values()) or "no pair reached its hit count"

@@ -144,3 +144,19 @@ def test_abs_and_crc32():
 
     v = zlib.crc32(b"12345")
     assert guava_crc32_as_int("12345") == (v - 2**32 if v >= 2**31 else v)
+
+
+def test_vectorised_hashes_with_part_of_the_names_seen_before():
+    """Names hashed before come from the cache, the rest are computed (in bulk above 64 names, one by one
+    below): the same values as hashing every name afresh, in the caller's order."""
+    from engine import javacompat
+
+    keys = [f"tenant/ns-{i % 5}/0x{i:08x}_0x{i + 1:08x}" for i in range(400)] + ["t/é/x", "Aa", "BB"]
+    javacompat._hash_cache.clear()
+    fresh = [java_string_hash(k) for k in keys]
+    for seen in (keys[::2], keys[:-10], keys[::50]):  # many missing / a few missing / most missing
+        javacompat._hash_cache.clear()
+        java_string_hashes(seen)
+        assert java_string_hashes(keys).tolist() == fresh
+        assert java_string_hashes(keys).tolist() == fresh  # now all cached
+    javacompat._hash_cache.clear()

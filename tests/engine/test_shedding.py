@@ -416,3 +416,31 @@ def test_avg_hit_count_holds_back_then_overloaded_with_the_pair_as_explanation()
     assert (r2.label, r2.reason_code) == ("Success", "Overloaded")
     f = r2.details.event_fields("broker-2:8080")
     assert f["partner"] == "broker-1:8080" and f["trigger"] == "high" and f["gap"] == pytest.approx(60.0)
+
+
+def test_avg_without_plans_decides_the_same_and_selections_carry_the_pair_reason():
+    """A backtest runs no placement, so its AvgShedder keeps no plans: every cycle selects the same bundles
+    and counts the same hits as one that keeps them. Each selection reads the pair's reason as text (made
+    once, when first read), also after a copy or a pickle."""
+    import copy
+    import pickle
+
+    spec = {f"b{i}:1": dict(cpu=10 + 9 * i, bundles={f"t/n/{i}-{k}": dict(rate=500.0 * (i + 1) * (k + 1),
+                                                                        throughput=MB * (i + 1) * (k + 1))
+                                                  for k in range(4)}) for i in range(7)}
+    v = _distinct(view_of(spec))
+    cfg = CFG.with_values({"loadBalancerAvgShedderHitCountLowThreshold": "2", "minUnloadMessage": "100"})
+    keep, lean = AvgShedder(), AvgShedder()
+    lean.keep_plans = False
+    fired = 0
+    for _ in range(4):
+        a, b = keep.find_bundles_for_unloading(v, cfg, {}), lean.find_bundles_for_unloading(v, cfg, {})
+        assert [(s.broker, s.bundle, s.planned_destination, s.value) for s in a.selected] == \
+               [(s.broker, s.bundle, s.planned_destination, s.value) for s in b.selected]
+        assert (keep.hit_low, keep.hit_high) == (lean.hit_low, lean.hit_high)
+        fired += len(a.selected)
+        for s in b.selected:
+            pair = next(p for p in b.pairs if p.high == s.broker)
+            assert s.reason == pair.reason and "unload from" in s.reason
+            assert pickle.loads(pickle.dumps(s)).reason == s.reason == copy.deepcopy(s).reason
+    assert fired and keep.plans and not lean.plans
