@@ -181,16 +181,18 @@ class _Runner:
 # ---------------------------------------------------------------------------------------------- events
 def _event_fields(res, broker: str, sel: list) -> dict:
     """Partner, trigger, scores, gap and amount of one broker's unload, from the result's own explanation."""
-    out = {"partner": None, "trigger": "", "score": float(res.scores.get(broker, np.nan)), "partner_score": None,
-           "gap": None, "amount": None}
+    out = {"partner": None, "trigger": "", "score": None, "partner_score": None, "gap": None, "amount": None}
     details = getattr(res, "details", None)
     explain = getattr(details, "event_fields", None)
     if explain is not None:
         got = explain(broker, sel) or {}
         out.update({k: v for k, v in got.items() if k in _EXPLAINED})
+        if "score" not in got:  # (the scores map is built only when the explanation lacks the score)
+            out["score"] = float(res.scores.get(broker, np.nan))
         if out["partner"] is not None and "partner_score" not in got:  # the partner's score in this cycle
             out["partner_score"] = float(res.scores.get(out["partner"], np.nan))
         return out
+    out["score"] = float(res.scores.get(broker, np.nan))
     dests = {s.planned_destination for s in sel}
     for p in res.pairs:
         if p.triggered and p.high == broker and p.low in dests:

@@ -67,7 +67,7 @@ from ..results import (BALANCED, FAILURE, HIT_COUNT, NO_BUNDLES, UNKNOWN, AvgPai
                        SheddingResult, fmt_bytes, fmt_rate, lazy_reason)
 from ..strategies.spec import MODULAR, StrategySpec
 from ..strategies.state import StateValue, pairs, pairs_from_json, pairs_json
-from .base import SheddingStrategy, candidate_bundles, finish_result, sort_desc
+from .base import SheddingStrategy, finish_result, sort_desc
 
 __all__ = ["SPEC", "AvgShedderDetails", "AvgShedderState", "AvgShedder"]
 
@@ -244,6 +244,24 @@ def _pairing(view, weights, truncating: bool = False) -> tuple:
     return got
 
 
+def _largest_first(view, j, mode: str) -> list:
+    """Broker ``j``'s bundles that ``getBundleDataForLoadShedding()`` offers, largest short-term message
+    rate (``mode`` ``"rate"``) or throughput first, ties in ``HashMap`` order: ``(index, value, name)``.
+    Kept on the view (one view may serve several settings, e.g. a sweep's cells); the recently unloaded
+    ones are skipped by the caller, which keeps the order."""
+    cache = view.__dict__.setdefault("_avg_largest", {})
+    got = cache.get((mode, j))
+    if got is None:
+        vals = view.short_rate if mode == "rate" else view.short_throughput
+        idx = view.owned[j]
+        if len(idx):
+            idx = sort_desc(view, idx[view.sheddable[idx]], vals)
+        ks = idx.tolist()
+        names = view.bundles
+        got = cache[(mode, j)] = list(zip(ks, vals[idx].tolist(), [names[k] for k in ks]))
+    return got
+
+
 def _fired_text(table, q, counts, mode, r_hi, r_lo, t_hi, t_lo, p, need_rate, need_thr, min_msg, min_thr) -> str:
     """The reason of a triggered pair (see :class:`~engine.results.LazyText`)."""
     head = table.text(q, *counts)
@@ -366,8 +384,8 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
             return res
         rates, thrs = view.msg_rate.tolist(), view.msg_throughput.tolist()
         min_msg, min_thr = conf.minUnloadMessage, conf.minUnloadMessageThroughput
-        recent = None
         small = no_fit = 0
+        recent = recently_unloaded or {}
         for q, x, y, u, v in fired:
             lo, hi = lo_l[q], hi_l[q]
             lo_b, hi_b = brokers[lo], brokers[hi]
@@ -381,9 +399,9 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
             need_rate = (rates[hi] - rates[lo]) * p
             need_thr = (thrs[hi] - thrs[lo]) * p
             if need_rate > min_msg:
-                mode, budget, vals, unit = "rate", need_rate, view.short_rate, "msg/s"
+                mode, budget, unit = "rate", need_rate, "msg/s"
             elif need_thr > min_thr:
-                mode, budget, vals, unit = "throughput", need_thr, view.short_throughput, "B/s"
+                mode, budget, unit = "throughput", need_thr, "B/s"
             else:
                 mode = "small"
             why = LazyText(_fired_text, table, q, (x, y, u, v), mode, rates[hi], rates[lo], thrs[hi], thrs[lo], p,
@@ -397,14 +415,11 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
             table.status[q] = "over"
             if len(view.owned[hi]) <= 1:
                 res.notes.append(f"{hi_b} has {len(view.owned[hi])} bundle(s); AvgShedder unloads anyway")
-            if recent is None:
-                recent = view.recent_mask(recently_unloaded)
-            idx = sort_desc(view, candidate_bundles(view, hi, recent), vals)
             picked = []
-            for k, t in zip(idx.tolist(), vals[idx].tolist()):
+            for k, t, name in _largest_first(view, hi, mode):
                 if budget <= 0:
                     break  # no value fits any more (the same picks as looking at every bundle)
-                if 0 < t <= budget:
+                if 0 < t <= budget and name not in recent:
                     budget -= t
                     picked.append((k, t))
             if not picked:
