@@ -16,9 +16,8 @@ The table: size, method, backtests, wall time, the goal on the fit and held-out 
 constraints hold, and the verdict (search at least as good as the grid's best with fewer backtests).
 
 Default: a quick 10 brokers × 3 days on pandas (about a minute on an idle machine). ``--full``: the full size,
-250 brokers × 31 days on Spark ``local[2]`` (at 250 brokers a backtest costs about 4–7 s of CPU per day, so
-the grid's 30 × 23 fit days alone are about half an hour on an idle 2-core machine; do not run it on a
-shared one). ``--brokers`` / ``--days`` / ``--engine`` / ``--trials`` / ``--objective`` set it
+250 brokers × 31 days on Spark ``local[2]`` (about 40 minutes on a 2-core machine: the grid's 30 backtests
+of 24 fit days, then the search's; do not run it beside other work). ``--brokers`` / ``--days`` / ``--engine`` / ``--trials`` / ``--objective`` set it
 directly. The setting the operator runs today is BIGO's AvgShedder settings (``engine.samples``).
 """
 from __future__ import annotations
