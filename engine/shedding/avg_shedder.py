@@ -244,11 +244,11 @@ def _pairing(view, weights, truncating: bool = False) -> tuple:
     return got
 
 
-def _largest_first(view, j, mode: str) -> list:
+def _largest_first(view, j, mode: str) -> tuple:
     """Broker ``j``'s bundles that ``getBundleDataForLoadShedding()`` offers, largest short-term message
-    rate (``mode`` ``"rate"``) or throughput first, ties in ``HashMap`` order: ``(index, value, name)``.
-    Kept on the view (one view may serve several settings, e.g. a sweep's cells); the recently unloaded
-    ones are skipped by the caller, which keeps the order."""
+    rate (``mode`` ``"rate"``) or throughput first, ties in ``HashMap`` order: ``(indices, values)``
+    lists. Kept on the view (one view may serve several settings, e.g. a sweep's cells); the recently
+    unloaded ones are skipped by the caller, which keeps the order."""
     cache = view.__dict__.setdefault("_avg_largest", {})
     got = cache.get((mode, j))
     if got is None:
@@ -256,9 +256,7 @@ def _largest_first(view, j, mode: str) -> list:
         idx = view.owned[j]
         if len(idx):
             idx = sort_desc(view, idx[view.sheddable[idx]], vals)
-        ks = idx.tolist()
-        names = view.bundles
-        got = cache[(mode, j)] = list(zip(ks, vals[idx].tolist(), [names[k] for k in ks]))
+        got = cache[(mode, j)] = (idx.tolist(), vals[idx].tolist())
     return got
 
 
@@ -416,10 +414,11 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
             if len(view.owned[hi]) <= 1:
                 res.notes.append(f"{hi_b} has {len(view.owned[hi])} bundle(s); AvgShedder unloads anyway")
             picked = []
-            for k, t, name in _largest_first(view, hi, mode):
+            names = view.bundles
+            for k, t in zip(*_largest_first(view, hi, mode)):
                 if budget <= 0:
                     break  # no value fits any more (the same picks as looking at every bundle)
-                if 0 < t <= budget and name not in recent:
+                if 0 < t <= budget and names[k] not in recent:
                     budget -= t
                     picked.append((k, t))
             if not picked:
