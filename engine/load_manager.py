@@ -281,18 +281,18 @@ class ModularLoadManager(HoldsStrategyStates):
         With ``candidates`` only the strategy runs, on exactly those brokers (in the given order).
         """
         v, cfg = self.view, self.config
-        data = self._placement_data(bundle) if getattr(self.placement, "uses_bundle_data", True) else None
         ctx = self.ctx()
         ns = bundle_namespace(bundle)
         names = v.brokers
+        excluded = candidates is None and ns in cfg.excluded_namespaces
+        strategy = self.round_robin if excluded else self.placement
+        data = self._placement_data(bundle) if getattr(strategy, "uses_bundle_data", True) else None
         if candidates is not None:
             c = self._idx(list(candidates))
             dec = self.placement.select_broker(c, bundle, data, v, cfg, ctx)
             dec.filters = [FilterStep("given candidates", c, names=names)]
             return dec
         steps, c, base = self._pipeline(bundle, ns, non_persistent, ctx)
-        excluded = ns in cfg.excluded_namespaces
-        strategy = self.round_robin if excluded else self.placement
         dec = strategy.select_broker(c, bundle, data, v, cfg, ctx)
         dec.filters = steps
         if excluded:
@@ -302,6 +302,8 @@ class ModularLoadManager(HoldsStrategyStates):
         uw = float(self._usage_with_weight()[v.broker_index[dec.broker]])
         if uw > cfg.overload_threshold:
             full = self._retry_candidates(bundle, non_persistent)
+            if data is None and getattr(self.placement, "uses_bundle_data", True):
+                data = self._placement_data(bundle)  # (round robin chose first and reads none)
             alt = self.placement.select_broker(full, bundle, data, v, cfg, ctx)
             first = dec.broker
             if alt.broker is not None:

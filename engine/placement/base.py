@@ -145,4 +145,6 @@ def draw(rng: np.random.Generator, items):
 
 
 def new_decision(strategy: str, bundle: str, view: LoadView, cand) -> PlacementDecision:
-    return PlacementDecision(bundle, strategy, names=view.brokers, cand=np.asarray(cand, dtype=np.int64))
+    if cand.__class__ is not np.ndarray or cand.dtype != np.int64:
+        cand = np.asarray(cand, dtype=np.int64)
+    return PlacementDecision(bundle, strategy, names=view.brokers, cand=cand)

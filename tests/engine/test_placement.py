@@ -209,3 +209,20 @@ def test_placement_on_a_reused_candidate_array_decides_as_on_fresh_copies(name):
             out.append((d.broker, d.random, d.best, d.lines if hasattr(d, "lines") else None))
         runs.append((out, strategy.state()))
     assert runs[0] == runs[1]
+
+
+def test_excluded_namespace_overloaded_round_robin_pick_retries_with_the_placement_strategy():
+    """Round robin picks an overloaded broker for a bundle of an excluded namespace: the retry runs the
+    configured placement strategy on all brokers, with the bundle's data when that strategy reads it
+    (AvgShedder keys its plans by the data's value)."""
+    order = java_map_order(["a:1", "b:1", "c:1"])
+    spec = {b: dict(cpu=95 if b == order[0] else 10 + 20 * i, bundles={f"t/n/{i}": dict(rate=100)})
+            for i, b in enumerate(["a:1", "b:1", "c:1"])}
+    cfg = BIGO_AVGSHEDDER.with_values({"loadBalancerSheddingExcludedNamespaces": "t/ex",
+                                       "loadBalancerDistributeBundlesEvenlyEnabled": "false"})
+    lm = ModularLoadManager(make_snapshot(spec), cfg, seed=4)
+    dec = lm.select_broker("t/ex/0x00000000_0x10000000")
+    assert dec.retried and dec.first_choice == order[0]
+    assert dec.strategy == "AvgShedder" and dec.broker is not None
+    key = lm._placement_data("t/ex/0x00000000_0x10000000").value_key()
+    assert lm.placement.plans[key][0] == dec.broker  # the retry remembered its draw under the bundle's value
