@@ -37,7 +37,7 @@ from .release_lines import modular_startup
 from .model import BundleData, LoadData, bundle_namespace
 from .placement.base import NamespacePolicies, PlacementContext
 from .placement.round_robin import RoundRobinBrokerSelector
-from .results import NO_BROKERS, Cycle, FilterStep, PlacementDecision, Unload, open_cycle
+from .results import NO_BROKERS, Cycle, FilterStep, PlacementDecision, Unload, open_cycle, share_reason
 from .cadence import forget_expired
 from .strategies import make_placement, make_shedding, placement_name, registry, shedding_name
 from .strategies.state import HoldsStrategyStates
@@ -517,7 +517,8 @@ class ModularLoadManager(HoldsStrategyStates):
             broker = keys[bi]
             any_unloaded = False
             for s in by_broker[broker]:
-                u = Unload(broker, s.bundle, None, s.reason, s.msg_rate, s.throughput)
+                u = Unload(broker, s.bundle, None, "", s.msg_rate, s.throughput)
+                share_reason(u, s)
                 cyc.processed.append(u)
                 ns = bundle_namespace(s.bundle)
                 if ns in cfg.excluded_namespaces:

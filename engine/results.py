@@ -170,8 +170,19 @@ class _LazyReason:
         return "" if lazy is None else d.setdefault("reason", str(lazy))
 
 
+def share_reason(dst, src) -> None:
+    """Give ``dst`` the reason of ``src``: its text, or, while that is a :class:`LazyText` not read yet,
+    the same one (formatted once, for both, when either is read)."""
+    d = src.__dict__
+    lazy = d.get("_lazy_reason") if "reason" not in d else None
+    if lazy is not None:
+        lazy_reason(dst, lazy)
+    else:
+        dst.reason = src.reason
+
+
 def lazy_reason(obj, text: LazyText) -> None:
-    """Give ``obj`` (an :class:`AvgPair` or a :class:`Selection`) the reason ``text``, formatted when first read; setting
+    """Give ``obj`` (an :class:`AvgPair`, a :class:`Selection` or an :class:`Unload`) the reason ``text``, formatted when first read; setting
     ``obj.reason`` afterwards replaces it."""
     d = obj.__dict__
     d["_lazy_reason"] = text
@@ -486,6 +497,9 @@ class Unload:
         return {"broker": self.broker, "bundle": self.bundle, "destination": self.destination,
                 "reason": self.reason, "msg_rate": self.msg_rate, "throughput": self.throughput,
                 "skipped": self.skipped, "placement": self.placement.to_json() if self.placement else None}
+
+
+Unload.reason = _LazyReason()  # a shedding selection's reason, formatted when first read (share_reason)
 
 
 @dataclass

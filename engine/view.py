@@ -529,11 +529,18 @@ class LoadView:
             memo = self.__dict__.setdefault("_value_keys", {})
         todo = [k for k in ks if k not in memo]
         if todo:
-            st, lt = self.st[todo].tolist(), self.lt[todo].tolist()
-            sn, ln, tp = self.st_samples[todo].tolist(), self.lt_samples[todo].tolist(), self.topics[todo].tolist()
-            for j, k in enumerate(todo):
-                memo[k] = (self.st_max, int(sn[j]), *map(float, st[j]), self.lt_max, int(ln[j]), *map(float, lt[j]),
-                           int(tp[j]))
+            def col(a, kind):  # the rows as Python ints / floats (``tolist`` converts a matching dtype itself)
+                a = a[todo]
+                if a.dtype.kind == kind or (kind == "i" and a.dtype.kind == "u"):
+                    return a.tolist()
+                conv = int if kind == "i" else float
+                return [[conv(x) for x in r] for r in a.tolist()] if a.ndim == 2 else [conv(x) for x in a.tolist()]
+
+            st, lt = col(self.st, "f"), col(self.lt, "f")
+            sn, ln, tp = col(self.st_samples, "i"), col(self.lt_samples, "i"), col(self.topics, "i")
+            st_max, lt_max = self.st_max, self.lt_max
+            for k, a, b, c, d, t in zip(todo, sn, st, ln, lt, tp):
+                memo[k] = (st_max, a, *b, lt_max, c, *d, t)
         return [memo[k] for k in ks]
 
     def recent_mask(self, recently_unloaded: Mapping[str, int]) -> np.ndarray:

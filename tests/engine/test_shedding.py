@@ -444,3 +444,19 @@ def test_avg_without_plans_decides_the_same_and_selections_carry_the_pair_reason
             assert s.reason == pair.reason and "unload from" in s.reason
             assert pickle.loads(pickle.dumps(s)).reason == s.reason == copy.deepcopy(s).reason
     assert fired and keep.plans and not lean.plans
+
+
+def test_avg_unload_carries_the_selections_reason_text():
+    """A cycle's unload reads the reason its selection gives (the pair's text, formatted when first read by
+    either), also through ``to_json`` and a pickle."""
+    import pickle
+
+    spec = {"hot:1": dict(cpu=90, bundles={"t/n/a": dict(rate=8000), "t/n/b": dict(rate=500)}),
+            "cold:1": dict(cpu=10, bundles={"t/n/f": dict(rate=0.0)})}
+    cfg = BIGO_AVGSHEDDER.with_values({"loadBalancerDistributeBundlesEvenlyEnabled": "false", "maxUnloadPercentage": "1.0",
+                                       "loadBalancerAvgShedderHitCountHighThreshold": "1", "minUnloadMessage": "1000"})
+    cyc = ModularLoadManager(make_snapshot(spec), cfg, seed=3).do_load_shedding()
+    u = cyc.unloads[0]
+    pickled = pickle.loads(pickle.dumps(u))  # before any read: the pickle carries the text
+    assert u.to_json()["reason"] == u.reason == cyc.shedding.selected[0].reason == pickled.reason
+    assert "unload from hot:1 to cold:1" in u.reason
