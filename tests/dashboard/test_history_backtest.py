@@ -56,9 +56,13 @@ def test_backtest002_sweep_keys_come_from_the_strategy_spec():
         assert set(keys) <= own | {k for k, _v in spec.sweep_grid}, name
 
 
-def _split_batches(frame: pd.DataFrame, size: int):
-    for i in range(0, len(frame), size):
+def _split_batches(frame: pd.DataFrame, sizes):
+    """``frame`` in consecutive batches whose sizes cycle through ``sizes``."""
+    i, n = 0, 0
+    while i < len(frame):
+        size = sizes[n % len(sizes)]
         yield frame.iloc[i:i + size].reset_index(drop=True)
+        i, n = i + size, n + 1
 
 
 @pytest.mark.parametrize("name", shedding_strategies())
@@ -79,7 +83,9 @@ def test_backtest003_streamed_in_small_batches_equals_one_replay(gen_ds, name):
             rows = pd.concat([rows, kw.assign(**{c: float("nan") for c in bw.columns if c not in kw.columns})],
                              ignore_index=True)
         rows = rows.assign(cell=0).sort_values(["cell", "timestamp"], kind="stable").reset_index(drop=True)
-        got = list(stream_cells(_split_batches(rows, 7), name, cfg, 8, 50, "auto", use_bundles))
+        # a minute is 20 rows with bundles (5 with synthetic ones): batches of 7 end inside a minute, batches
+        # of 45 hold whole minutes and cut others
+        got = list(stream_cells(_split_batches(rows, (7, 45)), name, cfg, 8, 50, "auto", use_bundles))
         ev = pd.concat(got, ignore_index=True) if got else pd.DataFrame(columns=["cell"] + EVENT_COLUMNS)
         assert (ev["cell"] == 0).all()
         pd.testing.assert_frame_equal(ev.drop(columns="cell").reset_index(drop=True), ref.reset_index(drop=True),
