@@ -66,11 +66,14 @@ def percent_usage(usage: float, limit: float) -> float:
     if not limit > 0:  # also catches NaN limit (Java: NaN > 0 is false)
         return 0.0
     if getattr(_quiet, "on", False):  # inside a load manager entry point: numpy's warnings are off already
-        q = np.float32(np.float32(usage) / np.float32(limit))
-        return float(np.float32(q * _F100))
+        return _percent32(usage, limit)
     with np.errstate(all="ignore"):
-        q = np.float32(np.float32(usage) / np.float32(limit))
-        return float(np.float32(q * _F100))
+        return _percent32(usage, limit)
+
+
+def _percent32(usage: float, limit: float) -> float:
+    q = np.float32(np.float32(usage) / np.float32(limit))
+    return float(np.float32(q * _F100))
 
 
 def percent_usage_array(usage, limit) -> np.ndarray:

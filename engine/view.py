@@ -512,15 +512,9 @@ class LoadView:
         snapshot or minute, and the dashboard shares one per snapshot), and AvgShedder asks for the same
         bundle's key when it plans a move and again when it places the bundle."""
         memo = self.__dict__.get("_value_keys")
-        if memo is None:
-            memo = self.__dict__.setdefault("_value_keys", {})
         i = int(i)
-        got = memo.get(i)
-        if got is None:
-            got = (self.st_max, int(self.st_samples[i]), *map(float, self.st[i].tolist()),
-                   self.lt_max, int(self.lt_samples[i]), *map(float, self.lt[i].tolist()), int(self.topics[i]))
-            memo[i] = got
-        return got
+        got = memo.get(i) if memo is not None else None
+        return got if got is not None else self.bundle_value_keys([i])[0]
 
     def bundle_value_keys(self, ks: list) -> list:
         """:meth:`bundle_value_key` of each bundle index in ``ks`` (the rows read at once)."""

@@ -426,7 +426,6 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
                 no_fit += 1
                 continue
             ks = [k for k, _t in picked]
-            names = view.bundles
             if self.keep_plans:
                 for key, k in zip(view.bundle_value_keys(ks), ks):
                     self.plans[key] = (lo_b, names[k], "shedding")
