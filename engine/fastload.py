@@ -43,9 +43,7 @@ number written as text, and otherwise falls back in turn). Both end in the same 
 """
 from __future__ import annotations
 
-import gc
 import typing
-from contextlib import contextmanager
 from itertools import chain
 from operator import attrgetter, itemgetter
 
@@ -53,6 +51,7 @@ import numpy as np
 
 from .bounded import check_size
 from .errors import InputError
+from .gcquiet import no_gc
 from .limits import MAX_COUNT, MAX_QUANTITY, limit
 from .loaddata_json import TOP_KEYS
 from .model import (
@@ -101,23 +100,10 @@ def parse_json_fast(raw: bytes, source: str):
     if raw[:3] == b"\xef\xbb\xbf":
         raw = raw[3:]
     try:
-        with _no_gc():
+        with no_gc():
             return orjson.loads(raw)
     except orjson.JSONDecodeError:
         return None
-
-
-@contextmanager
-def _no_gc():
-    """Millions of young objects (a parsed document, its columns) would trigger full cyclic-GC passes
-    over all of them while they are built; nothing here makes cycles, so the collector waits."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def _depth(obj, stop: int) -> int:
@@ -291,6 +277,13 @@ class ColumnarLoadData(LoadData):
         (version, resources, ...), without building every ``lastStats`` entry: read ``brokers`` for those."""
         return self._brokers
 
+    def stats_columns(self) -> dict | None:
+        if self.materialised:
+            return None
+        c = self._cols
+        return {"reports": self._brokers, "names": c["names"], "name_idx": c["stat_idx"], "starts": c["stat_starts"],
+                "stats": c["stats"], "view": self.prebuilt_view()}
+
     def counts(self) -> tuple[int, int]:
         """(brokers, bundles in bundleData) without building objects."""
         return len(self._brokers), self._cols["n_bd"]
@@ -322,7 +315,7 @@ def load_data_fast(obj, source: str) -> ColumnarLoadData | None:
     if not isinstance(obj, dict) or not isinstance(obj.get("brokers"), dict):
         return None
     try:
-        with _no_gc():
+        with no_gc():
             return _load(obj, source)
     except _Fallback:
         return None
@@ -671,7 +664,7 @@ def _bytes_typed(raw: bytes, source: str, probe: dict | None = None):
     if raw[:3] == b"\xef\xbb\xbf":
         raw = raw[3:]
     try:
-        with _no_gc():
+        with no_gc():
             if probe is None:
                 try:
                     return _load_whole(T, raw, source)

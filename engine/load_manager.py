@@ -341,9 +341,11 @@ class ModularLoadManager(HoldsStrategyStates):
 
         Without namespace policies and preallocations every step depends on the bundle only through
         its namespace (isolation, anti-affinity and the preallocated bundles' namespaces are what
-        make it per bundle), so the result is kept per (namespace, topic type) for as long as the
-        cached prefix (view, configuration, preallocation version) holds: the same steps, in
-        Pulsar's order, and the same candidates as computing them again."""
+        make it per bundle), and only the even-distribution step reads the namespace, so the result is
+        kept per topic type (and per namespace while ``loadBalancerDistributeBundlesEvenlyEnabled``,
+        and for ``pulsar/system``) for as long as the cached prefix (view, configuration,
+        preallocation version) holds: the same steps, in Pulsar's order, and the same candidates as
+        computing them again."""
         if self.policies.__class__ is not NamespacePolicies or self.preallocated:
             steps, c, base = self._pipeline_for(bundle, ns, non_persistent, ctx)
             return steps, c, base
@@ -351,9 +353,14 @@ class ModularLoadManager(HoldsStrategyStates):
         pc = self._pipe_cache
         if pc.get("prefix") is not prefix or pc.get("config") is not self.config:
             pc = self._pipe_cache = {"prefix": prefix, "config": self.config}
-        got = pc.get((ns, non_persistent))
+        # without the even-distribution step (and pulsar/system's own spread) nothing after the prefix
+        # reads the namespace either: one entry serves every namespace
+        cfg = self.config
+        per_ns = cfg.loadBalancerDistributeBundlesEvenlyEnabled or ns == "pulsar/system"
+        key = (ns if per_ns else None, non_persistent)
+        got = pc.get(key)
         if got is None:
-            got = pc[(ns, non_persistent)] = self._pipeline_for(bundle, ns, non_persistent, ctx)
+            got = pc[key] = self._pipeline_for(bundle, ns, non_persistent, ctx)
         return list(got[0]), got[1], got[2]
 
     def _pipeline_for(self, bundle: str, ns: str, non_persistent: bool, ctx):

@@ -644,6 +644,16 @@ class LoadData:
         """broker id -> its preallocated bundles (BundleData), brokers with some only."""
         return {bid: bd.preallocated for bid, bd in self.brokers.items() if bd.preallocated}
 
+    def stats_columns(self) -> dict | None:
+        """Every broker's ``lastStats`` as columns, or ``None`` (then read ``brokers``): a snapshot read
+        into columns (:mod:`engine.fastload`) answers while nothing built its objects, with ``reports``
+        (broker id → report, its ``lastStats`` not built), ``names`` and ``name_idx`` (each row's
+        bundle name is ``names[name_idx[i]]``), ``starts`` (broker ``j``'s rows are
+        ``starts[j]:starts[j+1]``, in ``reports`` order), ``stats`` (one row per entry, the columns
+        ``msgRateIn, msgThroughputIn, msgRateOut, msgThroughputOut, consumerCount, producerCount,
+        topics, cacheSize``) and ``view`` (the :class:`~engine.view.LoadView` over the same names)."""
+        return None
+
     def ensure_bundle_data(self) -> None:
         """Derive missing ``bundleData`` the way Pulsar's leader does (§3.2): a bundle reported in
         some ``lastStats`` but without BundleData gets the default (§2.4) updated with that sample;

@@ -43,16 +43,20 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Mapping
 
+import numpy as np
+
 from ..config import LoadBalancerConfig
 from ..errors import InputError
+from ..gcquiet import no_gc
 from ..limits import epoch_ms
 from ..javacompat import java_map_order
 from ..model import LoadData, NamespaceBundleStats, _Reader
-from .broker_load_data import BrokerLoadData
-from .top_bundles import BundleLoadData, top_k_bundles, top_k_for_brokers
+from .broker_load_data import BrokerLoadData, first_updates
+from .top_bundles import BundleLoadData, TopBundles, TopKPlan, top_k_bundles
 
 __all__ = ["EXTENSIBLE_LOAD_MANAGER", "extensible_config", "BrokerLookupData", "ExtensibleLoadData", "derive_extensible",
            "extensible_from_json", "load_extensible_snapshot", "is_extensible_json", "save_extensible_snapshot"]
@@ -186,7 +190,7 @@ class ExtensibleLoadData:
         lists, lookup entries and stats are shared (read-only for the load manager). Cheap."""
         out = copy.copy(self)
         out.broker_load_data = {b: copy.copy(d) for b, d in self.broker_load_data.items()}
-        out.top_bundles = dict(self.top_bundles)
+        out.top_bundles = self.top_bundles.copy()
         out.lookup = None if self.lookup is None else dict(self.lookup)
         out.ownership = None if self.ownership is None else dict(self.ownership)
         out.recently_unloaded = dict(self.recently_unloaded)
@@ -374,41 +378,76 @@ def derive_extensible(load_data: LoadData, config: LoadBalancerConfig | None = N
     ``loadBalancerHistoryResourcePercentage``, ``loadBalancerReportUpdateMinIntervalMillis`` and the
     top-K keys of :func:`top_k_bundles`.
     """
+    with no_gc():  # a record per broker and the ownership map: no cycles among them
+        return _derive(load_data, config, previous, has_policies)
+
+
+def _derive(load_data: LoadData, config, previous, has_policies) -> ExtensibleLoadData:
     conf = config or LoadBalancerConfig()
     now = load_data.now
     tick = conf.loadBalancerReportUpdateMinIntervalMillis
     out = ExtensibleLoadData(now_ms=load_data.now_ms, source=load_data.source,
                              warnings=list(load_data.warnings), lookup={}, ownership={})
     out.recently_unloaded = dict(load_data.recently_unloaded)
-    tops = top_k_for_brokers([bd.local.last_stats for bd in load_data.brokers.values()], conf, has_policies)
-    for (bid, bd), top in zip(load_data.brokers.items(), tops):
-        L = bd.local
-        prev = previous.broker_load_data.get(bid) if previous is not None else None
-        d = prev.copy() if prev is not None else BrokerLoadData()
-        t = int(L.last_update) or int(now)
-        if prev is None or prev.updated_at == 0:
-            steps = 1
-        elif t <= prev.updated_at:
-            steps = 0  # a report already seen: not counted twice
-        else:  # the broker regenerated its load data every 5 s in between (same usage assumed)
-            steps = min(_MAX_STEPS, max(1, round((t - prev.updated_at) / max(1, tick))))
-        for i in range(steps):
-            d.update({"cpu": L.cpu, "memory": L.memory, "direct_memory": L.direct_memory,
-                      "bandwidth_in": L.bandwidth_in, "bandwidth_out": L.bandwidth_out},
-                     L.msg_throughput_in, L.msg_throughput_out, L.msg_rate_in, L.msg_rate_out,
-                     len(L.bundles) if L.bundles else L.num_bundles, L.num_topics, conf,
-                     now_ms=t - (steps - 1 - i) * tick)
+    columns = load_data.stats_columns()
+    reports = load_data.brokers if columns is None else columns["reports"]
+    bids = list(reports)
+    locals_ = [bd.local for bd in reports.values()]
+    times = [int(L.last_update) or int(now) for L in locals_]
+    out.top_bundles = TopBundles(bids, _top_k_plan(columns, locals_, conf, has_policies))
+    fresh = [j for j, bid in enumerate(bids)
+             if previous is None or previous.broker_load_data.get(bid) is None]
+    firsts = dict(zip(fresh, first_updates([locals_[j] for j in fresh], [times[j] for j in fresh], conf)))
+    for j, (bid, L, t) in enumerate(zip(bids, locals_, times)):
+        d = firsts.get(j)
+        if d is None:  # a broker of the previous view: its EMAs go on
+            d = _continue(previous.broker_load_data[bid], L, t, tick, conf)
         out.broker_load_data[bid] = d
-        out.top_bundles[bid] = top
         out.lookup[bid] = BrokerLookupData(EXTENSIBLE_LOAD_MANAGER, L.broker_version_string,
                                            L.persistent_topics_enabled, L.non_persistent_topics_enabled)
-        mine = dict.fromkeys(L.bundles, bid)
-        if mine.keys() & out.ownership.keys():  # a bundle listed by two brokers: the first keeps it
-            for b in L.bundles:
-                out.ownership.setdefault(b, bid)
-        else:
-            out.ownership.update(mine)
+    # the channel's ownership: each broker's listed bundles (a bundle listed by two: the first keeps it)
+    lists = [L.bundles for L in locals_]
+    own = dict(zip(chain.from_iterable(lists), chain.from_iterable(map(repeat, bids, map(len, lists)))))
+    if len(own) < sum(map(len, lists)):
+        own = {}
+        for bid, lst in zip(bids, lists):
+            for b in lst:
+                own.setdefault(b, bid)
+    out.ownership = own
     hc = (load_data.strategy_state or {}).get("TransferShedder")
     if hc:
         out.strategy_state = {"TransferShedder": dict(hc)}
     return out
+
+
+def _continue(prev: BrokerLoadData, L, t: int, tick: int, conf: LoadBalancerConfig) -> BrokerLoadData:
+    """``prev`` (a broker of the previous view) advanced to its report at ``t``: one update per
+    ``tick`` between the two (at most ``_MAX_STEPS``), none for a report already seen."""
+    d = prev.copy()
+    if prev.updated_at == 0:
+        steps = 1
+    elif t <= prev.updated_at:
+        steps = 0  # a report already seen: not counted twice
+    else:  # the broker regenerated its load data every 5 s in between (same usage assumed)
+        steps = min(_MAX_STEPS, max(1, round((t - prev.updated_at) / max(1, tick))))
+    for i in range(steps):
+        d.update({"cpu": L.cpu, "memory": L.memory, "direct_memory": L.direct_memory,
+                  "bandwidth_in": L.bandwidth_in, "bandwidth_out": L.bandwidth_out},
+                 L.msg_throughput_in, L.msg_throughput_out, L.msg_rate_in, L.msg_rate_out,
+                 len(L.bundles) if L.bundles else L.num_bundles, L.num_topics, conf,
+                 now_ms=t - (steps - 1 - i) * tick)
+    return d
+
+
+def _top_k_plan(columns: dict | None, locals_, conf: LoadBalancerConfig, has_policies) -> TopKPlan:
+    """The top-K plan of every broker's ``lastStats``: from the snapshot's columns while nothing built its
+    objects (:meth:`~engine.model.LoadData.stats_columns`: a big file read into columns; the namespaces
+    of the view over the same names), else from the objects."""
+    if columns is None:
+        return TopKPlan.of_maps([L.last_stats for L in locals_], conf, has_policies)
+    stats, idx, view = columns["stats"], columns["name_idx"], columns["view"]
+    cols = dict(zip(("msg_rate_in", "msg_throughput_in", "msg_rate_out", "msg_throughput_out", "consumer_count",
+                     "producer_count", "topics", "cache_size"), stats.T))
+    namespaces = (view.namespaces, view.bundle_namespace_id[idx]) if view is not None and len(idx) else None
+    return TopKPlan(len(idx), np.diff(columns["starts"]), conf, has_policies, names=columns["names"], name_idx=idx,
+                    stats_cols=stats, cols=cols, namespaces=namespaces)

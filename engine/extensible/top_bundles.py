@@ -16,6 +16,7 @@ Examples
 from __future__ import annotations
 
 import math
+from collections.abc import MutableMapping
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Callable, Mapping, Sequence
@@ -28,7 +29,7 @@ from ..javasort import ContractViolation, java_sort
 from ..model import NamespaceBundleStats, bundle_namespace, is_sla_or_heartbeat_namespace
 
 __all__ = ["BundleLoadData", "top_k_bundles", "bundle_stats_key", "compare_bundle_stats", "java_math_round",
-           "partition_sort", "is_system_service_namespace", "top_k_for_brokers", "compare_bundle_stats_threshold", "MSG_RATE_RESOLUTION", "BW_RESOLUTION",
+           "partition_sort", "is_system_service_namespace", "top_k_for_brokers", "TopKPlan", "TopBundles", "compare_bundle_stats_threshold", "MSG_RATE_RESOLUTION", "BW_RESOLUTION",
            "TOPIC_CONN_RESOLUTION", "CACHE_SIZE_RESOLUTION"]
 
 MSG_RATE_RESOLUTION = 100
@@ -288,100 +289,241 @@ def top_k_for_brokers(stats_maps: Sequence[Mapping[str, NamespaceBundleStats]],
     """:func:`top_k_bundles` of many brokers at once (one list per mapping, the same lists).
 
     The ``compareTo`` keys of every bundle are computed in one go and each broker's bundles sorted by
-    them. When a broker's top K keys are all distinct and the K-th differs from the next one, the top
-    K and their order are the same whatever the partitioning, so the list is read off the sort; a
-    broker with a tie there (where Pulsar's partitioning decides) and the threshold ``compareTo`` of
-    older releases take :func:`top_k_bundles` itself.
+    them (:class:`TopKPlan`). When a broker's top K keys are all distinct and the K-th differs from the
+    next one, the top K and their order are the same whatever the partitioning, so the list is read off
+    the sort; a broker with a tie there (where Pulsar's partitioning decides) and the threshold
+    ``compareTo`` of older releases take Pulsar's partitioning itself.
     """
-    conf = conf or LoadBalancerConfig()
-    k = conf.loadBalancerMaxNumberOfBundlesInBundleLoadReport
-    if not conf.has("topk_rounding_compare") or k <= 0:
-        return [top_k_bundles(m, None, conf, has_policies) for m in stats_maps]
-    names, objs, owner = [], [], []
-    for p, m in enumerate(stats_maps):
-        names.extend(m)
-        objs.extend(m.values())
-        owner.append(len(m))
-    n = len(objs)
-    owner = np.repeat(np.arange(len(stats_maps)), owner)
-    fields = ("msg_throughput_in", "msg_throughput_out", "msg_rate_in", "msg_rate_out", "topics", "consumer_count",
-              "producer_count", "cache_size")
-    try:
-        vals = np.array(list(map(attrgetter(*fields), objs)), dtype=float).reshape(n, len(fields))
-    except (TypeError, ValueError, OverflowError):
-        vals = None
-    if vals is None or not np.isfinite(vals).all() or (np.abs(vals) >= 2.0**53).any():
-        # not plain finite numbers the arrays hold exactly: the one-broker path reads them as they are
-        return [top_k_bundles(m, None, conf, has_policies) for m in stats_maps]
-    col = dict(zip(fields, vals.T))
-    whole = np.trunc(vals[:, 4:])  # int(x) of each count
-    ti, to = col["msg_throughput_in"], col["msg_throughput_out"]
-    keep = np.ones(n, dtype=bool)
-    if conf.has("transfer_skip_zero_throughput"):
-        keep &= (ti + to) != 0
-    excluded = conf.excluded_namespaces
-    skip_pol = None if conf.loadBalancerSheddingBundlesWithPoliciesEnabled else has_policies
-    # bundle_namespace of every name (inlined), each namespace judged once
-    per = [b[:i] if (i := b.rfind("/")) >= 0 else b for b in names]
-    dropped = {ns for ns in set(per) if is_system_service_namespace(ns) or ns in excluded
-               or (skip_pol is not None and skip_pol(ns))}
-    if dropped:
-        keep &= np.fromiter((ns not in dropped for ns in per), dtype=bool, count=n)
-    conn = whole[:, 0] + whole[:, 1] + whole[:, 2]
-    cache = whole[:, 3]
-    with np.errstate(invalid="ignore", over="ignore"):
-        keys = np.column_stack([
-            _round_array(ti / BW_RESOLUTION), _round_array(to / BW_RESOLUTION),
-            _round_array((col["msg_rate_in"] + col["msg_rate_out"]) / MSG_RATE_RESOLUTION),
-            np.trunc(conn / TOPIC_CONN_RESOLUTION).astype(np.int64),  # Java long division
-            np.trunc(cache / CACHE_SIZE_RESOLUTION).astype(np.int64)])
-    idx = np.flatnonzero(keep)
-    ko = keys[idx]
-    # per broker, the largest keys first
-    order = idx[np.lexsort(tuple(-ko[:, c] for c in range(4, -1, -1)) + (owner[idx],))]
-    out: list[list] = [[] for _ in stats_maps]
-    if len(order) == 0:
-        return out
-    ob, sk = owner[order], keys[order]
-    same_next = np.zeros(len(order), dtype=bool)
-    same_next[:-1] = (ob[1:] == ob[:-1]) & np.all(sk[1:] == sk[:-1], axis=1)
-    starts = np.flatnonzero(np.concatenate(([True], ob[1:] != ob[:-1])))
-    ends = np.concatenate((starts[1:], [len(order)]))
-    pos = np.arange(len(order)) - np.repeat(starts, ends - starts)
-    tied = np.zeros(len(stats_maps), dtype=bool)
-    hit = same_next & (pos < k)  # a tie inside the top K or between the K-th and the next
-    tied[ob[hit]] = True
-    ol = order.tolist()
-    for s, e, p in zip(starts.tolist(), ends.tolist(), ob[starts].tolist()):
-        if not tied[p]:
-            top = ol[s:min(e, s + k)]
-            out[p] = [BundleLoadData(names[j], objs[j]) for j in reversed(top)]
-    tied_p = np.flatnonzero(tied)
-    if len(tied_p) == 0:
-        return out
-    # a tie decides: Pulsar's partitioning over each such broker's bundles in ConcurrentHashMap order,
-    # comparing the keys by their rank among all keys (the same order as compareTo); the maps' orders
-    # all at once (chm_group_ranks), the partitioning per broker on plain ints
-    dense = np.concatenate(([0], np.cumsum(np.any(sk[1:] != sk[:-1], axis=1) | (ob[1:] != ob[:-1]))))
-    ra = np.zeros(n, dtype=np.int64)
-    ra[order] = -dense  # ``order`` is descending within a broker: a larger key, a smaller dense
-    counts = np.bincount(owner, minlength=len(stats_maps))
-    offsets = np.concatenate(([0], np.cumsum(counts)))
-    sizes = counts[tied_p]
-    sel = np.repeat(offsets[tied_p] - np.concatenate(([0], np.cumsum(sizes)[:-1])), sizes) + np.arange(sizes.sum())
-    grp = np.repeat(np.arange(len(tied_p)), sizes)
-    h = java_string_hashes([names[j] for j in sel.tolist()]) & 0xFFFFFFFF
-    in_map = chm_group_ranks((h ^ (h >> 16)) & 0x7FFFFFFF, grp, len(tied_p))
-    by_map = np.lexsort((in_map, grp))
-    seq, gk = sel[by_map], grp[by_map]
-    kept = keep[seq]
-    seq, gk = seq[kept], gk[kept]
-    cut = np.searchsorted(gk, np.arange(len(tied_p) + 1))
-    seq_l, key_l = seq.tolist(), ra[seq].tolist()
-    for i, p in enumerate(tied_p.tolist()):
-        a, b = int(cut[i]), int(cut[i + 1])
-        ids, ks = seq_l[a:b], key_l[a:b]
-        kk = min(k, len(ids))
+    plan = TopKPlan.of_maps(stats_maps, conf, has_policies)
+    return [plan.list_for(p) for p in range(plan.n_brokers)]
+
+
+_FIELDS = ("msg_throughput_in", "msg_throughput_out", "msg_rate_in", "msg_rate_out", "topics", "consumer_count",
+           "producer_count", "cache_size")
+
+
+class TopKPlan:
+    """Every broker's top-K list, worked out from columns of all their bundles' stats at once; each list is
+    built (its :class:`BundleLoadData` objects, and Pulsar's partitioning where a tie decides) when read.
+
+    Rows are the bundles of every broker's stats map, broker after broker, each map's rows in its insertion
+    order. A row's name is ``names[name_idx[i]]`` (``names[i]`` without ``name_idx``) and its stats
+    ``objs[i]``, or built from ``stats_cols`` (the columns of :data:`engine.fastload._STAT_KEYS`) when read.
+    """
+
+    def __init__(self, n_rows: int, counts, conf: LoadBalancerConfig | None, has_policies, *, names: list,
+                 name_idx=None, objs: list | None = None, stats_cols: np.ndarray | None = None, cols=None,
+                 namespaces: tuple | None = None):
+        self.conf = conf = conf or LoadBalancerConfig()
+        self.k = conf.loadBalancerMaxNumberOfBundlesInBundleLoadReport
+        self.has_policies = has_policies
+        self.names, self.name_idx, self.objs, self.stats_cols = names, name_idx, objs, stats_cols
+        counts = np.asarray(counts, dtype=np.int64)
+        self.n_brokers = len(counts)
+        self.offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+        # None: each broker through top_k_bundles over its own map (the threshold compareTo of older
+        # releases, numbers the arrays do not hold exactly, K <= 0)
+        self.vector = False
+        if not conf.has("topk_rounding_compare") or self.k <= 0 or cols is None:
+            return
+        cols = {f: np.asarray(cols[f], dtype=float) for f in _FIELDS}
+        if not all(np.isfinite(c).all() and not (np.abs(c) >= 2.0**53).any() for c in cols.values()):
+            return
+        self.vector = True
+        self._sort(n_rows, cols, counts, namespaces)
+
+    @classmethod
+    def of_maps(cls, stats_maps, conf=None, has_policies=None) -> "TopKPlan":
+        """The plan over mappings ``name -> NamespaceBundleStats`` (one per broker)."""
+        names, objs, counts = [], [], []
+        for m in stats_maps:
+            names.extend(m)
+            objs.extend(m.values())
+            counts.append(len(m))
+        cols = None
+        if conf is None or conf.has("topk_rounding_compare"):
+            try:
+                vals = np.array(list(map(attrgetter(*_FIELDS), objs)), dtype=float).reshape(len(objs), len(_FIELDS))
+                cols = dict(zip(_FIELDS, vals.T))
+            except (TypeError, ValueError, OverflowError):
+                cols = None
+        return cls(len(objs), counts, conf, has_policies, names=names, objs=objs, cols=cols)
+
+    # ------------------------------------------------------------------ rows
+    def _name(self, i: int) -> str:
+        return self.names[i] if self.name_idx is None else self.names[self.name_idx[i]]
+
+    def _row_names(self, a: int, b: int) -> list:
+        if self.name_idx is None:
+            return self.names[a:b]
+        names = self.names
+        return [names[j] for j in self.name_idx[a:b].tolist()]
+
+    def _stats(self, i: int) -> NamespaceBundleStats:
+        if self.objs is not None:
+            return self.objs[i]
+        r = self.stats_cols[i].tolist()
+        return NamespaceBundleStats(r[0], r[1], r[2], r[3], int(r[4]), int(r[5]), int(r[6]), int(r[7]))
+
+    def _entry(self, i: int) -> BundleLoadData:
+        return BundleLoadData(self._name(i), self._stats(i))
+
+    # ------------------------------------------------------------------ the one sort
+    def _sort(self, n: int, col: dict, counts: np.ndarray, namespaces) -> None:
+        conf = self.conf
+        owner = np.repeat(np.arange(self.n_brokers), counts)
+        ti, to = col["msg_throughput_in"], col["msg_throughput_out"]
+        keep = np.ones(n, dtype=bool)
+        if conf.has("transfer_skip_zero_throughput"):
+            keep &= (ti + to) != 0
+        excluded = conf.excluded_namespaces
+        skip_pol = None if conf.loadBalancerSheddingBundlesWithPoliciesEnabled else self.has_policies
+
+        def dropped(ns):
+            return is_system_service_namespace(ns) or ns in excluded or (skip_pol is not None and skip_pol(ns))
+
+        if namespaces is not None:  # (namespace names, each row's namespace id): judged once per namespace
+            nss, row_ns = namespaces
+            bad = np.fromiter((dropped(ns) for ns in nss), dtype=bool, count=len(nss))
+            if bad.any():
+                keep &= ~bad[row_ns]
+        elif n:
+            # bundle_namespace of every name (inlined), each namespace judged once
+            per = [b[:i] if (i := b.rfind("/")) >= 0 else b for b in self._row_names(0, n)]
+            out = {ns for ns in set(per) if dropped(ns)}
+            if out:
+                keep &= np.fromiter((ns not in out for ns in per), dtype=bool, count=n)
+        with np.errstate(invalid="ignore", over="ignore"):
+            conn = np.trunc(col["topics"]) + np.trunc(col["consumer_count"]) + np.trunc(col["producer_count"])
+            keys = [_round_array(ti / BW_RESOLUTION), _round_array(to / BW_RESOLUTION),
+                    _round_array((col["msg_rate_in"] + col["msg_rate_out"]) / MSG_RATE_RESOLUTION),
+                    np.trunc(conn / TOPIC_CONN_RESOLUTION).astype(np.int64),  # Java long division
+                    np.trunc(np.trunc(col["cache_size"]) / CACHE_SIZE_RESOLUTION).astype(np.int64)]
+        idx = np.flatnonzero(keep)
+        # per broker, the largest keys first; ``cut[i]``: row ``order[i+1]`` starts a new (broker, key)
+        order, cut = _by_broker_desc(owner[idx], [x[idx] for x in keys])
+        order = idx[order]
+        self.keep, self.order = keep, order
+        self.first = np.full(self.n_brokers, -1, dtype=np.int64)  # where each broker's rows start in ``order``
+        self.kept = np.zeros(self.n_brokers, dtype=np.int64)
+        self.tied = np.zeros(self.n_brokers, dtype=bool)
+        if len(order) == 0:
+            return
+        ob = owner[order]
+        same_next = np.zeros(len(order), dtype=bool)
+        same_next[:-1] = ~cut
+        starts = np.flatnonzero(np.concatenate(([True], ob[1:] != ob[:-1])))
+        ends = np.concatenate((starts[1:], [len(order)]))
+        self.first[ob[starts]] = starts
+        self.kept[ob[starts]] = ends - starts
+        pos = np.arange(len(order)) - np.repeat(starts, ends - starts)
+        hit = same_next & (pos < self.k)  # a tie inside the top K or between the K-th and the next
+        self.tied[ob[hit]] = True
+        if self.tied.any():
+            # a key's rank among all keys (the same order as compareTo): a larger key, a smaller rank
+            dense = np.concatenate(([0], np.cumsum(cut)))
+            self.rank = np.zeros(n, dtype=np.int64)
+            self.rank[order] = -dense
+
+    # ------------------------------------------------------------------ one broker's list
+    def list_for(self, p: int) -> list[BundleLoadData]:
+        """Broker ``p``'s top-K list, ascending (what :func:`top_k_bundles` gives for its map)."""
+        a, b = int(self.offsets[p]), int(self.offsets[p + 1])
+        if not self.vector:
+            m = {self._name(i): self._stats(i) for i in range(a, b)}
+            return top_k_bundles(m, None, self.conf, self.has_policies)
+        s, c = int(self.first[p]), int(self.kept[p])
+        if c == 0:
+            return []
+        if not self.tied[p]:
+            return [self._entry(i) for i in reversed(self.order[s:s + min(c, self.k)].tolist())]
+        # a tie decides: Pulsar's partitioning over the broker's bundles in ConcurrentHashMap order (of the
+        # whole map, dropped bundles included), comparing the keys by their rank
+        h = java_string_hashes(self._row_names(a, b)) & 0xFFFFFFFF
+        in_map = chm_group_ranks((h ^ (h >> 16)) & 0x7FFFFFFF, np.zeros(b - a, dtype=np.int64), 1)
+        seq = a + np.argsort(in_map, kind="stable")
+        seq = seq[self.keep[seq]]
+        ids, ks = seq.tolist(), self.rank[seq].tolist()
+        kk = min(self.k, len(ids))
         _partition_sort_ints(ids, ks, kk)
-        out[p] = [BundleLoadData(names[j], objs[j]) for j in reversed(ids[:kk])]
-    return out
+        return [self._entry(i) for i in reversed(ids[:kk])]
+
+
+def _by_broker_desc(owner: np.ndarray, keys: list) -> tuple[np.ndarray, np.ndarray]:
+    """The rows sorted by owner, then by ``keys`` (lexicographic) descending, ties in row order; and, for
+    each sorted row but the last, whether the next one has another owner or another key. The key columns
+    that are the same on every row are left out; when the rest fit 63 bits (the usual case: non-negative
+    and small after Pulsar's resolutions) they are packed into one integer and sorted once."""
+    n = len(owner)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
+    keys = [x for x in keys if x.min() != x.max()]
+    widths, ok = [], True
+    for x in [owner] + keys:
+        lo, hi = int(x.min()), int(x.max())
+        ok &= lo >= 0
+        widths.append(max(hi, 1).bit_length())
+    if ok and sum(widths) <= 63:
+        packed = owner.astype(np.int64)
+        for x, w in zip(keys, widths[1:]):
+            packed = (packed << w) | (((1 << w) - 1) - x)  # larger key, smaller value: descending
+        order = np.argsort(packed, kind="stable")
+        ps = packed[order]
+        return order, ps[1:] != ps[:-1]
+    order = np.lexsort(tuple(-x for x in reversed(keys)) + (owner,))
+    ob = owner[order]
+    cut = ob[1:] != ob[:-1]
+    for x in keys:
+        xs = x[order]
+        cut |= xs[1:] != xs[:-1]
+    return order, cut
+
+
+class TopBundles(MutableMapping):
+    """broker → its top-K list (the ``topBundleLoadDataStore``), each list worked out on its first read
+    from a :class:`TopKPlan` (a leader reads the lists of the brokers it unloads from; a page or a
+    JSON dump reads them all). Assigning a broker's list replaces it. A copy or a pickle is a plain
+    ``dict`` of every list."""
+
+    def __init__(self, brokers, plan: TopKPlan):
+        self._pos = {b: p for p, b in enumerate(brokers)}
+        self._plan = plan
+        self._lists: dict = {}
+
+    def __getitem__(self, broker):
+        got = self._lists.get(broker)
+        if got is None:
+            if broker not in self._pos:
+                raise KeyError(broker)
+            got = self._lists[broker] = self._plan.list_for(self._pos[broker])
+        return got
+
+    def __setitem__(self, broker, value) -> None:
+        if broker not in self._pos:
+            self._pos[broker] = -1
+        self._lists[broker] = value
+
+    def __delitem__(self, broker) -> None:
+        del self._pos[broker]
+        self._lists.pop(broker, None)
+
+    def __iter__(self):
+        return iter(self._pos)
+
+    def __len__(self) -> int:
+        return len(self._pos)
+
+    def __contains__(self, broker) -> bool:
+        return broker in self._pos
+
+    def __repr__(self) -> str:
+        return f"TopBundles({len(self._pos)} brokers, {len(self._lists)} lists read)"
+
+    def copy(self) -> "TopBundles":
+        """A new map sharing the plan and the lists read so far (lists are read only)."""
+        out = TopBundles.__new__(TopBundles)
+        out._pos, out._plan, out._lists = dict(self._pos), self._plan, dict(self._lists)
+        return out
+
+    def __reduce__(self):
+        return dict, (dict(self.items()),)

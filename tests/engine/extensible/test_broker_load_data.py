@@ -84,3 +84,39 @@ def test_missing_ema_takes_pulsars_default_with_a_warning():
     w = []
     d = BrokerLoadData.from_json({"cpu": {"usage": 10, "limit": 100}}, "x", "f.json", w)
     assert d.weighted_max_ema == 1.0 and any("weightedMaxEMA" in m for m in w)
+
+
+def test_first_updates_of_many_brokers_are_each_brokers_own_update():
+    """A view's brokers seen for the first time are updated all at once: every field (float32
+    percentages, double weighted max, the EMAs' first value) equals BrokerLoadData.update on each,
+    including a zero limit, an unlimited resource, weights of 0 and a usage whose weighted product is
+    not finite (inf x 0)."""
+    import random
+
+    from engine.extensible.broker_load_data import first_updates
+    from engine.model import LocalBrokerData, ResourceUsage
+
+    rng = random.Random(3)
+
+    def res():
+        return ResourceUsage(rng.choice([0.0, rng.random() * 300, 1e39]), rng.choice([0.0, 100.0, 8.0, rng.random() * 1e5]))
+
+    locals_ = [LocalBrokerData(f"b{i}:8080", cpu=res(), memory=res(), direct_memory=res(), bandwidth_in=res(),
+                               bandwidth_out=res(), msg_throughput_in=rng.random() * 1e8,
+                               msg_throughput_out=rng.random() * 1e8, msg_rate_in=rng.random() * 1e4,
+                               msg_rate_out=rng.random() * 1e4, num_topics=rng.randrange(100),
+                               num_bundles=rng.randrange(50), bundles=[f"t/n/{i}"] * rng.randrange(2))
+               for i in range(300)]
+    times = [rng.randrange(1, 10**12) for _ in locals_]
+    for cfg in (LoadBalancerConfig(), LoadBalancerConfig().with_values(
+            {"loadBalancerCPUResourceWeight": "0", "loadBalancerMemoryResourceWeight": "2.5",
+             "loadBalancerBandwithInResourceWeight": "0.3"})):
+        got = first_updates(locals_, times, cfg)
+        for L, t, d in zip(locals_, times, got):
+            want = BrokerLoadData()
+            want.update({"cpu": L.cpu, "memory": L.memory, "direct_memory": L.direct_memory,
+                         "bandwidth_in": L.bandwidth_in, "bandwidth_out": L.bandwidth_out},
+                        L.msg_throughput_in, L.msg_throughput_out, L.msg_rate_in, L.msg_rate_out,
+                        len(L.bundles) if L.bundles else L.num_bundles, L.num_topics, cfg, now_ms=t)
+            assert repr(d) == repr(want)  # repr: NaN fields compare equal too
+            assert d.cpu is not L.cpu  # the report's resources are copied, not shared

@@ -139,3 +139,77 @@ def test_ownership_defaults_and_lookup_defaults():
     assert data.lookup is None and data.available_brokers and data.lookup_data("a:8080").load_manager_class_name
     data.top_bundles["b:8080"] = list(data.top_bundles["a:8080"])  # a handover: both list the bundles
     assert set(data.owners().values()) == {"a:8080"} or set(data.owners().values()) == {"b:8080"}
+
+
+def _tied_snapshot_json(seed=5):
+    """A seeded cluster's LoadData JSON with what decides top-K lists: rounded-equal stats (ties at and
+    inside the top K), zero-throughput bundles, a system and a heartbeat bundle on some brokers."""
+    import random
+
+    from engine.synth import NOW, random_snapshot
+
+    rng = random.Random(seed)
+    obj = random_snapshot(40, 30, seed=seed, namespaces=4, skew=0.6, now_ms=NOW).to_json()
+    for j, (bid, rep) in enumerate(obj["brokers"].items()):
+        stats = rep["lastStats"]
+        for name in list(stats)[: rng.choice([0, 5, 20])]:
+            stats[name].update(msgThroughputIn=rng.choice([0.0, 1e5, 2e5]), msgThroughputOut=0.0,
+                               msgRateIn=rng.choice([0.0, 100.0]), msgRateOut=0.0)
+        if j % 7 == 0:
+            some = next(iter(stats.values()))
+            stats["pulsar/system/0x00000000_0xffffffff"] = dict(some, msgThroughputIn=9e9)
+            stats[f"pulsar/{bid}/0x00000000_0xffffffff"] = dict(some, msgThroughputIn=8e9)
+    return obj
+
+
+@pytest.mark.parametrize("version", ["3.0.7", "4.0.8", "4.2.4"])
+def test_view_from_a_snapshot_files_columns_is_the_view_from_its_objects(version):
+    """A big snapshot file is read into columns (no object per bundle): its extensible view, every
+    broker's top-K list included (ties, system namespaces, excluded namespaces, policies, a small K,
+    the threshold compareTo of older releases), is the one derived from the object model, and deriving
+    it builds no object model."""
+    from engine.fastload import ColumnarLoadData, load_data_fast, parse_json_fast
+    from engine.loaddata_json import load_data_from_json
+
+    obj = _tied_snapshot_json()
+    raw = json.dumps(obj).encode()
+    objects = load_data_from_json(json.loads(raw), "s.json")
+    pol = lambda ns: ns == "tenant/ns2"  # noqa: E731
+    for extra in ({}, {"loadBalancerMaxNumberOfBundlesInBundleLoadReport": "3"},
+                  {"loadBalancerSheddingExcludedNamespaces": "tenant/ns1"}):
+        cfg = CFG.with_values(dict(extra, pulsarVersion=version))
+        for has_policies in (None, pol):
+            col = load_data_fast(parse_json_fast(raw, "s.json"), "s.json")
+            assert isinstance(col, ColumnarLoadData)
+            got = derive_extensible(col, cfg, has_policies=has_policies)
+            assert not col.materialised
+            want = derive_extensible(objects, cfg, has_policies=has_policies)
+            assert got.to_json() == want.to_json()
+            assert list(got.top_bundles) == list(want.top_bundles)
+
+
+def test_top_lists_are_worked_out_when_read():
+    """The derived view's top-K lists: one broker's read alone, the same list as every other way of
+    reading (all at once, a copy, a pickle), and a list assigned replaces the worked-out one."""
+    import copy
+    import pickle
+
+    from engine.extensible.top_bundles import TopBundles
+    from engine.loaddata_json import load_data_from_json
+
+    ld = load_data_from_json(_tied_snapshot_json(seed=9), "s.json")
+    ext = derive_extensible(ld, CFG)
+    tb = ext.top_bundles
+    assert isinstance(tb, TopBundles) and len(tb) == 40
+    first = next(iter(tb))
+    one = tb[first]
+    assert repr(tb).endswith("1 lists read)")
+    whole = dict(tb.items())
+    assert whole[first] is one and whole == derive_extensible(ld, CFG).top_bundles
+    for other in (pickle.loads(pickle.dumps(tb)), copy.deepcopy(tb), ext.shallow_copy().top_bundles):
+        assert dict(other.items()) == whole
+    with pytest.raises(KeyError):
+        tb["nobody:8080"]
+    assert tb.get("nobody:8080") is None
+    tb[first] = []
+    assert tb[first] == [] and ext.to_json()["topBundlesLoadData"][first]["topBundlesLoadData"] == []

@@ -1,6 +1,7 @@
 """Top-K bundle reports (§8.2) and NamespaceBundleStats.compareTo (§2.1)."""
 import random
 
+import numpy as np
 import pytest
 
 from engine.config import LoadBalancerConfig
@@ -125,3 +126,23 @@ def test_top_k_of_many_brokers_is_each_brokers_own_list(version):
             want = [[(x.bundle_name, x.stats) for x in top_k_bundles(st, None, cfg, pol)] for st in maps]
             got = [[(x.bundle_name, x.stats) for x in lst] for lst in top_k_for_brokers(maps, cfg, pol)]
             assert got == want
+
+
+@pytest.mark.parametrize("scale", [3, 1 << 20, 1 << 40])
+def test_rows_by_broker_then_keys_descending(scale):
+    """The one sort behind the top-K lists: by broker, then the five keys descending, ties in row order;
+    packed into one integer when the keys fit, sorted key by key when they do not (huge or negative
+    keys), the same order and the same tie marks either way."""
+    from engine.extensible.top_bundles import _by_broker_desc
+
+    rng = np.random.default_rng(scale)
+    n = 500
+    owner = np.sort(rng.integers(0, 40, n))
+    keys = [rng.integers(0, scale, n), rng.integers(0, 3, n), np.zeros(n, dtype=np.int64),
+            rng.integers(-1 if scale == 3 else 0, 2, n), np.full(n, 7)]
+    order, cut = _by_broker_desc(owner, keys)
+    rows = [(int(owner[i]), tuple(-int(x[i]) for x in keys), i) for i in range(n)]
+    want = [r[2] for r in sorted(rows)]
+    assert order.tolist() == want
+    full = [rows[i][:2] for i in want]
+    assert cut.tolist() == [full[i + 1] != full[i] for i in range(n - 1)]
