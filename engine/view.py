@@ -441,14 +441,19 @@ class LoadView:
         ks = np.asarray(ks, dtype=np.int64)
         f = _name_facts(self.bundles)
         spread = f.get("spread")
-        if spread is not None:
-            s = spread[ks]
-        else:
-            names = self.bundles
-            h = java_string_hashes([names[k] for k in ks.tolist()]) & 0xFFFFFFFF
-            s = h ^ (h >> 16)
+        if spread is None:  # the spread hashes of the names asked for so far, kept with the name facts
+            spread, known = f.get("some_spread") or f.setdefault(
+                "some_spread", (np.zeros(self.nk, dtype=np.int64), np.zeros(self.nk, dtype=bool)))
+            miss = ks[~known[ks]]
+            if len(miss):
+                names = self.bundles
+                h = java_string_hashes([names[k] for k in miss.tolist()]) & 0xFFFFFFFF
+                spread[miss] = h ^ (h >> 16)
+                known[miss] = True
+        s = spread[ks]
         cap_chm, cap_new = self._shed_capacities
-        key_new = np.where(self.sheddable[ks], s & (cap_new - 1), np.int64(1) << 40)
+        key_new = s & (cap_new - 1)
+        key_new[~self.sheddable[ks]] = 1 << 40
         return key_new, s & (cap_chm - 1)
 
     @cached_property

@@ -72,18 +72,19 @@ def sort_desc(view: LoadView, idx: np.ndarray, values: np.ndarray) -> np.ndarray
     out = idx[order]
     s = neg[order]
     tie = s[1:] == s[:-1]
-    if np.isnan(s[-1]):  # NaNs sort last and tie with each other
+    last = s[-1]
+    if last != last:  # NaNs sort last and tie with each other
         tie |= np.isnan(s[1:]) & np.isnan(s[:-1])
     if not tie.any():
         return out
-    tied = np.zeros(len(out), dtype=bool)
+    n = len(out)
+    tied = np.zeros(n, dtype=bool)
     tied[1:] = tie
     tied[:-1] |= tie
-    group = np.concatenate(([0], np.cumsum(~tie)))  # equal values share a group, groups in value order
-    key_new = np.zeros(len(out), dtype=np.int64)
-    key_chm = np.zeros(len(out), dtype=np.int64)
+    key_new = np.zeros(n, dtype=np.int64)  # the keys of the untied bundles are never compared
+    key_chm = np.zeros(n, dtype=np.int64)
     key_new[tied], key_chm[tied] = view.shed_keys(out[tied])
-    return out[np.lexsort((out, key_chm, key_new, group))]
+    return out[np.lexsort((out, key_chm, key_new, s))]
 
 
 def select_largest_first(view: LoadView, j: int, recent: np.ndarray, need: float) -> list[tuple[int, float]]:
