@@ -47,6 +47,7 @@ def test_string_hash_known_values():
 
 def test_vectorised_hashes_match_scalar():
     keys = [f"persistent://tenant-{i}/ns-é/topic-{i * 7}" for i in range(300)] + ["", "x"]
+    keys += ["t/" + "n" * 1500 + f"/{i}" for i in range(3)]  # longer than any table of powers of 31 so far
     from engine import javacompat
 
     javacompat._hash_cache.clear()
@@ -147,7 +148,7 @@ def test_abs_and_crc32():
 
 
 def test_vectorised_hashes_with_part_of_the_names_seen_before():
-    """Names hashed before come from the cache, the rest are computed (in bulk above 64 names, one by one
+    """Names hashed before come from the cache, the rest are computed (in bulk above four names, one by one
     below): the same values as hashing every name afresh, in the caller's order."""
     from engine import javacompat
 
