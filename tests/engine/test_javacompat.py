@@ -155,7 +155,7 @@ def test_vectorised_hashes_with_part_of_the_names_seen_before():
     keys = [f"tenant/ns-{i % 5}/0x{i:08x}_0x{i + 1:08x}" for i in range(400)] + ["t/é/x", "Aa", "BB"]
     javacompat._hash_cache.clear()
     fresh = [java_string_hash(k) for k in keys]
-    for seen in (keys[::2], keys[:-10], keys[::50]):  # many missing / a few missing / most missing
+    for seen in (keys[::2], keys[:-10], keys[:-3], keys[::50]):  # many / a few / three / most missing
         javacompat._hash_cache.clear()
         java_string_hashes(seen)
         assert java_string_hashes(keys).tolist() == fresh
