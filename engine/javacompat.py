@@ -118,7 +118,7 @@ def java_string_hashes(strings: Sequence[str]) -> np.ndarray:
     if None not in known:  # every name hashed before (a snapshot read again, a replay's next minute)
         return np.array(known, dtype=np.int64)
     missing = [s for s, h in zip(strings, known) if h is None]
-    if len(missing) > 64:
+    if len(missing) > 4:  # (the vectorised hash costs about four per-string ones)
         vals = _hashes_of(missing)
         if len(_hash_cache) < 2_000_000:
             _hash_cache.update(zip(missing, vals.tolist()))
@@ -128,6 +128,21 @@ def java_string_hashes(strings: Sequence[str]) -> np.ndarray:
         return np.fromiter((got[s] if h is None else h for s, h in zip(strings, known)), dtype=np.int64, count=n)
     return np.fromiter((java_string_hash(s) if h is None else h for s, h in zip(strings, known)), dtype=np.int64,
                        count=n)
+
+
+_POW31 = np.ones(64, dtype=np.uint32)
+_POW31[1:] = np.cumprod(np.full(63, 31, dtype=np.uint32), dtype=np.uint32)
+
+
+def _pow31(width: int) -> np.ndarray:
+    """``31**k`` in wrapping uint32 arithmetic for ``k < width`` (at least; a table grown on demand)."""
+    global _POW31
+    if len(_POW31) < width:
+        n = max(width, 2 * len(_POW31))
+        p = np.ones(n, dtype=np.uint32)
+        p[1:] = np.cumprod(np.full(n - 1, 31, dtype=np.uint32), dtype=np.uint32)
+        _POW31 = p
+    return _POW31
 
 
 def _hashes_of(strings: list, chunk: int = 8192) -> np.ndarray:
@@ -146,18 +161,13 @@ def _hashes_of(strings: list, chunk: int = 8192) -> np.ndarray:
         flat = np.frombuffer(b"".join(enc), dtype=">u2").astype(np.uint32)
     h = np.zeros(len(strings), dtype=np.uint32)
     if len(flat):
-        width = int(lens.max())
-        pow31 = np.ones(width, dtype=np.uint32)
-        with np.errstate(over="ignore"):
-            for k in range(1, width):
-                pow31[k] = pow31[k - 1] * np.uint32(31)
-            ends = np.cumsum(lens, dtype=np.int32)
-            exps = np.repeat(ends - 1, lens) - np.arange(len(flat), dtype=np.int32)  # unit i of n: n-1-i
-            terms = flat * pow31[exps]
-            nz = lens > 0
-            h[nz] = np.add.reduceat(terms, (ends - lens)[nz], dtype=np.uint32)
-    signed = h.astype(np.int64)
-    return np.where(signed >= 2**31, signed - 2**32, signed)
+        pow31 = _pow31(int(lens.max()))
+        ends = np.cumsum(lens, dtype=np.int32)
+        exps = np.repeat(ends - 1, lens) - np.arange(len(flat), dtype=np.int32)  # unit i of n: n-1-i
+        terms = flat * pow31[exps]  # (integer arrays wrap silently)
+        nz = lens > 0
+        h[nz] = np.add.reduceat(terms, (ends - lens)[nz], dtype=np.uint32)
+    return h.view(np.int32).astype(np.int64)  # the signed 32-bit value
 
 
 def hashmap_capacity(size: int, concurrent: bool = False, initial: int = 16) -> int:

@@ -47,6 +47,41 @@ def _name_facts(bundles: list) -> dict:
     return facts
 
 
+#: a namespace can only be an SLA-monitor or heartbeat one (``is_sla_or_heartbeat_namespace``) when
+#: its name starts so
+_SYSTEM_PREFIXES = ("pulsar/", "sla-monitor/")
+
+
+def _system_name_mask(bundles: list) -> np.ndarray:
+    """Per bundle name: its namespace (everything before the last ``/``) is an SLA-monitor or heartbeat
+    namespace. One search through the joined names finds those starting with a system prefix; only
+    they are split and matched."""
+    n = len(bundles)
+    out = np.zeros(n, dtype=bool)
+    joined = "\n".join(bundles)
+    hits = []
+    for pre in _SYSTEM_PREFIXES:
+        if joined.startswith(pre):
+            hits.append(0)
+        at = joined.find("\n" + pre)
+        while at >= 0:
+            hits.append(at + 1)
+            at = joined.find("\n" + pre, at + 1)
+    if not hits:
+        return out
+    # the names holding a hit (a name holding a newline itself may be one: its namespace decides)
+    starts = np.zeros(n, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, bundles), dtype=np.int64, count=n)[:-1] + 1, out=starts[1:])
+    seen: dict = {}
+    for k in set((np.searchsorted(starts, hits, side="right") - 1).tolist()):
+        ns = bundle_namespace(bundles[k])
+        bad = seen.get(ns)
+        if bad is None:
+            bad = seen[ns] = is_sla_or_heartbeat_namespace(ns)
+        out[k] = bad
+    return out
+
+
 @dataclass(frozen=True)
 class BrokerInfo:
     """Per-broker facts the placement filters need that are not numbers."""
@@ -374,12 +409,52 @@ class LoadView:
             f["spread"] = h ^ (h >> 16)
         return f["spread"]
 
+    def _system_names(self) -> np.ndarray:
+        """Per bundle: its namespace is an SLA-monitor or heartbeat one (bool array)."""
+        f = _name_facts(self.bundles)
+        if "system" not in f:
+            if "bad_ns" in f:  # the namespaces are known already
+                f["system"] = f["bad_ns"][f["ns_id"]]
+            else:
+                f["system"] = _system_name_mask(self.bundles)
+        return f["system"]
+
     @cached_property
     def sheddable(self) -> np.ndarray:
         """In ``getBundleDataForLoadShedding()``: has BundleData and is not an SLA/heartbeat bundle."""
         if self.nk == 0:
             return np.zeros(0, dtype=bool)
-        return self.in_bundle_data & ~self._ns_facts()["bad_ns"][self.bundle_namespace_id]
+        return self.in_bundle_data & ~self._system_names()
+
+    @cached_property
+    def _shed_capacities(self) -> tuple[int, int]:
+        """Table sizes of ``bundleData`` (a ``ConcurrentHashMap``) and of the ``HashMap`` that
+        ``getBundleDataForLoadShedding()`` fills from it."""
+        return (hashmap_capacity(int(self.in_bundle_data.sum()), concurrent=True),
+                hashmap_capacity(int(self.sheddable.sum())))
+
+    def shed_keys(self, ks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(map_key, chm_bucket)`` of the bundles ``ks``: ordering bundles by ``(map_key, chm_bucket,
+        index)`` is ordering them by :attr:`shed_rank`. ``map_key`` is the bucket in the shedding
+        ``HashMap`` (``2**40`` when not sheddable), ``chm_bucket`` the bucket in ``bundleData``. Only
+        the names of ``ks`` are hashed (a sort needs them for tied values alone)."""
+        ks = np.asarray(ks, dtype=np.int64)
+        f = _name_facts(self.bundles)
+        spread = f.get("spread")
+        if spread is None:  # the spread hashes of the names asked for so far, kept with the name facts
+            spread, known = f.get("some_spread") or f.setdefault(
+                "some_spread", (np.zeros(self.nk, dtype=np.int64), np.zeros(self.nk, dtype=bool)))
+            miss = ks[~known[ks]]
+            if len(miss):
+                names = self.bundles
+                h = java_string_hashes([names[k] for k in miss.tolist()]) & 0xFFFFFFFF
+                spread[miss] = h ^ (h >> 16)
+                known[miss] = True
+        s = spread[ks]
+        cap_chm, cap_new = self._shed_capacities
+        key_new = s & (cap_new - 1)
+        key_new[~self.sheddable[ks]] = 1 << 40
+        return key_new, s & (cap_chm - 1)
 
     @cached_property
     def owners(self) -> dict:
@@ -408,10 +483,9 @@ class LoadView:
         if got is not None and got[0] == mask:
             return got[1]
         spread = self._spread()
-        n_bd = int(self.in_bundle_data.sum())
-        n_sh = int(self.sheddable.sum())
-        chm_b = spread & (hashmap_capacity(n_bd, concurrent=True) - 1)
-        new_b = spread & (hashmap_capacity(n_sh) - 1)
+        cap_chm, cap_new = self._shed_capacities
+        chm_b = spread & (cap_chm - 1)
+        new_b = spread & (cap_new - 1)
         big = np.int64(1) << 40
         key_new = np.where(self.sheddable, new_b, big)
         order = np.lexsort((np.arange(nk), chm_b, key_new))

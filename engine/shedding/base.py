@@ -63,11 +63,28 @@ def candidate_bundles(view: LoadView, j: int, recent: np.ndarray) -> np.ndarray:
 
 
 def sort_desc(view: LoadView, idx: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """``idx`` sorted by ``values`` descending, ties in ``HashMap`` order (Java stable sort)."""
+    """``idx`` sorted by ``values`` descending, ties in ``HashMap`` order (Java stable sort): the order
+    of :attr:`LoadView.shed_rank`, whose keys (name hashes) are computed for the tied bundles alone."""
     if len(idx) <= 1:
         return idx
-    order = np.lexsort((view.shed_rank[idx], -values[idx]))
-    return idx[order]
+    neg = -values[idx]
+    order = np.argsort(neg, kind="stable")
+    out = idx[order]
+    s = neg[order]
+    tie = s[1:] == s[:-1]
+    last = s[-1]
+    if last != last:  # NaNs sort last and tie with each other
+        tie |= np.isnan(s[1:]) & np.isnan(s[:-1])
+    if not tie.any():
+        return out
+    n = len(out)
+    tied = np.zeros(n, dtype=bool)
+    tied[1:] = tie
+    tied[:-1] |= tie
+    key_new = np.zeros(n, dtype=np.int64)  # the keys of the untied bundles are never compared
+    key_chm = np.zeros(n, dtype=np.int64)
+    key_new[tied], key_chm[tied] = view.shed_keys(out[tied])
+    return out[np.lexsort((out, key_chm, key_new, s))]
 
 
 def select_largest_first(view: LoadView, j: int, recent: np.ndarray, need: float) -> list[tuple[int, float]]:

@@ -47,6 +47,7 @@ def test_string_hash_known_values():
 
 def test_vectorised_hashes_match_scalar():
     keys = [f"persistent://tenant-{i}/ns-é/topic-{i * 7}" for i in range(300)] + ["", "x"]
+    keys += ["t/" + "n" * 1500 + f"/{i}" for i in range(3)]  # longer than any table of powers of 31 so far
     from engine import javacompat
 
     javacompat._hash_cache.clear()
@@ -147,14 +148,14 @@ def test_abs_and_crc32():
 
 
 def test_vectorised_hashes_with_part_of_the_names_seen_before():
-    """Names hashed before come from the cache, the rest are computed (in bulk above 64 names, one by one
+    """Names hashed before come from the cache, the rest are computed (in bulk above four names, one by one
     below): the same values as hashing every name afresh, in the caller's order."""
     from engine import javacompat
 
     keys = [f"tenant/ns-{i % 5}/0x{i:08x}_0x{i + 1:08x}" for i in range(400)] + ["t/é/x", "Aa", "BB"]
     javacompat._hash_cache.clear()
     fresh = [java_string_hash(k) for k in keys]
-    for seen in (keys[::2], keys[:-10], keys[::50]):  # many missing / a few missing / most missing
+    for seen in (keys[::2], keys[:-10], keys[:-3], keys[::50]):  # many / a few / three / most missing
         javacompat._hash_cache.clear()
         java_string_hashes(seen)
         assert java_string_hashes(keys).tolist() == fresh
