@@ -22,6 +22,7 @@ Examples
 from __future__ import annotations
 
 import functools
+import gc
 import math
 import re
 import threading
@@ -378,21 +379,45 @@ def java_long(x: float) -> int:
 #: per thread: inside a load manager entry point already (numpy's error state set once for nested calls)
 _quiet = threading.local()
 
+try:  # numpy 2: the floating-point error state is a context variable; np.errstate builds a new value for
+    # it on every entry (most of a small entry point's cost), this one is built once
+    from numpy._core._multiarray_umath import _make_extobj
+    from numpy._core._ufunc_config import _extobj_contextvar as _ERR_STATE
+
+    _QUIET = _make_extobj(over="ignore", invalid="ignore", divide="ignore", under="ignore")
+except (ImportError, AttributeError, TypeError):  # another numpy: np.errstate itself
+    _ERR_STATE = _QUIET = None
+
 
 def java_double_math(fn):
     """Run ``fn`` with numpy's floating-point warnings off: Java's double arithmetic overflows to
     Infinity, gives NaN for ``Infinity - Infinity`` and Infinity for ``x / 0`` without a word, and
-    Pulsar decides on those values; the load managers' entry points decide the same way, quietly."""
+    Pulsar decides on those values; the load managers' entry points decide the same way, quietly.
+
+    Cyclic garbage collection waits until the outermost entry point returns: a cycle's decisions are
+    thousands of young records without reference cycles, and a collection pass inside it would walk
+    every object of the process (a snapshot's, a page's) for nothing."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         if getattr(_quiet, "on", False):  # already inside an entry point of this thread (e.g. a cycle's placements)
             return fn(*args, **kwargs)
         _quiet.on = True
+        collect = gc.isenabled()
+        if collect:
+            gc.disable()
         try:
-            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            if _ERR_STATE is not None:
+                token = _ERR_STATE.set(_QUIET)
+                try:
+                    return fn(*args, **kwargs)
+                finally:
+                    _ERR_STATE.reset(token)
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
                 return fn(*args, **kwargs)
         finally:
             _quiet.on = False
+            if collect:
+                gc.enable()
     return wrapper
 
 

@@ -377,22 +377,24 @@ class PlacementDecision(_Names):
     names and dicts only when read, so a placement costs microseconds even on 1,000 brokers.
     """
 
+    # defaults shared by every decision until one sets its own (a cycle makes thousands of decisions)
+    random = False  # the pick was a draw among several brokers
+    _best = None
+    _scores = None  # array aligned with _cand
+    score_unit = ""
+    retried = False  # overload retry with all brokers
+    first_choice: str | None = None  # before the retry
+    preallocated = False
+    from_plan = False  # AvgShedder destination planned at shedding time
+    reason = ""
+
     def __init__(self, bundle: str, strategy: str, names=None, cand=None, broker: str | None = None):
         self.bundle = bundle
         self.strategy = strategy
         self.broker = broker
-        self.random = False  # the pick was a draw among several brokers
         self._names = names
         self._cand = cand  # index array (or list of names when names is None)
-        self._best = None
-        self._scores = None  # array aligned with _cand
-        self.score_unit = ""
         self.filters: list = []  # FilterStep
-        self.retried = False  # overload retry with all brokers
-        self.first_choice: str | None = None  # before the retry
-        self.preallocated = False
-        self.from_plan = False  # AvgShedder destination planned at shedding time
-        self.reason = ""
         self.lines: dict = {}
 
     @property

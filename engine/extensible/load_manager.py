@@ -32,6 +32,7 @@ Examples
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Sequence
 
 from ..cadence import forget_expired
@@ -46,7 +47,7 @@ from ..strategies.spec import EXTENSIBLE
 from ..strategies.state import HoldsStrategyStates
 from .filters import ExtensiblePolicies, FilterContext
 from .placement import ExtensibleLeastResourceUsageWithWeight, ExtensibleRoundRobin
-from .snapshot import ExtensibleLoadData, derive_extensible, extensible_config
+from .snapshot import ChannelOwnership, ExtensibleLoadData, derive_extensible, extensible_config
 from .transfer_shedder import SUCCESS, TransferShedder
 
 __all__ = ["ExtensibleLoadManager"]
@@ -173,18 +174,32 @@ class ExtensibleLoadManager(HoldsStrategyStates):
         self.view = view
         self.now = int(view.now)
 
-    def owners(self) -> dict[str, str]:
-        """The service-unit channel's bundle → owner (see the class Notes)."""
-        own = self.view.owners()
+    def owners(self) -> Mapping[str, str]:
+        """The service-unit channel's bundle → owner (see the class Notes): a ``dict``, or over a big
+        snapshot's channel (:class:`~engine.extensible.snapshot.ChannelOwnership`) a read-only mapping of
+        the same entries, in the same order, with the leader's own moves and assignments laid over it
+        (no copy of every bundle's entry per cycle)."""
+        base = self.view.ownership
+        lazy = isinstance(base, ChannelOwnership)
+        own = base if lazy else self.view.owners()
+        moved, released, added = {}, set(), {}
         for b, (src, dst) in list(self._moved.items()):
             if b not in self.recently_unloaded:
                 del self._moved[b]
             elif own.get(b) == src:
                 if dst is None:
-                    own.pop(b, None)
+                    released.add(b)
                 else:
-                    own[b] = dst
+                    moved[b] = dst
         for b, dst in self._assigned.items():
+            if b in released or (b not in moved and b not in own):
+                added.setdefault(b, dst)
+        if lazy:
+            return _ChannelOverlay(base, moved, released, added)
+        for b in released:
+            own.pop(b, None)
+        own.update(moved)
+        for b, dst in added.items():
             own.setdefault(b, dst)
         return own
 
@@ -313,3 +328,43 @@ class ExtensibleLoadManager(HoldsStrategyStates):
                     self.view.now_ms += step
             out.append(self.do_load_shedding(t0 + i * step))
         return out
+
+
+class _ChannelOverlay(Mapping):
+    """A read-only channel: ``base`` with bundles ``moved`` to another owner (in place), ``released``
+    (no owner) and ``added`` (assigned: after the others, in assignment order)."""
+
+    __slots__ = ("_base", "_moved", "_released", "_added")
+
+    def __init__(self, base: Mapping, moved: dict, released: set, added: dict):
+        self._base, self._moved, self._released, self._added = base, moved, released, added
+
+    def get(self, bundle, default=None):
+        if bundle in self._added:
+            return self._added[bundle]
+        if bundle in self._released:
+            return default
+        got = self._moved.get(bundle)
+        return got if got is not None else self._base.get(bundle, default)
+
+    def __getitem__(self, bundle):
+        got = self.get(bundle)
+        if got is None:
+            raise KeyError(bundle)
+        return got
+
+    def __contains__(self, bundle) -> bool:
+        return self.get(bundle) is not None
+
+    def __iter__(self):
+        released = self._released
+        for b in self._base:
+            if b not in released:
+                yield b
+        yield from self._added
+
+    def __len__(self) -> int:
+        return len(self._base) - len(self._released) + len(self._added)
+
+    def __repr__(self) -> str:
+        return f"_ChannelOverlay({len(self._moved) + len(self._released) + len(self._added)} changes over {self._base!r})"

@@ -45,7 +45,7 @@ import copy
 from dataclasses import dataclass, field
 from itertools import chain, repeat
 from pathlib import Path
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -166,6 +166,9 @@ class ExtensibleLoadData:
     @property
     def bundles(self) -> list[str]:
         """Every bundle the snapshot names (channel ownership and top-K lists)."""
+        own, tb = self.ownership, self.top_bundles
+        if isinstance(own, ChannelOwnership) and isinstance(tb, TopBundles) and own.holds_every_row_of(tb):
+            return list(own)  # no top-K list can name another bundle: none is worked out for this
         out = dict.fromkeys(self.ownership or {})
         for lst in self.top_bundles.values():
             out.update(dict.fromkeys(b.bundle_name for b in lst))
@@ -175,7 +178,7 @@ class ExtensibleLoadData:
         """bundle → owner: :attr:`ownership` if given, else the broker listing it in its top-K report
         (the first in store order when two list it during a handover)."""
         if self.ownership is not None:
-            return dict(self.ownership)
+            return owners_dict(self.ownership)
         out: dict[str, str] = {}
         for b in java_map_order(self.top_bundles, concurrent=True):
             for x in self.top_bundles[b]:
@@ -192,7 +195,7 @@ class ExtensibleLoadData:
         out.broker_load_data = {b: copy.copy(d) for b, d in self.broker_load_data.items()}
         out.top_bundles = self.top_bundles.copy()
         out.lookup = None if self.lookup is None else dict(self.lookup)
-        out.ownership = None if self.ownership is None else dict(self.ownership)
+        out.ownership = None if self.ownership is None else self.ownership.copy()  # (a ChannelOwnership: itself)
         out.recently_unloaded = dict(self.recently_unloaded)
         out.recently_unloaded_brokers = dict(self.recently_unloaded_brokers)
         out.strategy_state = dict(self.strategy_state)
@@ -208,7 +211,7 @@ class ExtensibleLoadData:
         if self.lookup is not None:
             out["brokerLookupData"] = {b: d.to_json() for b, d in self.lookup.items()}
         if self.ownership is not None:
-            out["bundleOwnership"] = dict(self.ownership)
+            out["bundleOwnership"] = owners_dict(self.ownership)
         if self.recently_unloaded:
             out["recentlyUnloadedBundles"] = dict(self.recently_unloaded)
         if self.recently_unloaded_brokers:
@@ -406,14 +409,18 @@ def _derive(load_data: LoadData, config, previous, has_policies) -> ExtensibleLo
         out.lookup[bid] = BrokerLookupData(EXTENSIBLE_LOAD_MANAGER, L.broker_version_string,
                                            L.persistent_topics_enabled, L.non_persistent_topics_enabled)
     # the channel's ownership: each broker's listed bundles (a bundle listed by two: the first keeps it)
-    lists = [L.bundles for L in locals_]
-    own = dict(zip(chain.from_iterable(lists), chain.from_iterable(map(repeat, bids, map(len, lists)))))
-    if len(own) < sum(map(len, lists)):
-        own = {}
-        for bid, lst in zip(bids, lists):
-            for b in lst:
-                own.setdefault(b, bid)
-    out.ownership = own
+    view = None if columns is None else columns["view"]
+    if view is not None:
+        out.ownership = ChannelOwnership.of_view(view, bids)
+    else:
+        lists = [L.bundles for L in locals_]
+        own = dict(zip(chain.from_iterable(lists), chain.from_iterable(map(repeat, bids, map(len, lists)))))
+        if len(own) < sum(map(len, lists)):
+            own = {}
+            for bid, lst in zip(bids, lists):
+                for b in lst:
+                    own.setdefault(b, bid)
+        out.ownership = own
     hc = (load_data.strategy_state or {}).get("TransferShedder")
     if hc:
         out.strategy_state = {"TransferShedder": dict(hc)}
@@ -446,8 +453,83 @@ def _top_k_plan(columns: dict | None, locals_, conf: LoadBalancerConfig, has_pol
     if columns is None:
         return TopKPlan.of_maps([L.last_stats for L in locals_], conf, has_policies)
     stats, idx, view = columns["stats"], columns["name_idx"], columns["view"]
-    cols = dict(zip(("msg_rate_in", "msg_throughput_in", "msg_rate_out", "msg_throughput_out", "consumer_count",
-                     "producer_count", "topics", "cache_size"), stats.T))
     namespaces = (view.namespaces, view.bundle_namespace_id[idx]) if view is not None and len(idx) else None
     return TopKPlan(len(idx), np.diff(columns["starts"]), conf, has_policies, names=columns["names"], name_idx=idx,
-                    stats_cols=stats, cols=cols, namespaces=namespaces)
+                    stats_cols=stats, vals=stats, fields=_STATS_FIELDS, namespaces=namespaces)
+
+
+#: the columns of ``stats_columns()["stats"]`` (Pulsar's lastStats entry order), by attribute name
+_STATS_FIELDS = ("msg_rate_in", "msg_throughput_in", "msg_rate_out", "msg_throughput_out", "consumer_count",
+                 "producer_count", "topics", "cache_size")
+
+
+def owners_dict(ownership) -> dict:
+    """A new ``dict`` of an ownership mapping (a ``dict`` or a :class:`ChannelOwnership`)."""
+    return ownership.to_dict() if isinstance(ownership, ChannelOwnership) else dict(ownership)
+
+
+class ChannelOwnership(Mapping):
+    """The service-unit channel's bundle → owner over a view's arrays: no ``dict`` of every bundle is
+    built (a big snapshot's view reads a few owners per cycle). Read only; iterates in the order the
+    brokers list their bundles (a bundle listed by two: the first keeps it), as the ``dict`` would."""
+
+    __slots__ = ("_view", "_owner", "_brokers", "_order")
+
+    def __init__(self, view, owner: np.ndarray, brokers: list, order: np.ndarray):
+        self._view, self._owner, self._brokers, self._order = view, owner, brokers, order
+
+    @classmethod
+    def of_view(cls, view, brokers: list) -> "ChannelOwnership":
+        """From ``view.owned`` (each broker's listed bundles), the brokers taken in ``brokers`` order."""
+        at = view.broker_index
+        parts = [view.owned[at[b]] for b in brokers]
+        cat = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+        who = np.repeat(np.arange(len(brokers), dtype=np.int64), [len(p) for p in parts])
+        uniq, first = np.unique(cat, return_index=True)
+        owner = np.full(view.nk, -1, dtype=np.int64)
+        owner[uniq] = who[first]
+        return cls(view, owner, list(brokers), cat[np.sort(first)])
+
+    def get(self, bundle, default=None):
+        i = self._view.bundle_index.get(bundle)
+        if i is None:
+            return default
+        j = int(self._owner[i])
+        return default if j < 0 else self._brokers[j]
+
+    def __getitem__(self, bundle):
+        got = self.get(bundle)
+        if got is None:
+            raise KeyError(bundle)
+        return got
+
+    def __contains__(self, bundle) -> bool:
+        return self.get(bundle) is not None
+
+    def __iter__(self):
+        return map(self._view.bundles.__getitem__, self._order.tolist())
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def __repr__(self) -> str:
+        return f"ChannelOwnership({len(self)} bundles)"
+
+    def copy(self) -> "ChannelOwnership":
+        return self  # read only: shared
+
+    def holds_every_row_of(self, top: TopBundles) -> bool:
+        """Whether every bundle ``top``'s lists could name (a lastStats entry the report keeps) has an owner here."""
+        plan = top.plan
+        if top.replaced or plan.names is not self._view.bundles or plan.name_idx is None:
+            return False
+        rows = plan.name_idx[plan.keep] if plan.vector else plan.name_idx  # (system namespaces are never listed)
+        return bool((self._owner[rows] >= 0).all())
+
+    def to_dict(self) -> dict:
+        ol = self._order.tolist()
+        return dict(zip(map(self._view.bundles.__getitem__, ol), map(self._brokers.__getitem__,
+                                                                      self._owner[ol].tolist())))
+
+    def __reduce__(self):
+        return dict, (self.to_dict(),)

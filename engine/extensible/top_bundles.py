@@ -309,11 +309,13 @@ class TopKPlan:
     Rows are the bundles of every broker's stats map, broker after broker, each map's rows in its insertion
     order. A row's name is ``names[name_idx[i]]`` (``names[i]`` without ``name_idx``) and its stats
     ``objs[i]``, or built from ``stats_cols`` (the columns of :data:`engine.fastload._STAT_KEYS`) when read.
+    ``vals`` holds every row's numbers, one column per name of ``fields`` (``None``: not numbers an array
+    holds, each broker's list is worked out from its objects).
     """
 
     def __init__(self, n_rows: int, counts, conf: LoadBalancerConfig | None, has_policies, *, names: list,
-                 name_idx=None, objs: list | None = None, stats_cols: np.ndarray | None = None, cols=None,
-                 namespaces: tuple | None = None):
+                 name_idx=None, objs: list | None = None, stats_cols: np.ndarray | None = None,
+                 vals: np.ndarray | None = None, fields: tuple = (), namespaces: tuple | None = None):
         self.conf = conf = conf or LoadBalancerConfig()
         self.k = conf.loadBalancerMaxNumberOfBundlesInBundleLoadReport
         self.has_policies = has_policies
@@ -324,12 +326,14 @@ class TopKPlan:
         # None: each broker through top_k_bundles over its own map (the threshold compareTo of older
         # releases, numbers the arrays do not hold exactly, K <= 0)
         self.vector = False
-        if not conf.has("topk_rounding_compare") or self.k <= 0 or cols is None:
+        if not conf.has("topk_rounding_compare") or self.k <= 0 or vals is None:
             return
-        cols = {f: np.asarray(cols[f], dtype=float) for f in _FIELDS}
-        if not all(np.isfinite(c).all() and not (np.abs(c) >= 2.0**53).any() for c in cols.values()):
+        vals = np.asarray(vals, dtype=float)
+        # finite and below 2**53 in magnitude (NaN fails both comparisons): numbers the arrays hold exactly
+        if vals.size and not (-2.0**53 < vals.min() and vals.max() < 2.0**53):
             return
         self.vector = True
+        cols = dict(zip(fields, vals.T))
         self._sort(n_rows, cols, counts, namespaces)
 
     @classmethod
@@ -340,14 +344,13 @@ class TopKPlan:
             names.extend(m)
             objs.extend(m.values())
             counts.append(len(m))
-        cols = None
+        vals = None
         if conf is None or conf.has("topk_rounding_compare"):
             try:
                 vals = np.array(list(map(attrgetter(*_FIELDS), objs)), dtype=float).reshape(len(objs), len(_FIELDS))
-                cols = dict(zip(_FIELDS, vals.T))
             except (TypeError, ValueError, OverflowError):
-                cols = None
-        return cls(len(objs), counts, conf, has_policies, names=names, objs=objs, cols=cols)
+                vals = None
+        return cls(len(objs), counts, conf, has_policies, names=names, objs=objs, vals=vals, fields=_FIELDS)
 
     # ------------------------------------------------------------------ rows
     def _name(self, i: int) -> str:
@@ -399,10 +402,13 @@ class TopKPlan:
                     _round_array((col["msg_rate_in"] + col["msg_rate_out"]) / MSG_RATE_RESOLUTION),
                     np.trunc(conn / TOPIC_CONN_RESOLUTION).astype(np.int64),  # Java long division
                     np.trunc(np.trunc(col["cache_size"]) / CACHE_SIZE_RESOLUTION).astype(np.int64)]
-        idx = np.flatnonzero(keep)
         # per broker, the largest keys first; ``cut[i]``: row ``order[i+1]`` starts a new (broker, key)
-        order, cut = _by_broker_desc(owner[idx], [x[idx] for x in keys])
-        order = idx[order]
+        if keep.all():
+            order, cut = _by_broker_desc(owner, keys)
+        else:
+            idx = np.flatnonzero(keep)
+            order, cut = _by_broker_desc(owner[idx], [x[idx] for x in keys])
+            order = idx[order]
         self.keep, self.order = keep, order
         self.first = np.full(self.n_brokers, -1, dtype=np.int64)  # where each broker's rows start in ``order``
         self.kept = np.zeros(self.n_brokers, dtype=np.int64)
@@ -453,7 +459,8 @@ def _by_broker_desc(owner: np.ndarray, keys: list) -> tuple[np.ndarray, np.ndarr
     """The rows sorted by owner, then by ``keys`` (lexicographic) descending, ties in row order; and, for
     each sorted row but the last, whether the next one has another owner or another key. The key columns
     that are the same on every row are left out; when the rest fit 63 bits (the usual case: non-negative
-    and small after Pulsar's resolutions) they are packed into one integer and sorted once."""
+    and small after Pulsar's resolutions) they are packed into one integer and sorted once (with the row
+    number in the low bits when it fits too: unique values, sorted without an index array)."""
     n = len(owner)
     if n == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
@@ -467,8 +474,13 @@ def _by_broker_desc(owner: np.ndarray, keys: list) -> tuple[np.ndarray, np.ndarr
         packed = owner.astype(np.int64)
         for x, w in zip(keys, widths[1:]):
             packed = (packed << w) | (((1 << w) - 1) - x)  # larger key, smaller value: descending
-        order = np.argsort(packed, kind="stable")
-        ps = packed[order]
+        ib = max(n - 1, 1).bit_length()
+        if sum(widths) + ib <= 63:
+            srt = np.sort((packed << ib) | np.arange(n, dtype=np.int64))
+            order, ps = srt & ((1 << ib) - 1), srt >> ib
+        else:
+            order = np.argsort(packed, kind="stable")
+            ps = packed[order]
         return order, ps[1:] != ps[:-1]
     order = np.lexsort(tuple(-x for x in reversed(keys)) + (owner,))
     ob = owner[order]
@@ -489,6 +501,7 @@ class TopBundles(MutableMapping):
         self._pos = {b: p for p, b in enumerate(brokers)}
         self._plan = plan
         self._lists: dict = {}
+        self._replaced = False
 
     def __getitem__(self, broker):
         got = self._lists.get(broker)
@@ -502,10 +515,12 @@ class TopBundles(MutableMapping):
         if broker not in self._pos:
             self._pos[broker] = -1
         self._lists[broker] = value
+        self._replaced = True
 
     def __delitem__(self, broker) -> None:
         del self._pos[broker]
         self._lists.pop(broker, None)
+        self._replaced = True
 
     def __iter__(self):
         return iter(self._pos)
@@ -519,10 +534,19 @@ class TopBundles(MutableMapping):
     def __repr__(self) -> str:
         return f"TopBundles({len(self._pos)} brokers, {len(self._lists)} lists read)"
 
+    @property
+    def plan(self) -> TopKPlan:
+        return self._plan
+
+    @property
+    def replaced(self) -> bool:
+        """Whether some broker's list was assigned rather than worked out from the plan."""
+        return self._replaced
+
     def copy(self) -> "TopBundles":
         """A new map sharing the plan and the lists read so far (lists are read only)."""
         out = TopBundles.__new__(TopBundles)
-        out._pos, out._plan, out._lists = dict(self._pos), self._plan, dict(self._lists)
+        out._pos, out._plan, out._lists, out._replaced = dict(self._pos), self._plan, dict(self._lists), self._replaced
         return out
 
     def __reduce__(self):

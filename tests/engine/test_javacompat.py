@@ -161,3 +161,51 @@ def test_vectorised_hashes_with_part_of_the_names_seen_before():
         assert java_string_hashes(keys).tolist() == fresh
         assert java_string_hashes(keys).tolist() == fresh  # now all cached
     javacompat._hash_cache.clear()
+
+
+def test_entry_points_decide_quietly_and_leave_the_process_as_it_was():
+    """A load manager entry point computes Java's Infinity and NaN without numpy warnings, holds cyclic
+    GC off while it runs, and gives both back as they were, after an exception too; an entry point
+    called inside another changes nothing."""
+    import gc
+    import warnings
+
+    from engine.javacompat import java_double_math
+
+    seen = []
+
+    @java_double_math
+    def inner():
+        seen.append(("inner", gc.isenabled(), np.geterr()["over"]))
+        return np.float64(1e308) * 10
+
+    @java_double_math
+    def outer(fail=False):
+        x = np.array([1.0, 0.0]) / np.array([0.0, 0.0])  # Infinity and NaN, as in Java
+        seen.append(("outer", gc.isenabled(), np.geterr()["invalid"]))
+        y = inner()
+        if fail:
+            raise ValueError("boom")
+        return x, y
+
+    old = np.seterr(over="raise", invalid="warn", divide="warn")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # any RuntimeWarning fails the test
+            x, y = outer()
+            assert np.isinf(x[0]) and np.isnan(x[1]) and np.isinf(y)
+            with pytest.raises(ValueError):
+                outer(fail=True)
+        assert seen[:2] == [("outer", False, "ignore"), ("inner", False, "ignore")]
+        assert gc.isenabled()
+        assert np.geterr()["over"] == "raise" and np.geterr()["invalid"] == "warn"
+        with pytest.raises(FloatingPointError):
+            np.float64(1e308) * 10
+        gc.disable()
+        try:
+            outer()
+            assert not gc.isenabled()  # left off, as the caller had it
+        finally:
+            gc.enable()
+    finally:
+        np.seterr(**old)

@@ -128,11 +128,11 @@ def test_top_k_of_many_brokers_is_each_brokers_own_list(version):
             assert got == want
 
 
-@pytest.mark.parametrize("scale", [3, 1 << 20, 1 << 40])
+@pytest.mark.parametrize("scale", [3, 1 << 20, 1 << 40, 1 << 50, 1 << 60])
 def test_rows_by_broker_then_keys_descending(scale):
     """The one sort behind the top-K lists: by broker, then the five keys descending, ties in row order;
-    packed into one integer when the keys fit, sorted key by key when they do not (huge or negative
-    keys), the same order and the same tie marks either way."""
+    packed into one integer with the row number when all fit, without it when only the keys fit, key by
+    key when they do not (huge or negative keys): the same order and the same tie marks every way."""
     from engine.extensible.top_bundles import _by_broker_desc
 
     rng = np.random.default_rng(scale)
