@@ -56,6 +56,7 @@ Success Overloaded 1 bundle(s) from 1 broker(s) [('b1:8080', 't/ns/80-6', 'b3:80
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -256,8 +257,41 @@ def _largest_first(view, j, mode: str) -> tuple:
         idx = view.owned[j]
         if len(idx):
             idx = sort_desc(view, idx[view.sheddable[idx]], vals)
-        got = cache[(mode, j)] = (idx.tolist(), vals[idx].tolist())
+        v = vals[idx]
+        # the values negated (ascending), for jumping to the first one that fits a budget; None when
+        # some value is not finite (NaN breaks the order a jump relies on)
+        neg = (-v).tolist() if np.isfinite(v).all() else None
+        got = cache[(mode, j)] = (idx.tolist(), v.tolist(), neg)
     return got
+
+
+def _fill(largest: tuple, budget: float, names: list, recent) -> list:
+    """The bundles AvgShedder takes from a hot broker, ``(index, value)``: largest first, each one that
+    fits what is left of ``budget`` (``0 < value <= budget``) and was not unloaded recently, until
+    the budget is spent. Values come sorted largest first, so every bundle passed over because it did
+    not fit stays too big: the walk jumps from one that fits to the next (a bisection), the same picks
+    as looking at each bundle."""
+    idx, vals, neg = largest
+    picked = []
+    if neg is None:
+        for k, t in zip(idx, vals):
+            if budget <= 0:
+                break  # no value fits any more (the same picks as looking at every bundle)
+            if 0 < t <= budget and names[k] not in recent:
+                budget -= t
+                picked.append((k, t))
+        return picked
+    p, n = 0, len(vals)
+    while budget > 0:
+        p = bisect_left(neg, -budget, p)  # the first value <= budget
+        if p >= n or not vals[p] > 0:
+            break  # none left, or only values <= 0 (sorted: all after it too)
+        k = idx[p]
+        if names[k] not in recent:
+            budget -= vals[p]
+            picked.append((k, vals[p]))
+        p += 1
+    return picked
 
 
 def _fired_text(table, q, counts, mode, r_hi, r_lo, t_hi, t_lo, p, need_rate, need_thr, min_msg, min_thr) -> str:
@@ -413,14 +447,8 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
             table.status[q] = "over"
             if len(view.owned[hi]) <= 1:
                 res.notes.append(f"{hi_b} has {len(view.owned[hi])} bundle(s); AvgShedder unloads anyway")
-            picked = []
             names = view.bundles
-            for k, t in zip(*_largest_first(view, hi, mode)):
-                if budget <= 0:
-                    break  # no value fits any more (the same picks as looking at every bundle)
-                if 0 < t <= budget and names[k] not in recent:
-                    budget -= t
-                    picked.append((k, t))
+            picked = _fill(_largest_first(view, hi, mode), budget, names, recent)
             if not picked:
                 lazy_reason(pair, LazyText(_joined, why, "; no bundle fits the amount"))
                 no_fit += 1

@@ -101,3 +101,38 @@ def test_sheddable_drops_heartbeat_and_sla_bundles_only():
     plain = dataclasses.replace(v, bundles=[n for n, b in zip(names, bad) if not b], in_bundle_data=np.ones(7, bool),
                                 owned=[np.arange(7)])
     assert plain.sheddable.all()
+
+
+def test_avgshedder_fill_jumps_to_what_fits_and_takes_what_the_walk_takes():
+    """AvgShedder takes, largest first, each bundle that fits what is left of the amount and was not
+    unloaded recently: jumping to the next value that fits gives the picks of looking at every bundle
+    (ties, zeros, negative values, recently unloaded bundles, budgets from nothing to everything; a
+    NaN takes the plain walk)."""
+    import random
+
+    from engine.shedding.avg_shedder import _fill
+
+    def walk(idx, vals, budget, names, recent):
+        out = []
+        for k, t in zip(idx, vals):
+            if budget <= 0:
+                break
+            if 0 < t <= budget and names[k] not in recent:
+                budget -= t
+                out.append((k, t))
+        return out
+
+    rng = random.Random(5)
+    for case in range(400):
+        n = rng.choice([0, 1, 5, 40])
+        vals = sorted((rng.choice([0.0, -1.0, 1.0, 2.5, 7.0, rng.random() * 100]) for _ in range(n)), reverse=True)
+        idx = list(range(n))
+        names = [f"b{k}" for k in idx]
+        recent = {names[k] for k in idx if rng.random() < 0.2}
+        neg = [-v for v in vals]
+        for budget in (0.0, 1.0, 3.5, 50.0, sum(v for v in vals if v > 0), 1e9):
+            want = walk(idx, vals, budget, names, recent)
+            assert _fill((idx, vals, neg), budget, names, recent) == want
+            assert _fill((idx, vals, None), budget, names, recent) == want
+    nan = ([0, 1, 2], [5.0, 2.0, float("nan")], None)
+    assert _fill(nan, 6.0, ["a", "b", "c"], set()) == [(0, 5.0)]
