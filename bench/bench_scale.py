@@ -24,9 +24,9 @@ verdict.
 * ``shed --json`` (``--cli``): ``python -m engine shed --strategy TransferShedder --json`` on a
   1,000 × 100 snapshot file against a bare ``python -c 'json.load(...)'`` process: budget 1.5×.
 
-Run: ``.venv/bin/python bench/bench_scale.py`` (quick: 100 and 1,000 brokers × 100 bundles, about two
-minutes on a loaded 2-core machine); ``--full`` adds the two 1 M shapes (10,000 × 100 and
-1,000 × 1,000); ``--cli`` adds the command-line row. Exit status 1 when a verdict is OVER.
+Run: ``.venv/bin/python bench/bench_scale.py`` (quick: 100 and 1,000 brokers × 100 bundles, under a
+minute on a 2-core machine); ``--full`` adds the two 1 M shapes (10,000 × 100 and 1,000 × 1,000, a few
+minutes); ``--cli`` adds the command-line row. Exit status 1 when a verdict is OVER.
 """
 from __future__ import annotations
 
