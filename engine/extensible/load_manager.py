@@ -47,7 +47,7 @@ from ..strategies.spec import EXTENSIBLE
 from ..strategies.state import HoldsStrategyStates
 from .filters import ExtensiblePolicies, FilterContext
 from .placement import ExtensibleLeastResourceUsageWithWeight, ExtensibleRoundRobin
-from .snapshot import ChannelOwnership, ExtensibleLoadData, derive_extensible, extensible_config
+from .snapshot import ChannelOwnership, ExtensibleLoadData, OwnerMapping, derive_extensible, extensible_config
 from .transfer_shedder import SUCCESS, TransferShedder
 
 __all__ = ["ExtensibleLoadManager"]
@@ -330,7 +330,7 @@ class ExtensibleLoadManager(HoldsStrategyStates):
         return out
 
 
-class _ChannelOverlay(Mapping):
+class _ChannelOverlay(OwnerMapping):
     """A read-only channel: ``base`` with bundles ``moved`` to another owner (in place), ``released``
     (no owner) and ``added`` (assigned: after the others, in assignment order)."""
 
@@ -346,15 +346,6 @@ class _ChannelOverlay(Mapping):
             return default
         got = self._moved.get(bundle)
         return got if got is not None else self._base.get(bundle, default)
-
-    def __getitem__(self, bundle):
-        got = self.get(bundle)
-        if got is None:
-            raise KeyError(bundle)
-        return got
-
-    def __contains__(self, bundle) -> bool:
-        return self.get(bundle) is not None
 
     def __iter__(self):
         released = self._released

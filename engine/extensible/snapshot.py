@@ -468,7 +468,25 @@ def owners_dict(ownership) -> dict:
     return ownership.to_dict() if isinstance(ownership, ChannelOwnership) else dict(ownership)
 
 
-class ChannelOwnership(Mapping):
+class OwnerMapping(Mapping):
+    """A read-only bundle → owner mapping answered by :meth:`get` (``None``: no owner)."""
+
+    __slots__ = ()
+
+    def get(self, bundle, default=None):
+        raise NotImplementedError
+
+    def __getitem__(self, bundle):
+        got = self.get(bundle)
+        if got is None:
+            raise KeyError(bundle)
+        return got
+
+    def __contains__(self, bundle) -> bool:
+        return self.get(bundle) is not None
+
+
+class ChannelOwnership(OwnerMapping):
     """The service-unit channel's bundle → owner over a view's arrays: no ``dict`` of every bundle is
     built (a big snapshot's view reads a few owners per cycle). Read only; iterates in the order the
     brokers list their bundles (a bundle listed by two: the first keeps it), as the ``dict`` would."""
@@ -496,15 +514,6 @@ class ChannelOwnership(Mapping):
             return default
         j = int(self._owner[i])
         return default if j < 0 else self._brokers[j]
-
-    def __getitem__(self, bundle):
-        got = self.get(bundle)
-        if got is None:
-            raise KeyError(bundle)
-        return got
-
-    def __contains__(self, bundle) -> bool:
-        return self.get(bundle) is not None
 
     def __iter__(self):
         return map(self._view.bundles.__getitem__, self._order.tolist())
