@@ -27,7 +27,7 @@ import threading
 from pathlib import Path
 
 __all__ = ["cache_dir", "get_cache", "background_manager", "private_dir", "UnsafeDirectory",
-           "ReapingDiskcacheManager"]
+           "ReapingDiskcacheManager", "disk_class"]
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +79,31 @@ def cache_dir() -> Path:
     return private_dir(d)
 
 
+_DISK = None
+
+
+def disk_class():
+    """diskcache's ``Disk`` writing a value file in one call. Its own writer walks the in-memory value
+    line by line (``for chunk in BytesIO(...)``): a big snapshot's pickle holds millions of newline bytes,
+    so a 500 MB upload was stored in millions of small writes (2.4 s of a 10,000-broker upload)."""
+    global _DISK
+    if _DISK is None:
+        import io
+
+        import diskcache
+
+        class WholeDisk(diskcache.Disk):
+            def _write(self, full_path, iterator, mode, encoding=None):
+                if isinstance(iterator, io.BytesIO):
+                    iterator = iter((iterator.getbuffer(),))
+                elif isinstance(iterator, io.StringIO):
+                    iterator = iter((iterator.getvalue(),))
+                return super()._write(full_path, iterator, mode, encoding)
+
+        _DISK = WholeDisk
+    return _DISK
+
+
 def get_cache():
     """The process's ``diskcache.Cache`` (created on first use, re-created after a fork)."""
     global _cache, _cache_pid
@@ -86,7 +111,8 @@ def get_cache():
 
     with _lock:
         if _cache is None or _cache_pid != os.getpid():
-            _cache = diskcache.Cache(str(private_dir(cache_dir() / "data")), size_limit=2 * 1024**3)
+            _cache = diskcache.Cache(str(private_dir(cache_dir() / "data")), size_limit=2 * 1024**3,
+                                     disk=disk_class())
             _cache_pid = os.getpid()
         return _cache
 
@@ -204,5 +230,6 @@ def background_manager():
     with _lock:
         if _manager is None:
             jobs = private_dir(cache_dir() / "jobs")
-            _manager = _manager_class()(diskcache.Cache(str(jobs)), expire=3600, preload=("callbacks",))
+            _manager = _manager_class()(diskcache.Cache(str(jobs), disk=disk_class()), expire=3600,
+                                        preload=("callbacks",))
         return _manager
