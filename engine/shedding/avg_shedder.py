@@ -418,6 +418,7 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
         min_msg, min_thr = conf.minUnloadMessage, conf.minUnloadMessageThroughput
         small = no_fit = 0
         recent = recently_unloaded or {}
+        planned = []  # the selected bundles' indices, in selection order
         for q, x, y, u, v in fired:
             lo, hi = lo_l[q], hi_l[q]
             lo_b, hi_b = brokers[lo], brokers[hi]
@@ -454,13 +455,15 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
                 no_fit += 1
                 continue
             ks = [k for k, _t in picked]
-            if self.keep_plans:
-                for key, k in zip(view.bundle_value_keys(ks), ks):
-                    self.plans[key] = (lo_b, names[k], "shedding")
+            planned.extend(ks)
             for (k, t), sr, sth in zip(picked, view.short_rate[ks].tolist(), view.short_throughput[ks].tolist()):
                 sel = Selection(hi_b, names[k], t, unit, sr, sth, planned_destination=lo_b)
                 lazy_reason(sel, why)  # the pair's reason, formatted when first read
                 res.selected.append(sel)
+        if self.keep_plans and planned:  # the planned destinations, pair after pair (value keys read at once)
+            names = view.bundles
+            for key, k, sel in zip(view.bundle_value_keys(planned), planned, res.selected):
+                self.plans[key] = (sel.planned_destination, names[k], "shedding")
         held = len(counted) - len(fired)
         if not res.selected:
             res.reason = "; ".join(pair.reason for pair in table.fired.values()) or "no pair reached its hit count"
