@@ -42,10 +42,10 @@ Examples
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import chain, repeat
 from pathlib import Path
-from collections.abc import Mapping
 
 import numpy as np
 

@@ -323,8 +323,8 @@ class TopKPlan:
         counts = np.asarray(counts, dtype=np.int64)
         self.n_brokers = len(counts)
         self.offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-        # None: each broker through top_k_bundles over its own map (the threshold compareTo of older
-        # releases, numbers the arrays do not hold exactly, K <= 0)
+        # not vector: each broker through top_k_bundles over its own map (the threshold compareTo of
+        # older releases, numbers the arrays do not hold exactly, K <= 0)
         self.vector = False
         if not conf.has("topk_rounding_compare") or self.k <= 0 or vals is None:
             return
@@ -494,8 +494,8 @@ def _by_broker_desc(owner: np.ndarray, keys: list) -> tuple[np.ndarray, np.ndarr
 class TopBundles(MutableMapping):
     """broker → its top-K list (the ``topBundleLoadDataStore``), each list worked out on its first read
     from a :class:`TopKPlan` (a leader reads the lists of the brokers it unloads from; a page or a
-    JSON dump reads them all). Assigning a broker's list replaces it. A copy or a pickle is a plain
-    ``dict`` of every list."""
+    JSON dump reads them all). Assigning a broker's list replaces it. :meth:`copy` shares the plan and the
+    lists read so far; ``copy.copy``, ``copy.deepcopy`` and a pickle give a plain ``dict`` of every list."""
 
     def __init__(self, brokers, plan: TopKPlan):
         self._pos = {b: p for p, b in enumerate(brokers)}
