@@ -355,13 +355,17 @@ class ModularLoadManager(HoldsStrategyStates):
             pc = self._pipe_cache = {"prefix": prefix, "config": self.config}
         # without the even-distribution step (and pulsar/system's own spread) nothing after the prefix
         # reads the namespace either: one entry serves every namespace
-        cfg = self.config
-        per_ns = cfg.loadBalancerDistributeBundlesEvenlyEnabled or ns == "pulsar/system"
-        key = (ns if per_ns else None, non_persistent)
+        key = (ns if self._spreads(ns) else None, non_persistent)
         got = pc.get(key)
         if got is None:
             got = pc[key] = self._pipeline_for(bundle, ns, non_persistent, ctx)
         return list(got[0]), got[1], got[2]
+
+    def _spreads(self, ns: str) -> bool:
+        """Whether the even-distribution step runs for a bundle of ``ns`` (the one step that reads it)."""
+        cfg = self.config
+        return bool(cfg.loadBalancerDistributeBundlesEvenlyEnabled
+                    or (ns == "pulsar/system" and cfg.has("system_namespace_spread")))
 
     def _pipeline_for(self, bundle: str, ns: str, non_persistent: bool, ctx):
         v, cfg, names = self.view, self.config, self.view.brokers
@@ -376,8 +380,7 @@ class ModularLoadManager(HoldsStrategyStates):
             if len(c2) != len(c):
                 steps.append(FilterStep("anti-affinity", c2, c, names=names))
                 c = c2
-        if (cfg.loadBalancerDistributeBundlesEvenlyEnabled or (ns == "pulsar/system" and cfg.has("system_namespace_spread"))) \
-                and len(c):
+        if self._spreads(ns) and len(c):
             counts = self._ns_counts(ns)[c]
             m = int(counts.min())
             kept = c[counts == m]

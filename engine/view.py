@@ -402,13 +402,6 @@ class LoadView:
     def bundle_namespace_id(self) -> np.ndarray:
         return self._ns_facts()["ns_id"]
 
-    def _spread(self) -> np.ndarray:
-        f = _name_facts(self.bundles)
-        if "spread" not in f:
-            h = java_string_hashes(self.bundles) & 0xFFFFFFFF
-            f["spread"] = h ^ (h >> 16)
-        return f["spread"]
-
     def _system_names(self) -> np.ndarray:
         """Per bundle: its namespace is an SLA-monitor or heartbeat one (bool array)."""
         f = _name_facts(self.bundles)
@@ -440,16 +433,15 @@ class LoadView:
         the names of ``ks`` are hashed (a sort needs them for tied values alone)."""
         ks = np.asarray(ks, dtype=np.int64)
         f = _name_facts(self.bundles)
-        spread = f.get("spread")
-        if spread is None:  # the spread hashes of the names asked for so far, kept with the name facts
-            spread, known = f.get("some_spread") or f.setdefault(
-                "some_spread", (np.zeros(self.nk, dtype=np.int64), np.zeros(self.nk, dtype=bool)))
-            miss = ks[~known[ks]]
-            if len(miss):
-                names = self.bundles
-                h = java_string_hashes([names[k] for k in miss.tolist()]) & 0xFFFFFFFF
-                spread[miss] = h ^ (h >> 16)
-                known[miss] = True
+        # the spread hashes of the names asked for so far, kept with the name facts
+        spread, known = f.get("spread") or f.setdefault(
+            "spread", (np.zeros(self.nk, dtype=np.int64), np.zeros(self.nk, dtype=bool)))
+        miss = ks[~known[ks]]
+        if len(miss):
+            names = self.bundles
+            h = java_string_hashes([names[k] for k in miss.tolist()]) & 0xFFFFFFFF
+            spread[miss] = h ^ (h >> 16)
+            known[miss] = True
         s = spread[ks]
         cap_chm, cap_new = self._shed_capacities
         key_new = s & (cap_new - 1)
@@ -482,12 +474,7 @@ class LoadView:
         got = f.get("shed_rank")
         if got is not None and got[0] == mask:
             return got[1]
-        spread = self._spread()
-        cap_chm, cap_new = self._shed_capacities
-        chm_b = spread & (cap_chm - 1)
-        new_b = spread & (cap_new - 1)
-        big = np.int64(1) << 40
-        key_new = np.where(self.sheddable, new_b, big)
+        key_new, chm_b = self.shed_keys(np.arange(nk))
         order = np.lexsort((np.arange(nk), chm_b, key_new))
         rank = np.empty(nk, dtype=np.int64)
         rank[order] = np.arange(nk)
