@@ -124,6 +124,8 @@ class ModularLoadManager(HoldsStrategyStates):
         self._prealloc_version = 0
         self._prefix_cache = {}
         self._pipe_cache = {}
+        self._pipe_last = None
+        self._conf = None
         self._uw = None
         self._retry_cache = {}
         self.update(data, view=view)
@@ -273,47 +275,120 @@ class ModularLoadManager(HoldsStrategyStates):
             raise InputError(f"unknown broker(s): {', '.join(unknown)}", field="--candidates")
         return np.array([v.broker_index[b] for b in names], dtype=np.int64)
 
-    @java_double_math
     def select_broker(self, bundle: str, *, candidates: Sequence[str] | None = None,
                       non_persistent: bool = False) -> PlacementDecision:
         """Pulsar's ``selectBroker(bundle)``: filters, strategy and the overload retry (§4.2).
 
         With ``candidates`` only the strategy runs, on exactly those brokers (in the given order).
+
+        A bundle of ``loadBalancerSheddingExcludedNamespaces`` whose filtered candidates are those of
+        the previous lookup, and whose round-robin pick is not overloaded, involves no arithmetic: it
+        is answered here, outside the quiet-arithmetic entry (:func:`java_double_math`), whose own cost
+        would be a sixth of such a lookup. Everything else goes through it.
         """
+        if candidates is None:
+            dec = self._round_robin_again(bundle, non_persistent)
+            if dec is not None:
+                return dec
+        return self._select_broker(bundle, candidates, non_persistent)
+
+    def _round_robin_again(self, bundle: str, non_persistent: bool):
+        """The round-robin lookup of an excluded namespace's bundle when its candidates are the
+        previous lookup's and the usage the overload retry reads is known; ``None`` otherwise."""
+        last, conf, uw = self._pipe_last, self._conf, self._uw
+        if last is None or conf is None or uw is None:
+            return None
+        ns = bundle_namespace(bundle)
+        if (ns not in conf[1] or last[3] != ns or last[0] is not self.view or last[1] is not self.config
+                or conf[0] is not self.config or last[2] != self._prealloc_version or last[4] != non_persistent
+                or self.preallocated or self.policies.__class__ is not NamespacePolicies
+                or uw[0] is not self.view or uw[1] is not self.config):
+            return None
+        ctx, note = self._ctx, conf[3].get(ns)
+        if ctx is None or ctx.pre_rate is None or note is None:  # (the context is new with each view)
+            return None
+        steps, c, _ = last[5]
+        dec = self.round_robin.select_broker(c, bundle, None, self.view, self.config, ctx)
+        if dec.broker is None or uw[2][dec._j] > conf[2]:
+            return self._round_robin_finish(dec, bundle, ns, non_persistent, list(steps), conf)
+        dec.filters = last[6]  # one tuple of the steps for every such lookup
+        dec.prefix_reason(note)
+        return dec
+
+    @java_double_math
+    def _round_robin_finish(self, dec, bundle, ns, non_persistent, steps, conf) -> PlacementDecision:
+        dec.filters = steps
+        dec.prefix_reason(self._excluded_note(ns, conf))
+        if dec.broker is None:
+            return dec
+        return self._overload_retry(dec, bundle, non_persistent, steps, None, conf)
+
+    @staticmethod
+    def _excluded_note(ns: str, conf) -> str:
+        note = conf[3].get(ns)
+        if note is None:
+            note = conf[3][ns] = f"namespace {ns} is in loadBalancerSheddingExcludedNamespaces: "
+        return note
+
+    @java_double_math
+    def _select_broker(self, bundle: str, candidates, non_persistent: bool) -> PlacementDecision:
+        ns = bundle_namespace(bundle)
+        conf = self._conf_facts()
+        if candidates is None and ns in conf[1]:
+            return self._round_robin_lookup(bundle, ns, non_persistent, conf)
         v, cfg = self.view, self.config
         ctx = self.ctx()
-        ns = bundle_namespace(bundle)
-        names = v.brokers
-        excluded = candidates is None and ns in cfg.excluded_namespaces
-        strategy = self.round_robin if excluded else self.placement
-        data = self._placement_data(bundle) if getattr(strategy, "uses_bundle_data", True) else None
+        data = self._placement_data(bundle) if getattr(self.placement, "uses_bundle_data", True) else None
         if candidates is not None:
             c = self._idx(list(candidates))
             dec = self.placement.select_broker(c, bundle, data, v, cfg, ctx)
-            dec.filters = [FilterStep("given candidates", c, names=names)]
+            dec.filters = [FilterStep("given candidates", c, names=v.brokers)]
             return dec
         steps, c, base = self._pipeline(bundle, ns, non_persistent, ctx)
-        dec = strategy.select_broker(c, bundle, data, v, cfg, ctx)
+        dec = self.placement.select_broker(c, bundle, data, v, cfg, ctx)
         dec.filters = steps
-        if excluded:
-            dec.reason = f"namespace {ns} is in loadBalancerSheddingExcludedNamespaces: " + dec.reason
         if dec.broker is None:
             return dec
+        return self._overload_retry(dec, bundle, non_persistent, steps, data, conf)
+
+    def _round_robin_lookup(self, bundle: str, ns: str, non_persistent: bool, conf) -> PlacementDecision:
+        """A bundle of ``loadBalancerSheddingExcludedNamespaces``: round robin over the filtered
+        candidates (it reads no bundle data), then the same overload retry."""
+        ctx = self.ctx()
+        steps, c, base = self._pipeline(bundle, ns, non_persistent, ctx)
+        dec = self.round_robin.select_broker(c, bundle, None, self.view, self.config, ctx)
+        return self._round_robin_finish(dec, bundle, ns, non_persistent, steps, conf)
+
+    def _conf_facts(self) -> tuple:
+        """``(config, excluded namespaces, overload threshold, {namespace: note})`` of the current
+        configuration, read once per configuration object."""
+        got = self._conf
+        if got is None or got[0] is not self.config:
+            cfg = self.config
+            got = self._conf = (cfg, cfg.excluded_namespaces, cfg.overload_threshold, {})
+        return got
+
+    def _overload_retry(self, dec, bundle, non_persistent, steps, data, conf) -> PlacementDecision:
+        """When the chosen broker's usage is above ``loadBalancerBrokerOverloadedThresholdPercentage``,
+        the placement strategy again on every broker the namespace policies allow."""
+        v = self.view
         uw = float(self._usage_with_weight()[v.broker_index[dec.broker]])
-        if uw > cfg.overload_threshold:
-            full = self._retry_candidates(bundle, non_persistent)
-            if data is None and getattr(self.placement, "uses_bundle_data", True):
-                data = self._placement_data(bundle)  # (round robin chose first and reads none)
-            alt = self.placement.select_broker(full, bundle, data, v, cfg, ctx)
-            first = dec.broker
-            if alt.broker is not None:
-                alt.filters = steps + [FilterStep(
-                    f"{first} is overloaded ({uw * 100:.1f} % > "
-                    f"{cfg.loadBalancerBrokerOverloadedThresholdPercentage} %): retry with all brokers", full,
-                    names=names)]
-                alt.retried, alt.first_choice = True, first
-                alt.reason = f"first choice {first} overloaded ({uw * 100:.1f} %); retry: {alt.reason}"
-                dec = alt
+        if not uw > conf[2]:
+            return dec
+        cfg, ctx, names = self.config, self.ctx(), v.brokers
+        full = self._retry_candidates(bundle, non_persistent)
+        if data is None and getattr(self.placement, "uses_bundle_data", True):
+            data = self._placement_data(bundle)  # (round robin chose first and reads none)
+        alt = self.placement.select_broker(full, bundle, data, v, cfg, ctx)
+        first = dec.broker
+        if alt.broker is not None:
+            alt.filters = steps + [FilterStep(
+                f"{first} is overloaded ({uw * 100:.1f} % > "
+                f"{cfg.loadBalancerBrokerOverloadedThresholdPercentage} %): retry with all brokers", full,
+                names=names)]
+            alt.retried, alt.first_choice = True, first
+            alt.reason = f"first choice {first} overloaded ({uw * 100:.1f} %); retry: {alt.reason}"
+            dec = alt
         return dec
 
     def _retry_candidates(self, bundle: str, non_persistent: bool) -> np.ndarray:
@@ -349,6 +424,11 @@ class ModularLoadManager(HoldsStrategyStates):
         if self.policies.__class__ is not NamespacePolicies or self.preallocated:
             steps, c, base = self._pipeline_for(bundle, ns, non_persistent, ctx)
             return steps, c, base
+        last = self._pipe_last  # the previous call's answer, while nothing it depends on changed
+        if (last is not None and last[0] is self.view and last[1] is self.config
+                and last[2] == self._prealloc_version and last[3] == ns and last[4] == non_persistent):
+            got = last[5]
+            return list(got[0]), got[1], got[2]
         prefix = self._prefix(bundle, non_persistent, ctx)
         pc = self._pipe_cache
         if pc.get("prefix") is not prefix or pc.get("config") is not self.config:
@@ -359,6 +439,7 @@ class ModularLoadManager(HoldsStrategyStates):
         got = pc.get(key)
         if got is None:
             got = pc[key] = self._pipeline_for(bundle, ns, non_persistent, ctx)
+        self._pipe_last = (self.view, self.config, self._prealloc_version, ns, non_persistent, got, tuple(got[0]))
         return list(got[0]), got[1], got[2]
 
     def _spreads(self, ns: str) -> bool:

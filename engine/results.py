@@ -435,6 +435,10 @@ class PlacementDecision(_Names):
     def set_best(self, best) -> None:
         self._best = best
 
+    def prefix_reason(self, text: str) -> None:
+        """Put ``text`` before the reason."""
+        self.reason = text + self.reason
+
     def set_scores(self, scores, unit: str) -> None:
         self._scores, self.score_unit = scores, unit
 

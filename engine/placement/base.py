@@ -32,17 +32,22 @@ class PlacementContext:
     pre_version: int = 0
     #: id(candidates) -> (candidates, view, {fact: value}): see :meth:`by_name` and :meth:`is_candidate`
     _per_cand: dict = field(default_factory=dict, repr=False, compare=False)
+    _last_cand: tuple | None = field(default=None, repr=False, compare=False)
 
     def _facts(self, view: LoadView, cand: np.ndarray) -> dict:
         """Facts of one candidate array, kept per array: the load manager hands the same array to
         every bundle of a namespace in a cycle. The array is held with its facts, so an ``id`` is
         never reused for another array while cached."""
+        got = self._last_cand
+        if got is not None and got[0] is cand and got[1] is view:  # the array of the previous call
+            return got[2]
         got = self._per_cand.get(id(cand))
         if got is None or got[0] is not cand or got[1] is not view:
             if len(self._per_cand) > 256:
                 self._per_cand.clear()
             got = (cand, view, {})
             self._per_cand[id(cand)] = got
+        self._last_cand = got
         return got[2]
 
     def by_name(self, view: LoadView, cand: np.ndarray) -> np.ndarray:
@@ -144,7 +149,10 @@ def draw(rng: np.random.Generator, items):
     return items[int(rng.integers(len(items)))]
 
 
+_I64 = np.dtype(np.int64)
+
+
 def new_decision(strategy: str, bundle: str, view: LoadView, cand) -> PlacementDecision:
-    if cand.__class__ is not np.ndarray or cand.dtype != np.int64:
+    if cand.__class__ is not np.ndarray or (cand.dtype is not _I64 and cand.dtype != _I64):
         cand = np.asarray(cand, dtype=np.int64)
     return PlacementDecision(bundle, strategy, names=view.brokers, cand=cand)

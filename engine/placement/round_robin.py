@@ -34,12 +34,63 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..javacompat import INT_MAX
+from ..results import PlacementDecision
 from ..strategies.spec import EXTENSIBLE, MODULAR, StrategySpec
 from ..strategies.state import StateValue
 from .base import PlacementStrategy, new_decision
 
-__all__ = ["SPEC", "RoundRobinState", "RoundRobinBrokerSelector"]
+__all__ = ["SPEC", "RoundRobinState", "RoundRobinBrokerSelector", "RoundRobinDecision"]
+
+
+class RoundRobinDecision(PlacementDecision):
+    """A round-robin pick. A lookup of the bundles of an excluded namespace makes one per new bundle,
+    so it holds the least it can: its reason is written when read, its ``best`` and ``lines`` are
+    made when read, and its filter steps may be a tuple shared by every lookup with the same
+    candidates. Few new objects per lookup means few garbage-collector passes in a lookup storm."""
+
+    _pos = 0  # the counter's position in the candidate list
+    _of = 0  # the list's length
+    _before = ""  # text put before the reason
+    _text = None  # a reason set outright
+    _lines = None
+
+    def __init__(self, bundle, strategy, names, cand, broker, j, pos, of, filters=()):
+        self.bundle, self.strategy, self.broker = bundle, strategy, broker
+        self._names, self._cand, self.filters = names, cand, filters
+        self._j, self._pos, self._of = j, pos, of
+
+    @property
+    def _best(self):
+        return (self._j,)
+
+    @property
+    def lines(self) -> dict:
+        if self._lines is None:
+            self._lines = {}
+        return self._lines
+
+    @lines.setter
+    def lines(self, value: dict) -> None:
+        self._lines = value
+
+    @property
+    def reason(self) -> str:
+        if self._text is not None:
+            return self._text
+        return f"{self._before}round robin: position {self._pos} of {self._of}"
+
+    @reason.setter
+    def reason(self, text: str) -> None:
+        self._text = text
+
+    def prefix_reason(self, text: str) -> None:
+        if self._text is not None:
+            self._text = text + self._text
+        else:
+            self._before = text + self._before
 
 
 @dataclass(frozen=True)
@@ -76,31 +127,36 @@ class RoundRobinBrokerSelector(PlacementStrategy):
         self.cache = list(state.cache)
 
     def select_broker(self, cand, bundle, data, view, conf, ctx):
-        dec = new_decision(self.name, bundle, view, cand)
-        if not len(cand):
+        # the candidates' names (a list, never changed in place), their set and count, kept per
+        # candidate array: the load manager hands one array to every bundle of a namespace
+        facts = ctx._facts(view, cand) if ctx is not None else None
+        got = facts.get(self.name) if facts is not None else None
+        if got is None:
+            names = [view.brokers[j] for j in np.asarray(cand, dtype=np.int64).tolist()]
+            got = (names, frozenset(names), len(names))
+            if facts is not None:
+                facts[self.name] = got
+        candidates, members, n = got
+        if not n:
+            dec = new_decision(self.name, bundle, view, cand)
             dec.reason = "no candidate broker"
             return dec
-        # the candidates' names (a list, never changed in place) and their set, kept per candidate
-        # array: the load manager hands one array to every bundle of a namespace
-        facts = ctx._facts(view, cand) if ctx is not None else {}
-        got = facts.get(self.name)
-        if got is None:
-            names = [view.brokers[j] for j in cand.tolist()]
-            got = facts[self.name] = (names, frozenset(names))
-        candidates, members = got
-        self._touch()
-        idx = self.count % len(candidates)
-        self.count = 0 if self.count == INT_MAX else self.count + 1
-        if len(self.cache) <= idx or len(candidates) != len(self.cache):
-            self.cache = candidates
-        sel = self.cache[idx]
+        self._emitted = None  # the working memory changes (Stateful._touch)
+        count = self.count
+        idx = count % n
+        self.count = 0 if count == INT_MAX else count + 1
+        cache = self.cache
+        held = len(cache)
+        if held <= idx or n != held:
+            cache = self.cache = candidates
+        sel = cache[idx]
         if sel not in members:
-            self.cache = candidates
-            sel = self.cache[idx]
-        dec.broker = sel
-        dec.set_best([view.broker_index[sel]])
-        dec.reason = f"round robin: position {idx} of {len(candidates)}"
-        return dec
+            cache = self.cache = candidates
+            sel = cache[idx]
+        if cand.__class__ is not np.ndarray or cand.dtype != np.int64:
+            cand = np.asarray(cand, dtype=np.int64)
+        return RoundRobinDecision(bundle, self.name, view.brokers, cand, sel, view.broker_index[sel], idx, n)
+
 
 SPEC = StrategySpec(
     name="RoundRobinBrokerSelector", fqn="org.apache.pulsar.broker.loadbalance.impl.RoundRobinBrokerSelector",

@@ -174,3 +174,51 @@ def test_bundle_value_key_memo_equals_the_bundle_data_value():
     for i, name in enumerate(v.bundles):
         assert v.bundle_value_key(i) == v.bundle_data(name).value_key()
         assert v.bundle_value_key(np.int64(i)) is v.bundle_value_key(i)
+
+
+def test_round_robin_lookups_of_excluded_namespaces_equal_the_full_path():
+    """Repeated lookups of an excluded namespace's bundles reuse the previous lookup's candidates and
+    skip the quiet-arithmetic entry; each must equal the full ``selectBroker`` (a manager whose
+    policies are a subclass takes it every time): the broker, the reason, the filter steps, the
+    overload retry (some brokers are above the threshold), across namespaces, topic types,
+    preallocations, a new view and a new configuration, and the round-robin state left behind."""
+    from engine.config import IMPL
+    from engine.load_manager import NamespacePolicies
+    from engine.synth import random_view
+
+    class SamePolicies(NamespacePolicies):
+        pass
+
+    v = random_view(30, 8, seed=11)
+    cfg = LoadBalancerConfig().with_values({
+        "loadBalancerLoadPlacementStrategy": IMPL + "LeastLongTermMessageRate",
+        "loadBalancerDistributeBundlesEvenlyEnabled": "false",
+        "loadBalancerSheddingExcludedNamespaces": "t/ex,t/ex2", "loadBalancerBrokerOverloadedThresholdPercentage": "60"})
+    kept = ModularLoadManager(v, cfg, seed=3)
+    full = ModularLoadManager(v, cfg, seed=3, policies=SamePolicies())
+    uw = kept._usage_with_weight() if kept._uw else kept.view.overload_usage(cfg)
+    assert (uw > 0.6).any() and (uw <= 0.6).any()  # some picks are retried, some are not
+
+    def both(name, **kw):
+        a, b = kept.select_broker(name, **kw), full.select_broker(name, **kw)
+        assert _decision_facts(a) == _decision_facts(b) and a.to_json() == b.to_json(), name
+        return a
+
+    got = [both(f"t/ex/0x{k:08x}_0x{k + 1:08x}") for k in range(70)]
+    assert any(d.retried for d in got) and sum(not d.retried for d in got) > 30
+    assert isinstance(got[-1].filters, tuple)  # the lookup reused the kept steps
+    for k in range(20):  # namespaces and topic types in turn
+        both(f"t/ex2/0x{k:08x}_0x{k + 1:08x}")
+        both(f"t/ex/0x{k:08x}_0x{k + 1:08x}", non_persistent=bool(k % 3 == 0))
+        both(v.bundles[k])
+    for k in range(10):  # preallocations change the candidates' topic counts
+        a = kept.select_broker_for_assignment(f"t/other/0x{k:08x}_0x{k + 1:08x}")
+        b = full.select_broker_for_assignment(f"t/other/0x{k:08x}_0x{k + 1:08x}")
+        assert _decision_facts(a) == _decision_facts(b)
+        both(f"t/ex/0x{k:08x}_0x{k + 2:08x}")
+    v2 = random_view(30, 8, seed=12)
+    kept.update(v2), full.update(v2)
+    kept.config = full.config = cfg.with_values({"loadBalancerBrokerOverloadedThresholdPercentage": "95"})
+    for k in range(30):
+        both(f"t/ex/0x{k:08x}_0x{k + 3:08x}")
+    assert kept.round_robin.state() == full.round_robin.state()
