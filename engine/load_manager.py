@@ -296,7 +296,7 @@ class ModularLoadManager(HoldsStrategyStates):
         """The round-robin lookup of an excluded namespace's bundle when its candidates are the
         previous lookup's and the usage the overload retry reads is known; ``None`` otherwise."""
         last, conf, uw = self._pipe_last, self._conf, self._uw
-        if last is None or conf is None or uw is None:
+        if last is None or conf is None or uw is None or not conf[1]:
             return None
         ns = bundle_namespace(bundle)
         if (ns not in conf[1] or last[3] != ns or last[0] is not self.view or last[1] is not self.config
@@ -604,6 +604,7 @@ class ModularLoadManager(HoldsStrategyStates):
             by_broker.setdefault(s.broker, []).append(s)
         keys = list(by_broker)
         rank = unload_broker_rank(self.shedding, keys)
+        excluded = self._conf_facts()[1]
         for bi in np.argsort(rank).tolist():
             broker = keys[bi]
             any_unloaded = False
@@ -612,7 +613,7 @@ class ModularLoadManager(HoldsStrategyStates):
                 share_reason(u, s)
                 cyc.processed.append(u)
                 ns = bundle_namespace(s.bundle)
-                if ns in cfg.excluded_namespaces:
+                if ns in excluded:
                     u.skipped = f"namespace {ns} is in loadBalancerSheddingExcludedNamespaces"
                     cyc.skipped.append(u)
                     continue
@@ -621,7 +622,7 @@ class ModularLoadManager(HoldsStrategyStates):
                     u.skipped = why
                     cyc.skipped.append(u)
                     continue
-                dec = self.select_broker(s.bundle)
+                dec = self._select_broker(s.bundle, None, False)  # (not an excluded namespace's)
                 u.placement = dec
                 if dec.broker is None:
                     u.skipped = "no broker available to unload the bundle to"
