@@ -41,6 +41,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(1, str(ROOT / "bench"))
+import rows as rows_out  # noqa: E402  (bench/rows.py: the one-table rows)
 os.environ.setdefault("SHEDLAB_CACHE_DIR", tempfile.mkdtemp(prefix="shedlab-bench-"))
 
 BUDGET_MS = 300.0
@@ -340,6 +342,9 @@ def main(argv=None) -> int:
               f"{upload['ingest_s']:.2f} s + first decision and figures {upload['first_s']:.2f} s = {total:.2f} s; "
               f"budget <= {HUGE_UPLOAD_S:.0f} s {'OK' if total <= HUGE_UPLOAD_S else 'OVER BUDGET'}")
         ok &= total <= HUGE_UPLOAD_S
+        rows_out.emit("tuner", "upload to first decision (server side)", f"{n_b:,} x {n_k // max(n_b, 1):,}", total,
+                      "s", budget=f"<= {HUGE_UPLOAD_S:.0f} s", ok=total <= HUGE_UPLOAD_S,
+                      note=f"ingest {upload['ingest_s']:.2f} s + first decision and figures {upload['first_s']:.2f} s")
     print(f"\nSlider released -> all figures updated (Chromium, {n_b:,} brokers x {n_k:,} bundles; budget p95 <= "
           f"{budget:.0f} ms; {os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f})\n")
     head = f"{'strategy':<50} {'moves':>5} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'server p50':>11} " \
@@ -348,6 +353,9 @@ def main(argv=None) -> int:
     print("-" * len(head))
     for title, n, p50, p95, mx, s50, s95, nd, nf in rows:
         verdict = "OK" if p95 <= budget else "OVER BUDGET"
+        rows_out.emit("tuner", f"slider release -> every figure, Chromium: {title}", f"{n_b:,} x {n_k // max(n_b, 1):,}",
+                      p95, "ms p95", budget=f"p95 <= {budget:.0f} ms", ok=p95 <= budget,
+                      note=f"p50 {p50:.0f} ms, server p50 {s50:.0f} ms, {n} moves")
         print(f"{title:<50} {n:>5} {p50:>8.0f} {p95:>8.0f} {mx:>8.0f} {s50:>11.0f} {s95:>11.0f} {nd:>9} {nf:>9.1f}"
               f"  {verdict}")
     print("\n(server = the update_tuner body: engine cycle + figure builders; the rest is HTTP, JSON and "

@@ -52,6 +52,9 @@ sys.path.insert(0, str(ROOT))
 
 import psutil  # noqa: E402
 
+sys.path.insert(1, str(ROOT / "bench"))
+import rows as rows_out  # noqa: E402  (bench/rows.py: the one-table rows)
+
 BROKERS = int(os.getenv("BENCH_HISTORY_BROKERS", "250"))
 DAYS = int(os.getenv("BENCH_HISTORY_DAYS", "31"))
 SWEEP_DAYS = 0  # 0 = every day of the dataset
@@ -372,6 +375,10 @@ def main() -> int:
         rate = f"{n / secs:>12,.0f}" if n and secs else f"{'':>12}"
         pk = f"{peak / 2**20:>8,.0f}MB" if peak else f"{'':>10}"
         print(f"{name:<46} {secs:>8.2f}s {rate} {pk}  {budget:<16} {note}", flush=True)
+        verdict = budget.split()[-1] if budget else ""
+        rows_out.emit("history", name, f"{BROKERS:,} x {DAYS} days", secs, "s",
+                      budget="" if verdict not in ("OK", "OVER") else budget.rsplit(" ", 1)[0],
+                      ok={"OK": True, "OVER": False}.get(verdict), note=note)
 
     print()
     print(f"{'measure':<46} {'time':>9} {'rows/s':>12} {'peak RSS':>10}  {'budget':<16} note", flush=True)
@@ -396,13 +403,21 @@ def main() -> int:
         if "sweep" not in skip:
             sw1, c1 = _run_one("sweep1", path, "local[1]")
             sw_rows = wide_rows * SWEEP_DAYS // DAYS * 30
+            cell_days = 30 * SWEEP_DAYS
             row(f"sweep 5 x 6 over {SWEEP_DAYS} day(s), local[1]", sw1["seconds"], sw_rows, sw1["peak"], "printed",
-                f"job {sw1['job_s']:.1f} s")
+                f"job {sw1['job_s']:.1f} s; per executor core {sw1['job_s']:.1f} core-s, "
+                f"{sw1['job_s'] / cell_days:.2f} core-s per cell-day")
             sw2, c2 = _run_one("sweep2", path, "local[2]")
             assert c1["cells"]["events"].tolist() == c2["cells"]["events"].tolist()
             row(f"sweep 5 x 6 over {SWEEP_DAYS} day(s), local[2]", sw2["seconds"], sw_rows, sw2["peak"], "printed",
-                f"job {sw2['job_s']:.1f} s; speed-up 1 -> 2 executor cores {sw1['job_s'] / sw2['job_s']:.2f}x; "
+                f"job {sw2['job_s']:.1f} s; per executor core {sw2['job_s']:.1f} s each, "
+                f"{2 * sw2['job_s'] / cell_days:.2f} core-s per cell-day; "
                 f"{sw2['events']:,} events in all cells")
+            speed = sw1["job_s"] / sw2["job_s"]
+            print(f"{'sweep speed-up, 1 -> 2 executor cores':<46} {speed:>8.2f}x {'':>12} {'':>10}  "
+                  f"{'>= 1.8x ' + ('OK' if speed >= 1.8 else 'OVER'):<16} the sweep jobs' times", flush=True)
+            rows_out.emit("history", "sweep speed-up, 1 -> 2 executor cores", f"{BROKERS:,} x {DAYS} days", speed,
+                          "x", budget=">= 1.8x", ok=speed >= 1.8)
         if "backtest" not in skip:
             bti, _bt = _run_one("backtest", path)
             row("backtest AvgShedder (BIGO settings), Spark", bti["seconds"], wide_rows, bti["peak"],

@@ -41,9 +41,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(1, str(ROOT / "bench"))
 
 import numpy as np  # noqa: E402
 
+import rows as rows_out  # noqa: E402  (bench/rows.py: the one-table rows)
 from engine import javacompat  # noqa: E402
 from engine.config import IMPL, LoadBalancerConfig  # noqa: E402
 from engine.load_manager import ModularLoadManager  # noqa: E402
@@ -213,6 +215,8 @@ def print_table(rows) -> bool:
             ok &= good
         else:
             btxt = ""
+        rows_out.emit("engine", what, size, med, "ms", floor=flo, growth=growth, budget=btxt,
+                      ok=None if budget is None else verdict == "ok")
         print(f"{what:<58} {size:<14} {med:>10.1f} {'' if flo is None else f'{flo:.1f}':>9} "
               f"{'' if ratio is None else f'{ratio:.2f}':>6} {'' if growth is None else f'{growth:.1f}x':>11} "
               f"{btxt:<16} {verdict}")

@@ -18,6 +18,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(1, os.path.dirname(os.path.abspath(__file__)))
+
+import rows as rows_out  # noqa: E402  (bench/rows.py: the one-table rows)
 
 from engine.config import PRESETS  # noqa: E402
 from engine.simulator import parse_scenario, simulate  # noqa: E402
@@ -73,6 +76,10 @@ def main(argv=None) -> int:
     print(f"{hdr[0]:<30} {hdr[1]:<7} {hdr[2]:>4} {hdr[3]:>9} {hdr[4]:>10} {hdr[5]:>8}  {hdr[6]}")
     for size, span, rep, t, per, unl, budget in rows:
         print(f"{size:<30} {span:<7} {rep:>4} {t:>9.2f} {per:>10.2f} {unl:>8}  {budget}")
+        nb = int(size.split()[0])
+        rows_out.emit("simulator", f"simulate AvgShedder (BIGO settings), {span}", f"{nb:,} x 100", t, "s",
+                      budget=budget.split(":")[0], ok=None if not budget else budget.endswith("OK"),
+                      note=f"1-minute cycles: {per:.2f} ms per simulated minute, {unl} unloads")
     if quick:
         print("(--quick: 1,000 brokers x 1 day skipped; it takes about 24 x the 1-hour time)")
     return 0
