@@ -227,11 +227,11 @@ def print_table(rows) -> bool:
 def main(argv) -> int:
     full = "--full" in argv
     rows, medians = [], {}
-    cycles(100, 100, 7, rows, medians)
-    cycles(1000, 100, 5, rows, medians)
+    cycles(100, 100, 21, rows, medians)  # short cycles: more runs steady the growth baseline
+    cycles(1000, 100, 7, rows, medians)
     if full:
         cycles(10_000, 100, 3, rows, medians)
-        cycles(100, 1000, 3, rows, medians)
+        cycles(100, 1000, 9, rows, medians)
         cycles(1000, 1000, 3, rows, medians)
     cold_first_cycle(1000, 100, rows)
     ld = transfer(1000, 100, 3, rows)
