@@ -428,7 +428,8 @@ def main() -> int:
                 + f"; job {bti['job_s']:.1f} s, JVM {bti['start_s']:.1f} s")
         if "ingest" not in skip:
             ing = _run_ingest(path)
-            row(f"ingest of {ing['values'] / 1e6:,.0f} M values from Prometheus JSON, Spark", ing["seconds"], ing["values"], ing["peak"],
+            row(f"ingest of {ing['values'] / 1e6:,.0f} M values from Prometheus JSON, Spark", ing["seconds"],
+                ing["values"], ing["peak"],
                 f"<= 180 s {'OK' if ing['seconds'] <= 180 else 'OVER'}",
                 f"{ing['files']} files, {ing['bytes'] / 2**30:.2f} GiB; CPU {ing['cpu_s']:.0f} s; stages at "
                 + ", ".join(f"{t:.0f} s" for t, _ in ing["stages"][:4])
