@@ -309,7 +309,7 @@ class ModularLoadManager(HoldsStrategyStates):
             return None
         steps, c, _ = last[5]
         dec = self.round_robin.select_broker(c, bundle, None, self.view, self.config, ctx)
-        if dec.broker is None or uw[2][dec._j] > conf[2]:
+        if dec.broker is None or uw[3][dec._j] > conf[2]:
             return self._round_robin_finish(dec, bundle, ns, non_persistent, list(steps), conf)
         dec.filters = last[6]  # one tuple of the steps for every such lookup
         dec.prefix_reason(note)
@@ -407,7 +407,8 @@ class ModularLoadManager(HoldsStrategyStates):
         looked up once per view and config."""
         got = self._uw
         if got is None or got[0] is not self.view or got[1] is not self.config:
-            got = self._uw = (self.view, self.config, self.view.overload_usage(self.config))
+            usage = self.view.overload_usage(self.config)
+            got = self._uw = (self.view, self.config, usage, usage.tolist())  # (the list for one-broker reads)
         return got[2]
 
     def _pipeline(self, bundle: str, ns: str, non_persistent: bool, ctx):

@@ -132,11 +132,12 @@ class RoundRobinBrokerSelector(PlacementStrategy):
         facts = ctx._facts(view, cand) if ctx is not None else None
         got = facts.get(self.name) if facts is not None else None
         if got is None:
-            names = [view.brokers[j] for j in np.asarray(cand, dtype=np.int64).tolist()]
-            got = (names, frozenset(names), len(names))
+            ints = np.asarray(cand, dtype=np.int64).tolist()
+            names = [view.brokers[j] for j in ints]
+            got = (names, frozenset(names), len(names), ints)
             if facts is not None:
                 facts[self.name] = got
-        candidates, members, n = got
+        candidates, members, n, ints = got
         if not n:
             dec = new_decision(self.name, bundle, view, cand)
             dec.reason = "no candidate broker"
@@ -145,7 +146,11 @@ class RoundRobinBrokerSelector(PlacementStrategy):
         count = self.count
         idx = count % n
         self.count = 0 if count == INT_MAX else count + 1
+        if cand.__class__ is not np.ndarray or cand.dtype != np.int64:
+            cand = np.asarray(cand, dtype=np.int64)
         cache = self.cache
+        if cache is candidates:  # (the usual case: the pick is a candidate, its index known)
+            return RoundRobinDecision(bundle, self.name, view.brokers, cand, candidates[idx], ints[idx], idx, n)
         held = len(cache)
         if held <= idx or n != held:
             cache = self.cache = candidates
@@ -153,8 +158,6 @@ class RoundRobinBrokerSelector(PlacementStrategy):
         if sel not in members:
             cache = self.cache = candidates
             sel = cache[idx]
-        if cand.__class__ is not np.ndarray or cand.dtype != np.int64:
-            cand = np.asarray(cand, dtype=np.int64)
         return RoundRobinDecision(bundle, self.name, view.brokers, cand, sel, view.broker_index[sel], idx, n)
 
 
