@@ -404,20 +404,48 @@ class _Parts:
 
 def _assemble(source: str, parts: _Parts) -> ColumnarLoadData:
     """The snapshot from the parts a decoder gathered: everything but the bulk by the ordinary reader,
-    then the report totals, the bundle data, the time averages and the view from the columns."""
+    then the report totals, the bundle data, the time averages and the view from the columns.
+
+    Each bundle name is looked up once per place it occurs (bundleData key, lastStats key, listed bundle),
+    in one growing index: the view's bundle order is bundleData's names, then the lastStats bundles without
+    bundle data (first report first), then the bundles only listed (brokers in Java map order)."""
     base = _ordinary_part(source, parts)
     starts = np.zeros(len(parts.slim_brokers) + 1, dtype=np.int64)
     np.cumsum(parts.per_broker, out=starts[1:])
     _report_totals(base, parts, starts)
-    cols = _bundle_columns(parts, base.resource_quotas)
+    nidx = _Index(parts.bd_names)
+    idx = list(map(nidx.get, parts.stat_names))
+    derived_rows = []
+    if None in idx:  # lastStats bundles without bundle data: indexed after bundleData's, in report order
+        for i in [i for i, x in enumerate(idx) if x is None]:
+            name = parts.stat_names[i]
+            got = nidx.get(name)
+            if got is None:
+                got = nidx[name]
+                derived_rows.append(i)
+            idx[i] = got
+    stat_idx = np.array(idx, dtype=np.int64)
+    del idx
+    cols = _bundle_columns(parts, base.resource_quotas, derived_rows)
     from .javacompat import java_map_order
 
     order = java_map_order(base.brokers, concurrent=True)
-    names = dict.fromkeys(chain(cols["all_bd"], chain.from_iterable(base.brokers[bid].local.bundles for bid in order)))
-    nidx = dict(zip(names, range(len(names))))  # the view's bundle order; bundleData's bundles come first
-    stat_idx = np.array(list(map(nidx.__getitem__, parts.stat_names)), dtype=np.int64)
     _time_averages(base, parts, cols, stat_idx)
-    return _columnar(base, parts, cols, order, list(names), nidx, stat_idx, starts)
+    return _columnar(base, parts, cols, order, nidx, stat_idx, starts)
+
+
+class _Index(dict):
+    """bundle name -> its index in :attr:`names`; a name not yet indexed is appended when looked up with
+    ``[]`` (``get`` only reads)."""
+
+    def __init__(self, names: list):
+        super().__init__(zip(names, range(len(names))))
+        self.names = list(names)
+
+    def __missing__(self, name):
+        i = self[name] = len(self.names)
+        self.names.append(name)
+        return i
 
 
 def _ordinary_part(source: str, parts: _Parts) -> LoadData:
@@ -438,13 +466,17 @@ def _ordinary_part(source: str, parts: _Parts) -> LoadData:
     # bundles lists (kept out of the reader: 100,000 names), and _finish's warning on shared bundles
     for bd, listed in zip(base.brokers.values(), parts.bundle_lists):
         bd.local.bundles = listed
-    total = sum(map(len, parts.bundle_lists))
-    if total and len(set(chain.from_iterable(parts.bundle_lists))) < total:
+    return base
+
+
+def _warn_shared(base: LoadData, owned: list, nk: int) -> None:
+    """The ordinary reader's warning on each bundle listed by several brokers (``owned``: each broker's
+    listed bundles as indices of the view's ``nk`` bundles, no index twice in one list)."""
+    if owned and np.bincount(np.concatenate(owned), minlength=nk).max(initial=0) > 1:
         for b, bs in base.owners().items():
             if len(bs) > 1:
                 base.warnings.append(f"{base.source}: bundle {b} is listed by {len(bs)} brokers ({', '.join(bs)}): "
                                      "an ownership change in progress; Pulsar considers it on each")
-    return base
 
 
 def _report_totals(base: LoadData, parts: _Parts, starts) -> None:
@@ -477,18 +509,12 @@ def _report_totals(base: LoadData, parts: _Parts, starts) -> None:
             L.num_bundles = b - a
 
 
-def _bundle_columns(parts: _Parts, quotas: dict) -> dict:
+def _bundle_columns(parts: _Parts, quotas: dict, derived_rows: list) -> dict:
     """The bundle data as columns: the given entries, then those derived from the first report of each
-    bundle without one (``ensure_bundle_data``: the default, or the quota's, updated once)."""
-    stats_a, stat_names, bd_names = parts.stats_a, parts.stat_names, parts.bd_names
-    bd_index = dict.fromkeys(bd_names)
-    n_given = len(bd_names)
-    derived_rows = []
-    if not bd_index.keys() >= set(stat_names):  # some lastStats bundle has no bundle data
-        for i, name in enumerate(stat_names):
-            if name not in bd_index:
-                bd_index[name] = None
-                derived_rows.append(i)
+    bundle without one (``derived_rows``: its lastStats rows; ``ensure_bundle_data``: the default, or the
+    quota's, updated once)."""
+    stats_a, stat_names = parts.stats_a, parts.stat_names
+    n_given = len(parts.bd_names)
     nd = len(derived_rows)
     st = np.empty((n_given + nd, 4))
     lt = np.empty((n_given + nd, 4))
@@ -519,8 +545,8 @@ def _bundle_columns(parts: _Parts, quotas: dict) -> dict:
                 st[n_given + k] = sample[k]
                 lt[n_given + k] = sample[k]
                 st_n[n_given + k] = lt_n[n_given + k] = 1
-    return {"all_bd": list(bd_index), "st": st, "lt": lt, "st_n": st_n, "lt_n": lt_n, "st_max": st_max,
-            "lt_max": lt_max, "topics": topics}  # all_bd: bundleData order, given then derived
+    return {"n_bd": n_given + nd, "st": st, "lt": lt, "st_n": st_n, "lt_n": lt_n, "st_max": st_max,
+            "lt_max": lt_max, "topics": topics}  # rows: bundleData's bundles, then the derived ones
 
 
 def _time_averages(base: LoadData, parts: _Parts, cols: dict, stat_idx) -> None:
@@ -542,13 +568,16 @@ def _time_averages(base: LoadData, parts: _Parts, cols: dict, stat_idx) -> None:
          ta.long_term_msg_rate_in, ta.long_term_msg_rate_out) = (float(s[j]) for s in sums)
 
 
-def _columnar(base: LoadData, parts: _Parts, cols: dict, order, bundles: list, nidx: dict, stat_idx,
+def _columnar(base: LoadData, parts: _Parts, cols: dict, order, nidx: _Index, stat_idx,
               starts) -> ColumnarLoadData:
     """The :class:`ColumnarLoadData` over ``base`` and the columns, with its view (``LoadView.from_load_data``
-    from the arrays)."""
+    from the arrays); the bundles only listed by reports join the index here."""
     from .view import LoadView, broker_columns
 
-    nk, m = len(bundles), len(cols["all_bd"])
+    bundles = nidx.names
+    per_broker = broker_columns(base.brokers, order, nidx, bundles)
+    nk, m = len(bundles), cols["n_bd"]
+    _warn_shared(base, per_broker["owned"], nk)
     st, lt, st_n, lt_n, topics = cols["st"], cols["lt"], cols["st_n"], cols["lt_n"], cols["topics"]
     if nk == m:  # every bundle has bundle data: the view shares the arrays (one copy in memory and pickles)
         v_st, v_lt, v_stn, v_ltn, v_top = st, lt, st_n, lt_n, topics
@@ -569,7 +598,7 @@ def _columnar(base: LoadData, parts: _Parts, cols: dict, order, bundles: list, n
                 "st": st, "lt": lt, "st_n": st_n, "lt_n": lt_n, "st_max": cols["st_max"], "lt_max": cols["lt_max"],
                 "topics": topics}
     ld._view = LoadView(
-        now_ms=ld.now, brokers=order, **broker_columns(base.brokers, order, nidx, bundles), bundles=bundles,
+        now_ms=ld.now, brokers=order, **per_broker, bundles=bundles,
         st=v_st, lt=v_lt, st_samples=v_stn, lt_samples=v_ltn, topics=v_top, in_bundle_data=inbd,
         resource_quotas=dict(base.resource_quotas))
     return ld
