@@ -382,8 +382,38 @@ def source_options(sid) -> list[dict]:
 def _hash(*parts: bytes) -> str:
     h = hashlib.sha256()
     for p in parts:
-        h.update(hashlib.sha256(p).digest())
+        early = _early_digests.get(id(p))
+        h.update(early[1].result() if early is not None and early[0] is p else hashlib.sha256(p).digest())
     return h.hexdigest()[:20]
+
+
+#: id(bytes) -> (the bytes, future of their sha256 digest): big uploads are hashed on a thread while
+#: they are parsed (hashlib lets go of the GIL on big inputs; the parsers hold it)
+_early_digests: dict = {}
+
+
+def _hash_early(files: list):
+    """Start hashing the big files of an upload (:func:`_hash` then waits for those digests); returns
+    the executor (``None`` when no file is big), to be shut down with :func:`_hash_done`."""
+    big = [raw for raw, _ in files if len(raw) >= FAST_MIN_BYTES]
+    if not big:
+        return None
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="upload-hash")
+    for raw in big:
+        _early_digests[id(raw)] = (raw, pool.submit(lambda r: hashlib.sha256(r).digest(), raw))
+    return pool
+
+
+def _hash_done(files: list, pool) -> None:
+    if pool is None:
+        return
+    for raw, _ in files:
+        got = _early_digests.get(id(raw))
+        if got is not None and got[0] is raw:
+            del _early_digests[id(raw)]
+    pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _token(sid, kind: str, digest: str, stored: str) -> str:
@@ -718,6 +748,14 @@ def ingest_files(sid, contents, names) -> Ingested:
             files.append((decode_upload(c, label), label))
         except InputError as exc:
             out.errors.append(str(exc))
+    pool = _hash_early(files)
+    try:
+        return _ingest(sid, files, out)
+    finally:
+        _hash_done(files, pool)
+
+
+def _ingest(sid, files: list, out: Ingested) -> Ingested:
     if len(files) > 1 and all(is_elm_bytes(raw, label) for raw, label in files):
         # e.g. both topics' consume output, or one BrokerLoadData per broker: one ELM snapshot
         try:

@@ -572,7 +572,7 @@ def _columnar(base: LoadData, parts: _Parts, cols: dict, order, nidx: _Index, st
               starts) -> ColumnarLoadData:
     """The :class:`ColumnarLoadData` over ``base`` and the columns, with its view (``LoadView.from_load_data``
     from the arrays); the bundles only listed by reports join the index here."""
-    from .view import LoadView, broker_columns
+    from .view import LoadView, broker_columns, remember_bundle_index
 
     bundles = nidx.names
     per_broker = broker_columns(base.brokers, order, nidx, bundles)
@@ -588,6 +588,7 @@ def _columnar(base: LoadData, parts: _Parts, cols: dict, order, nidx: _Index, st
         v_st[:m], v_lt[:m], v_stn[:m], v_ltn[:m], v_top[:m] = st, lt, st_n, lt_n, topics
     inbd = np.zeros(nk, dtype=bool)
     inbd[:m] = True
+    remember_bundle_index(bundles, dict(nidx))  # a plain dict: looking a name up no longer adds it
     ld = ColumnarLoadData.__new__(ColumnarLoadData)
     state = dict(base.__dict__)
     state["_brokers"] = state.pop("brokers")

@@ -47,6 +47,12 @@ def _name_facts(bundles: list) -> dict:
     return facts
 
 
+def remember_bundle_index(bundles: list, index: dict) -> None:
+    """Give :attr:`LoadView.bundle_index` of views over ``bundles`` the index their reader built already
+    (``index``: a plain dict, each name of ``bundles`` to its position)."""
+    _name_facts(bundles).setdefault("index", index)
+
+
 #: a namespace can only be an SLA-monitor or heartbeat one (``is_sla_or_heartbeat_namespace``) when
 #: its name starts so
 _SYSTEM_PREFIXES = ("pulsar/", "sla-monitor/")
