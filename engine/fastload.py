@@ -122,7 +122,8 @@ def _depth(obj, stop: int) -> int:
                 return best
         vals = o.values() if isinstance(o, dict) else o
         kinds = set(map(type, vals))
-        if float in kinds and any(type(v) is float and not -_TWO63 < v < _TWO63 for v in vals):
+        # |v| < 2**63 for every float (a NaN fails it too), compared in C
+        if float in kinds and not all(map(_TWO63.__gt__, map(abs, [v for v in vals if type(v) is float]))):
             raise _Fallback("a number that may have been an integer beyond 64 bits")
         if dict in kinds or list in kinds:
             for v in vals:

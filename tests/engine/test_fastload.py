@@ -247,6 +247,22 @@ def test_orjson_differences_fall_back():
     assert parse_json_fast(b"\xef\xbb\xbf{}", "s") == {}
 
 
+@pytest.mark.parametrize("value, refused", [(-3e18, False), (9.2e18, False), (2.0**63, True), (-(2.0**63), True),
+                                            (1e300, True), (float("inf"), True), (float("nan"), True),
+                                            (2**63, False), (True, False)])
+def test_depth_check_refuses_floats_that_may_have_been_longs(value, refused):
+    """The fast path leaves to the reader any float of magnitude 2**63 or more (orjson's reading of an
+    integer beyond 64 bits) or not a number, wherever it sits; ints, bools and smaller floats pass."""
+    from engine.fastload import _Fallback, _depth
+
+    for doc in ({"a": [1.5, value, 2]}, {"b": {"x": 0.5, "y": value}}):
+        if refused:
+            with pytest.raises(_Fallback):
+                _depth(doc, 64)
+        else:
+            assert _depth(doc, 64) == 2
+
+
 # ------------------------------------------------------------------ shed --json: small by default
 def test_shed_json_placement_summary_and_candidates_option(tmp_path, capsys):
     from engine.cli import main
