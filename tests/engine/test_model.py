@@ -122,6 +122,20 @@ def test_heartbeat_and_sla_namespaces(ns, expected):
     assert is_sla_or_heartbeat_namespace(ns) is expected
 
 
+@pytest.mark.parametrize("names", [["t/ns1/0x0_0x8", "t/ns2/0x0_0x8", "t/ns1/0x8_0xf"],
+                                   ["a/b/c", "a/b", "x", "", "/q", "ab/", "//", "pulsar/c/10.0.0.1:8080/0x0_0x1"]])
+def test_view_namespaces_are_bundle_namespace_of_each_name(names):
+    """The view's namespace of each bundle (found in bulk) is ``bundle_namespace``'s, names without a
+    ``/`` or starting with one included; namespaces sorted, each bundle pointing at its own."""
+    from engine.model import bundle_namespace
+    from engine.view import LoadView
+
+    v = LoadView.__new__(LoadView)
+    v.__dict__["bundles"] = list(names)
+    assert v.namespaces == sorted({bundle_namespace(b) for b in names})
+    assert [v.namespaces[i] for i in v.bundle_namespace_id] == [bundle_namespace(b) for b in names]
+
+
 def test_negative_limit_of_a_nic_of_unknown_speed_is_zero_percent():
     # what a real Pulsar 4.0 broker writes when its NIC's speed is unknown (virtio: speed file -1)
     rep = LocalBrokerData.from_json({"cpu": {"usage": 10.0, "limit": 25.0},
