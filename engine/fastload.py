@@ -156,18 +156,19 @@ def _numbers(rows: list, width: int) -> np.ndarray:
     return np.fromiter(chain.from_iterable(rows), dtype=np.float64, count=len(rows) * width).reshape(-1, width)
 
 
+# the ranges by each array's least and greatest value (a NaN makes both NaN, and fails every comparison)
 def _check_quantity(a: np.ndarray) -> None:
-    if a.size and not (np.isfinite(a).all() and (a >= 0).all() and (a <= MAX_QUANTITY).all()):
+    if a.size and not (a.min() >= 0 and a.max() <= MAX_QUANTITY):  # finite and not negative
         raise _Fallback("a quantity out of range")
 
 
 def _check_count(a: np.ndarray, top: float = MAX_COUNT) -> None:
-    if a.size and not ((a >= 0).all() and (a <= top).all() and (np.floor(a) == a).all()):
+    if a.size and not (a.min() >= 0 and a.max() <= top and (np.floor(a) == a).all()):
         raise _Fallback("a count out of range")
 
 
 def _check_long(a: np.ndarray) -> None:
-    if a.size and not ((a >= 0).all() and (a < _TWO63).all() and (np.floor(a) == a).all()):
+    if a.size and not (a.min() >= 0 and a.max() < _TWO63 and (np.floor(a) == a).all()):
         raise _Fallback("a long out of range")
 
 
