@@ -146,3 +146,11 @@ def test_negative_limit_of_a_nic_of_unknown_speed_is_zero_percent():
     assert rep.max_resource_usage() == pytest.approx(0.4)
     with pytest.raises(Exception, match="negative"):
         ResourceUsage.from_json({"usage": -1.0, "limit": 100.0}, "cpu")
+
+
+@pytest.mark.parametrize("field", ["msgRateIn", "numTopics"])
+def test_an_integer_beyond_every_double_is_refused_naming_the_field(field):
+    from engine.errors import InputError
+
+    with pytest.raises(InputError, match=rf"{field}.*out of range"):
+        LocalBrokerData.from_json({field: 10**400}, broker_id="b:8080")
