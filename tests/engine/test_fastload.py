@@ -308,7 +308,8 @@ def test_import_engine_and_shed_do_not_load_pandas(tmp_path):
     assert out == ["0", "False", "LoadBalancerConfig"]
 
 
-EDGES = [0, -0.0, 1, 1.5, -1, 2**31 - 1, 2**31, 2**53, 2**63 - 1, 2**63, 1e19, 1.0000001e19, 1e300, True, None, "7",
+EDGES = [0, -0.0, 1, 1.0, 1.5, -1, 256, 257, 2**31 - 1, 2**31, 2**53, 2**63 - 1, 2**63, 2**64, 10**400, 1e19, 1.0000001e19,
+         1e300, True, None, "7",
          "x", [1], {}]
 
 
