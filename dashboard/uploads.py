@@ -10,6 +10,7 @@ import base64
 import binascii
 import hashlib
 import hmac
+import io
 import re
 import secrets
 
@@ -37,13 +38,13 @@ def decode_data_url(contents, label: str, limit: int, env: str | None = None) ->
     ``env``: the variable that raises the limit, named in the message."""
     if not isinstance(contents, str) or "," not in contents[:300]:
         raise InputError("the upload did not arrive as a data URL", source=label)
-    _mime, b64 = contents.split(",", 1)
+    start = contents.index(",") + 1
     too_big = f"the file is larger than the {limit / MB:g} MB upload limit" + (
         f" (set {env} on the server to raise it)" if env else "")
-    if len(b64) > (limit * 4) // 3 + 16:
+    if len(contents) - start > (limit * 4) // 3 + 16:
         raise InputError(too_big, source=label)
     try:
-        raw = _b64decode(b64)
+        raw = _b64decode_from(contents, start)
     except (binascii.Error, ValueError):
         raise InputError("the upload is corrupted (bad base64)", source=label) from None
     if len(raw) > limit:
@@ -51,6 +52,34 @@ def decode_data_url(contents, label: str, limit: int, env: str | None = None) ->
     if not raw.strip():
         raise InputError("the file is empty", source=label)
     return raw
+
+
+_CHUNK = 1 << 22  # characters of base64 decoded at a time (a multiple of 4)
+
+
+def _b64decode_from(contents: str, start: int) -> bytes:
+    """:func:`_b64decode` of ``contents[start:]`` without copying the text first: a big data URL (a 590 MB
+    file's is 790 MB) is decoded a few MB at a time into one buffer, ~0.4 s less for 590 MB. Every piece but
+    the last holds a multiple of 4 characters and no padding, so the pieces decode to the whole's bytes;
+    anything a piece refuses, or a ``=`` before the last piece, is decided on the whole text as before."""
+    n = len(contents) - start
+    if n <= 2 * _CHUNK:
+        return _b64decode(contents[start:])
+    last = start + (n - 1) // _CHUNK * _CHUNK  # the last piece: 1 to _CHUNK characters
+    if contents.find("=", start, last) < 0:
+        try:
+            import pybase64
+        except ImportError:  # pragma: no cover - pinned in requirements.txt
+            pybase64 = None
+        if pybase64 is not None:
+            out = io.BytesIO()
+            try:
+                for at in range(start, len(contents), _CHUNK):
+                    out.write(pybase64.b64decode(contents[at:at + _CHUNK], validate=True))
+                return out.getvalue()
+            except (binascii.Error, ValueError):
+                pass
+    return _b64decode(contents[start:])
 
 
 def _b64decode(b64: str) -> bytes:

@@ -113,7 +113,10 @@ class _Reader:
                     raise InputError(f"expected a number, got {v!r}", self.source, self._f(key)) from None
             else:
                 raise InputError(f"expected a number, got {type(v).__name__}", self.source, self._f(key))
-        v = float(v)
+        try:
+            v = float(v)
+        except OverflowError:  # an integer beyond every double
+            raise InputError(f"out of range: larger than {max_:g}", self.source, self._f(key)) from None
         if math.isnan(v) or math.isinf(v):
             raise InputError(f"expected a finite number, got {v}", self.source, self._f(key))
         if nonneg and v < 0:

@@ -62,10 +62,17 @@ def _check_equal(obj):
     typed = load_bytes_typed(json.dumps(obj).encode(), "snap.json")
     assert isinstance(typed, ColumnarLoadData)
     _check_equal_to(old, typed)
-    # with a probe the document is read key by key (not in one decode): the same snapshot
-    keyed = load_bytes_typed(json.dumps(obj).encode(), "snap.json", {})
-    assert isinstance(keyed, ColumnarLoadData)
-    _check_equal_to(old, keyed)
+    # with a probe (the upload's policy-file check): the same snapshot
+    probed = load_bytes_typed(json.dumps(obj).encode(), "snap.json", {})
+    assert isinstance(probed, ColumnarLoadData)
+    _check_equal_to(old, probed)
+    # read key by key (what a document with other keys takes): the same view, warnings and reports
+    from engine import fastload
+
+    keyed = fastload._load_typed(fastload._typed_decoders(), json.dumps(obj).encode(), "snap.json", {})
+    assert isinstance(keyed, ColumnarLoadData) and not keyed.materialised
+    _same_view(LoadView.from_load_data(keyed), LoadView.from_load_data(probed))
+    assert keyed.warnings == probed.warnings and keyed.to_json() == probed.to_json()
     return _check_equal_to(old, new)
 
 
@@ -247,6 +254,22 @@ def test_orjson_differences_fall_back():
     assert parse_json_fast(b"\xef\xbb\xbf{}", "s") == {}
 
 
+@pytest.mark.parametrize("value, refused", [(-3e18, False), (9.2e18, False), (2.0**63, True), (-(2.0**63), True),
+                                            (1e300, True), (float("inf"), True), (float("nan"), True),
+                                            (2**63, False), (True, False)])
+def test_depth_check_refuses_floats_that_may_have_been_longs(value, refused):
+    """The fast path leaves to the reader any float of magnitude 2**63 or more (orjson's reading of an
+    integer beyond 64 bits) or not a number, wherever it sits; ints, bools and smaller floats pass."""
+    from engine.fastload import _Fallback, _depth
+
+    for doc in ({"a": [1.5, value, 2]}, {"b": {"x": 0.5, "y": value}}):
+        if refused:
+            with pytest.raises(_Fallback):
+                _depth(doc, 64)
+        else:
+            assert _depth(doc, 64) == 2
+
+
 # ------------------------------------------------------------------ shed --json: small by default
 def test_shed_json_placement_summary_and_candidates_option(tmp_path, capsys):
     from engine.cli import main
@@ -286,7 +309,8 @@ def test_import_engine_and_shed_do_not_load_pandas(tmp_path):
     assert out == ["0", "False", "LoadBalancerConfig"]
 
 
-EDGES = [0, -0.0, 1, 1.5, -1, 2**31 - 1, 2**31, 2**53, 2**63 - 1, 2**63, 1e19, 1.0000001e19, 1e300, True, None, "7",
+EDGES = [0, -0.0, 1, 1.0, 1.5, -1, 256, 257, 2**31 - 1, 2**31, 2**53, 2**63 - 1, 2**63, 2**64, 10**400, 1e19, 1.0000001e19,
+         1e300, True, None, "7",
          "x", [1], {}]
 
 
@@ -336,7 +360,7 @@ def test_typed_decoding_probe_and_fallback():
     raw, obj = _big()
     probe: dict = {}
     ld = load_bytes_typed(raw, "big.json", probe)
-    assert isinstance(ld, ColumnarLoadData) and list(probe["top"]) == list(obj)
+    assert isinstance(ld, ColumnarLoadData) and probe["top"].keys() == obj.keys()  # the order is not kept
     assert all(set(probe["top"][k]) == set(v) for k, v in obj.items() if isinstance(v, dict))
     assert classify_policy_json(probe["top"]) == classify_policy_json(obj) is None
     _same_view(LoadView.from_load_data(ld), LoadView.from_load_data(load_data_fast(obj, "big.json")))

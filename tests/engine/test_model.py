@@ -122,6 +122,20 @@ def test_heartbeat_and_sla_namespaces(ns, expected):
     assert is_sla_or_heartbeat_namespace(ns) is expected
 
 
+@pytest.mark.parametrize("names", [["t/ns1/0x0_0x8", "t/ns2/0x0_0x8", "t/ns1/0x8_0xf"],
+                                   ["a/b/c", "a/b", "x", "", "/q", "ab/", "//", "pulsar/c/10.0.0.1:8080/0x0_0x1"]])
+def test_view_namespaces_are_bundle_namespace_of_each_name(names):
+    """The view's namespace of each bundle (found in bulk) is ``bundle_namespace``'s, names without a
+    ``/`` or starting with one included; namespaces sorted, each bundle pointing at its own."""
+    from engine.model import bundle_namespace
+    from engine.view import LoadView
+
+    v = LoadView.__new__(LoadView)
+    v.__dict__["bundles"] = list(names)
+    assert v.namespaces == sorted({bundle_namespace(b) for b in names})
+    assert [v.namespaces[i] for i in v.bundle_namespace_id] == [bundle_namespace(b) for b in names]
+
+
 def test_negative_limit_of_a_nic_of_unknown_speed_is_zero_percent():
     # what a real Pulsar 4.0 broker writes when its NIC's speed is unknown (virtio: speed file -1)
     rep = LocalBrokerData.from_json({"cpu": {"usage": 10.0, "limit": 25.0},
@@ -132,3 +146,11 @@ def test_negative_limit_of_a_nic_of_unknown_speed_is_zero_percent():
     assert rep.max_resource_usage() == pytest.approx(0.4)
     with pytest.raises(Exception, match="negative"):
         ResourceUsage.from_json({"usage": -1.0, "limit": 100.0}, "cpu")
+
+
+@pytest.mark.parametrize("field", ["msgRateIn", "numTopics"])
+def test_an_integer_beyond_every_double_is_refused_naming_the_field(field):
+    from engine.errors import InputError
+
+    with pytest.raises(InputError, match=rf"{field}.*out of range"):
+        LocalBrokerData.from_json({field: 10**400}, broker_id="b:8080")
