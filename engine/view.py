@@ -522,17 +522,23 @@ class LoadView:
         cache = self.__dict__.setdefault("_ns_cache", {})
         got = cache.get(ns)
         if got is None:
-            if "_pairs" not in self.__dict__:
+            if "_ns_owners" not in self.__dict__:
+                # every listed (broker, bundle) pair's broker, grouped by the bundle's namespace: one sort,
+                # then each namespace's counts read only its own pairs
                 lens = self.num_bundles
-                self.__dict__["_pairs"] = (np.repeat(np.arange(self.nb), lens),
-                                           np.concatenate(self.owned) if self.nb else np.zeros(0, dtype=np.int64))
-            pb, pk = self.__dict__["_pairs"]
+                pb = np.repeat(np.arange(self.nb), lens)
+                pk = np.concatenate(self.owned) if self.nb else np.zeros(0, dtype=np.int64)
+                ids = self.bundle_namespace_id[pk] if len(pk) else np.zeros(0, dtype=np.int64)
+                order = np.argsort(ids, kind="stable")
+                ids = ids[order]
+                n_ns = len(self.namespace_index)
+                self.__dict__["_ns_owners"] = (pb[order], np.searchsorted(ids, np.arange(n_ns + 1)))
+            owners, bounds = self.__dict__["_ns_owners"]
             ns_id = self.namespace_index.get(ns)
             if ns_id is None:
                 got = np.zeros(self.nb, dtype=np.int64)
             else:
-                sel = self.bundle_namespace_id[pk] == ns_id if len(pk) else np.zeros(0, dtype=bool)
-                got = np.bincount(pb[sel], minlength=self.nb)
+                got = np.bincount(owners[bounds[ns_id]:bounds[ns_id + 1]], minlength=self.nb)
             cache[ns] = got
         return got
 

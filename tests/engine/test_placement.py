@@ -226,3 +226,22 @@ def test_excluded_namespace_overloaded_round_robin_pick_retries_with_the_placeme
     assert dec.strategy == "AvgShedder" and dec.broker is not None
     key = lm._placement_data("t/ex/0x00000000_0x10000000").value_key()
     assert lm.placement.plans[key][0] == dec.broker  # the retry remembered its draw under the bundle's value
+
+
+def test_namespace_counts_per_broker_equal_counting_each_listed_bundle():
+    """The even-distribution step's counts (BundleRangeCache, reported part): per broker, how many
+    bundles of a namespace it lists, for every namespace, one a broker lists twice over, and one nobody has."""
+    from collections import Counter
+
+    from engine.model import bundle_namespace
+    from engine.synth import random_view
+
+    v = random_view(30, 7, seed=4)
+    want: dict = {}
+    for j, ks in enumerate(v.owned):
+        for k in ks.tolist():
+            want.setdefault(bundle_namespace(v.bundles[k]), Counter())[j] += 1
+    assert len(want) == 3
+    for ns, per in want.items():
+        assert v.ns_counts(ns).tolist() == [per.get(j, 0) for j in range(v.nb)], ns
+    assert v.ns_counts("no/such-namespace").tolist() == [0] * v.nb
