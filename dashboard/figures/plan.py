@@ -3,7 +3,9 @@
 "After" moves each unloaded bundle's short-term traffic from its broker to its destination — an
 estimate of the next load reports (Pulsar measures again after the move). One figure, two panels:
 the brokers (those that change first, then the busiest) and the max/min ratios of message rate and
-throughput across all brokers (1.0 = perfectly even; BIGO's UniformLoadShedder panels).
+throughput across all brokers (1.0 = perfectly even; BIGO's UniformLoadShedder panels). Above
+:data:`~.scores.MANY_BROKERS` brokers the ratios are written in the corner instead of drawn as a second
+panel (its axes, bars and their labels redrawn on every slider release cost the page ~25 ms).
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import plotly.graph_objects as go
 
 from engine.javacompat import java_double_math
 
+from .scores import MANY_BROKERS
 from .theme import LINE, MB, STATUS, axis, base_layout, empty_figure, make_figure, short_names, status_color, title_ann
 
 __all__ = ["before_after", "ratio_text"]
@@ -55,8 +58,9 @@ def before_after(view, before_thr, after_thr, before_rate, after_rate, status: d
     # the legend of the "after" bars (theirs would take the first bar's colour)
     data.append(dict(type="bar", x=[None], y=[None], name="after (estimated; red gives, green takes)",
                      marker=dict(color="#6e7781"), xaxis="x", yaxis="y", hoverinfo="skip"))
-    anns = [title_ann(f"throughput per broker (MB/s){'' if len(order) == view.nb else f', {len(order)} of {view.nb}'}", 0),
-            title_ann("max / min across brokers", _SPLIT + 0.08)]
+    anns = [title_ann(f"throughput per broker (MB/s){'' if len(order) == view.nb else f', {len(order)} of {view.nb}'}", 0)]
+    if view.nb <= MANY_BROKERS:
+        anns.append(title_ann("max / min across brokers", _SPLIT + 0.08))
     if len(full) <= 24:
         for k in range(len(full)):
             d = a[k] - b[k]
@@ -65,7 +69,13 @@ def before_after(view, before_thr, after_thr, before_rate, after_rate, status: d
                                  showarrow=False, yanchor="bottom",
                                  font=dict(size=10, color=STATUS["over"][0] if d < 0 else STATUS["destination"][0])))
     shapes, vals = [], []
-    if ratios:
+    many = view.nb > MANY_BROKERS
+    if ratios and many:  # the ratios as text: a second subplot redrawn on every release costs ~25 ms
+        anns.append(dict(text="<b>max / min across brokers</b>, before → after (estimated)<br>" + "<br>".join(
+            f"{c}: {ratio_text(ratios[c][0])} → {ratio_text(ratios[c][1])}" for c in ratios),
+            x=1, xanchor="right", xref="paper", y=1, yanchor="top", yref="paper", showarrow=False, align="right",
+            bgcolor="rgba(255,255,255,0.85)", font=dict(size=11, color="#57606a")))
+    elif ratios:
         cats = list(ratios)
         for k, (name, col) in enumerate((("before", "#d0d7de"), ("after (estimated)", "#1b365d"))):
             ys = [float(ratios[c][k]) if ratios[c][k] is not None else 0.0 for c in cats]
@@ -76,17 +86,19 @@ def before_after(view, before_thr, after_thr, before_rate, after_rate, status: d
                              hovertemplate="%{x} " + name + ": %{text}<extra></extra>"))
         shapes.append(dict(type="line", xref="x2 domain", x0=0, x1=1, yref="y2", y0=1, y1=1,
                            line=dict(color=LINE["even"], width=1.2, dash="dot")))
-    many = len(x) > 30
+    split = 1.0 if many else _SPLIT
+    wide = len(x) > 30
+    panels = {} if many else dict(xaxis2=axis(domain=[_SPLIT + 0.08, 1], anchor="y2", type="category", showgrid=False),
+                                  yaxis2=axis(anchor="x2", range=[0, max(vals + [1.5]) * 1.3]))
     lay = base_layout(
         height, barmode="group", annotations=anns, shapes=shapes, editrevision=rev, bargap=0.2, bargroupgap=0.05,
-        legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="right", x=_SPLIT, font=dict(size=11),
+        legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="right", x=split, font=dict(size=11),
                     bgcolor="rgba(0,0,0,0)", traceorder="normal"),
         # categories in the bars' order, not a categoryarray (see dashboard.figures.scores._xaxis)
-        xaxis=axis(domain=[0, _SPLIT], anchor="y", type="category", categoryorder="trace",
-                   showgrid=False, tickangle=-40 if len(x) > 8 else 0, showticklabels=not many,
-                   title=dict(text=f"{len(x)} brokers, busiest first" if many else "")),
+        xaxis=axis(domain=[0, split], anchor="y", type="category", categoryorder="trace",
+                   showgrid=False, tickangle=-40 if len(x) > 8 else 0, showticklabels=not wide,
+                   title=dict(text=f"{len(x)} brokers, busiest first" if wide else "")),
         yaxis=axis(anchor="x", title=dict(text="MB/s in + out"), rangemode="tozero"),
-        xaxis2=axis(domain=[_SPLIT + 0.08, 1], anchor="y2", type="category", showgrid=False),
-        yaxis2=axis(anchor="x2", range=[0, max(vals + [1.5]) * 1.3]),
+        **panels,
     )
     return make_figure(data, lay)

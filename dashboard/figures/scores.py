@@ -29,9 +29,10 @@ LINE_KEYS = {
     "average": (LINE["average"], "dot", None, 0.0),
 }
 _SKIP = ("(gap)", "max msg rate", "min msg rate")
-#: above this many brokers the per-resource markers are not drawn (each broker's weighted resources are in
-#: its bar's hover instead) and the hover's reason is shortened: a thousand bars plus two thousand markers,
-#: all redrawn on every slider release, cost the 1,000-broker page its budget
+#: above this many brokers bars are too thin to be read one by one: the figure draws every broker's score
+#: as one profile (hover: any broker) and colours in it only the brokers the decision involves (see
+#: :func:`_profile`); a thousand bars and two thousand markers, redrawn on every slider release, cost the
+#: 1,000-broker page its budget
 MANY_BROKERS = 200
 _STATES = ("over", "skipped", "pending", "under", "destination", "ok")
 _BARGAP = 0.25  # theme.base_layout's bargap: a bar is 0.75 of its category wide
@@ -41,53 +42,40 @@ def _order(scores: dict) -> list:
     return sorted(scores, key=lambda b: -(scores[b] if math.isfinite(scores[b]) else 1e300))
 
 
-def _bar_traces(order, names, values, status, verdicts, unit, *, xaxis="x", yaxis="y", showlegend=True,
-                resources=None) -> list:
+def _bar_traces(order, names, values, status, verdicts, unit, *, xaxis="x", yaxis="y", showlegend=True) -> list:
     """One bar trace coloured per broker state (one trace redraws much faster than one per state), plus
-    an empty trace per state carrying its legend, shown for the states present (always the same traces,
-    so a slider release that changes the states only restyles: see :mod:`dashboard.figpatch`).
-    ``resources``: per broker (in ``order``) its four weighted resources, shown in the hover (many brokers)."""
+    the legend traces of :func:`_legend_traces`."""
     reasons = {v.broker: v.reason for v in verdicts}
     fmt = ".2f" if unit == "%" else ",.0f"
     sts = [status.get(b, "ok") for b in order]
     cut = 100 if len(order) > MANY_BROKERS else 240
-    if resources is not None:  # many brokers: the states are drawn by _state_shapes (see there)
-        out = [dict(
-            type="bar", x=[names[b] for b in order], y=[round(float(values[b]), 4) for b in order], name="score",
-            marker=dict(color="rgba(0,0,0,0)", line=dict(width=0)), showlegend=False, xaxis=xaxis, yaxis=yaxis,
-            hoverlabel=dict(bgcolor="white", bordercolor="#1b365d", font=dict(color="#1f2328")),
-            customdata=[[b, *r] for b, r in zip(order, resources)],
-            hovertemplate=("<b>%{customdata[0]}</b><br>score %{y:" + fmt + "} " + unit +
-                           "<br>weighted %: cpu %{customdata[1]} · direct memory %{customdata[2]} · bandwidth "
-                           "in %{customdata[3]} · out %{customdata[4]}<br>weighted usage now %{customdata[5]} %"
-                           "<extra></extra>"),
-        )]
-    else:
-        out = [dict(
-            type="bar", x=[names[b] for b in order], y=[round(float(values[b]), 4) for b in order], name="score",
-            marker=dict(color=[status_color(st) for st in sts], line=dict(width=0)), showlegend=False,
-            xaxis=xaxis, yaxis=yaxis,
-            hovertext=[f"{status_label(st)}<br>{(reasons.get(b) or '')[:cut] if st != 'ok' else ''}"
-                       for b, st in zip(order, sts)],
-            customdata=list(order),
-            hovertemplate="<b>%{customdata}</b><br>score %{y:" + fmt + "} " + unit + "<br>%{hovertext}<extra></extra>",
-        )]
+    out = [dict(
+        type="bar", x=[names[b] for b in order], y=[round(float(values[b]), 4) for b in order], name="score",
+        marker=dict(color=[status_color(st) for st in sts], line=dict(width=0)), showlegend=False,
+        xaxis=xaxis, yaxis=yaxis,
+        hovertext=[f"{status_label(st)}<br>{(reasons.get(b) or '')[:cut] if st != 'ok' else ''}"
+                   for b, st in zip(order, sts)],
+        customdata=list(order),
+        hovertemplate="<b>%{customdata}</b><br>score %{y:" + fmt + "} " + unit + "<br>%{hovertext}<extra></extra>",
+    )]
     if showlegend:
-        present = set(sts)
-        for st in _STATES:
-            out.append(dict(type="bar", x=[None], y=[None], name=status_label(st), xaxis=xaxis, yaxis=yaxis,
-                            marker=dict(color=status_color(st)), hoverinfo="skip", showlegend=st in present))
+        out += _legend_traces(set(sts), xaxis=xaxis, yaxis=yaxis)
     return out
 
 
+def _legend_traces(present, *, xaxis="x", yaxis="y") -> list:
+    """An empty bar trace per state carrying its legend, shown for the states ``present`` (always the same
+    traces, so a slider release that changes the states only restyles: see :mod:`dashboard.figpatch`)."""
+    return [dict(type="bar", x=[None], y=[None], name=status_label(st), xaxis=xaxis, yaxis=yaxis,
+                 marker=dict(color=status_color(st)), hoverinfo="skip", showlegend=st in present)
+            for st in _STATES]
+
+
 def _state_shapes(order, values, status) -> list:
-    """Many brokers: each state's bars as one path shape (filled rectangles exactly where the bars stand:
-    category ``k`` ± half the bar width), drawn between the grid and the (transparent, hover-only) bar trace.
-    A changed per-bar colour or hover text makes Plotly recalculate and redraw all 1,000 bars (~50 ms in
-    Chromium on every release); a changed shape redraws only the shapes (~8 ms). So above
-    :data:`MANY_BROKERS` the states are these shapes and the bars' hover carries what does not change with
-    the settings (score, weighted resources); each broker's state is its colour, its reason is in the
-    decision card (the figure says so)."""
+    """The binned bars' states (:func:`_binned`): each state's bars as one path shape (filled rectangles
+    exactly where the bars stand: category ``k`` ± half the bar width), drawn between the grid and the
+    (transparent, hover-only) bar trace. A changed per-bar colour or hover text makes Plotly recalculate
+    and redraw every bar on each release; a changed shape redraws only the shapes."""
     half = (1 - _BARGAP) / 2
     by: dict = {}
     for k, b in enumerate(order):
@@ -142,20 +130,13 @@ def broker_scores(view, result, cfg, status: dict, *, rev: str = "", height: int
     order = _order(scores)
     if per_column(len(order)) > 1:
         return _binned(result, cfg, status, order, scores, rev=rev, height=height, groups=bool(groups))
-    names = dict(zip(order, short_names(order)))
-    x = [names[b] for b in order]
     idx = view.broker_index
     known = all(b in idx for b in order)
-    if known and len(order) > MANY_BROKERS:  # the resources in the bars' hover, no markers
-        pos = np.array([idx[b] for b in order], dtype=np.int64)
-        w = cfg.weights
-        stack = np.vstack([arr[pos] * w[i] for i, arr in enumerate((view.cpu, view.direct_memory, view.bandwidth_in,
-                                                                     view.bandwidth_out))])
-        real = view.usage_with_weight(w)[pos] * 100  # the weighted usage now (ThresholdShedder's score is smoothed)
-        data = _bar_traces(order, names, scores, status, result.verdicts, "%",
-                           resources=np.round(np.vstack([stack, real]).T, 1).tolist())
-    else:
-        data = _bar_traces(order, names, scores, status, result.verdicts, "%")
+    if known and len(order) > MANY_BROKERS:
+        return _profile(view, result, cfg, status, order, scores, rev=rev, height=height, groups=groups)
+    names = dict(zip(order, short_names(order)))
+    x = [names[b] for b in order]
+    data = _bar_traces(order, names, scores, status, result.verdicts, "%")
     if known and len(order) <= MANY_BROKERS:
         pos = np.array([idx[b] for b in order], dtype=np.int64)
         w = cfg.weights
@@ -199,12 +180,7 @@ def broker_scores(view, result, cfg, status: dict, *, rev: str = "", height: int
             ))
     if groups:
         data += _group_marks(order, x, groups)
-    many_states = known and len(order) > MANY_BROKERS
     shapes, anns, drag, lines = _line_marks(result, cfg)
-    if many_states:  # after the lines: their drag specs index the shapes
-        shapes += _state_shapes(order, scores, status)
-        anns.append(title_ann("hover: score and weighted resources; state = colour (reasons in the decision card)",
-                              0, 1.0))
     finite = [scores[b] for b in order if math.isfinite(scores[b])]
     top = max(finite + list(lines.values()) + [10.0])
     ylabel = ("history-smoothed weighted usage (%)" if "score_history" in explains(result.strategy)
@@ -213,6 +189,83 @@ def broker_scores(view, result, cfg, status: dict, *, rev: str = "", height: int
                       barmode="overlay", hovermode="closest", xaxis=_xaxis(x),
                       yaxis=axis(title=dict(text=ylabel), range=[0, min(max(top * 1.12, 10.0), 400.0)]))
     return make_figure(data, lay)
+
+
+def _profile(view, result, cfg, status, order, scores, *, rev, height, groups):
+    """More than :data:`MANY_BROKERS` brokers (up to :data:`~.theme.MAX_COLUMNS`): too many to read as
+    separate bars, and too many to redraw as bars on every slider release.
+
+    Every broker's score is one filled step profile on a rank axis (highest score first, broker ``k`` in
+    ``[k - ½, k + ½]``): a single trace, the same for every setting of the thresholds, whose hover names
+    any broker with its score and weighted resources. The brokers the decision involves (every state but
+    "ok": shed from, skipped, counting hits, cool partners, destinations) are coloured in it, each
+    state one path shape over exactly those brokers' steps; the other brokers stay the grey profile.
+    The figure says how many brokers are coloured and how many summarised. A slider release then
+    re-sends and redraws only shapes (lines and states) and annotations."""
+    n = len(order)
+    idx = view.broker_index
+    pos = np.array([idx[b] for b in order], dtype=np.int64)
+    w = cfg.weights
+    stack = np.vstack([arr[pos] * w[i] for i, arr in enumerate((view.cpu, view.direct_memory, view.bandwidth_in,
+                                                                 view.bandwidth_out))])
+    real = view.usage_with_weight(w)[pos] * 100  # the weighted usage now (ThresholdShedder's score is smoothed)
+    res = np.round(np.vstack([stack, real]).T, 1).tolist()
+    shapes, anns, drag, lines = _line_marks(result, cfg)
+    finite = [scores[b] for b in order if math.isfinite(scores[b])]
+    ymax = min(max(max(finite + list(lines.values()) + [10.0]) * 1.12, 10.0), 400.0)
+    ys = [round(float(scores[b]), 4) if math.isfinite(scores[b]) else ymax for b in order]
+    # the ends repeated at the slot edges, so the first and last steps are as wide as the others
+    xs = [-0.5, *range(n), n - 0.5]
+    yy = [ys[0], *ys, ys[-1]]
+    cd = [[b, *r] for b, r in zip(order, res)]
+    data = [dict(
+        type="scatter", x=xs, y=yy, mode="lines", line=dict(shape="hvh", width=0, color=status_color("ok")),
+        fill="tozeroy", fillcolor=status_color("ok"), hoveron="points", name="score", showlegend=False,
+        customdata=[cd[0], *cd, cd[-1]],
+        hoverlabel=dict(bgcolor="white", bordercolor="#1b365d", font=dict(color="#1f2328")),
+        hovertemplate=("<b>%{customdata[0]}</b><br>score %{y:.2f} %<br>weighted %: cpu %{customdata[1]} · direct "
+                       "memory %{customdata[2]} · bandwidth in %{customdata[3]} · out %{customdata[4]}<br>weighted "
+                       "usage now %{customdata[5]} %<extra></extra>"))]
+    sts = [status.get(b, "ok") for b in order]
+    data += _legend_traces(set(sts))
+    if groups:
+        data += _group_marks(order, list(range(n)), groups)
+    states = _state_steps(sts, ys)
+    # the states under the lines: first in the list, so the lines' drag specs shift by their count
+    shapes = states + shapes
+    drag = {k: [dict(sp, shape=sp["shape"] + len(states)) for sp in specs] for k, specs in drag.items()}
+    involved = sum(st != "ok" for st in sts)
+    anns.append(title_ann(f"{n:,} brokers: the {involved:,} the decision involves coloured, the other "
+                          f"{n - involved:,} summarised as the grey score profile (hover: any broker; reasons in "
+                          "the decision card)", 0, 1.0))
+    ylabel = ("history-smoothed weighted usage (%)" if "score_history" in explains(result.strategy)
+              else "weighted max usage (%)")
+    lay = base_layout(height, shapes=shapes, annotations=anns, editrevision=rev, meta=drag_meta(drag),
+                      hovermode="closest",
+                      xaxis=axis(type="linear", range=[-0.5, n - 0.5], showgrid=False, showticklabels=False,
+                                 title=dict(text=f"{n:,} brokers, highest score first")),
+                      yaxis=axis(title=dict(text=ylabel), range=[0, ymax]))
+    return make_figure(data, lay)
+
+
+def _state_steps(sts, ys) -> list:
+    """Per state but "ok" (in :data:`_STATES` order), one path shape filling the profile's steps of the
+    brokers in that state (rank ``k``: ``[k - ½, k + ½]`` × ``[0, ys[k]]``), neighbours in the same state
+    one polygon."""
+    runs: dict = {}
+    k, n = 0, len(sts)
+    while k < n:
+        j = k
+        while j + 1 < n and sts[j + 1] == sts[k]:
+            j += 1
+        if sts[k] != "ok":
+            runs.setdefault(sts[k], []).append(
+                f"M{k - 0.5:g},0" + "".join(f"V{ys[i]:g}H{i + 0.5:g}" for i in range(k, j + 1)) + "V0Z")
+        k = j + 1
+    # one shape per state whether present or not ("M0,0Z" draws nothing): the lines after them keep their
+    # indices, so the drag specs in ``layout.meta`` stay the same text (a changed meta redraws the figure)
+    return [dict(type="path", xref="x", yref="y", layer="above", path="".join(runs.get(st, ())) or "M0,0Z",
+                 fillcolor=status_color(st), line=dict(width=0)) for st in _STATES if st != "ok"]
 
 
 def _line_marks(result, cfg) -> tuple[list, list, dict, dict]:
@@ -259,10 +312,7 @@ def _binned(result, cfg, status, order, scores, *, rev, height, groups: bool):
         customdata=[[run[0], run[-1], round(scores[run[-1]], 2)] for run in runs],
         hovertemplate=("<b>brokers ranked %{x}</b><br>%{customdata[0]} … %{customdata[1]}<br>scores %{customdata[2]}"
                        " – %{y:.2f} %<extra></extra>"))]
-    present = set(worst.values())
-    for st in _STATES:
-        data.append(dict(type="bar", x=[None], y=[None], name=status_label(st), marker=dict(color=status_color(st)),
-                         hoverinfo="skip", showlegend=st in present))
+    data += _legend_traces(set(worst.values()))
     shapes, anns, drag, lines = _line_marks(result, cfg)
     shapes += _state_shapes(labels, top, worst)
     anns.append(title_ann(f"{n:,} brokers, {k} per bar: a bar is as high as its highest score, coloured by its most "

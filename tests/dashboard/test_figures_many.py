@@ -5,6 +5,7 @@ recipe) at 250 brokers, uploaded as LoadData JSON (Jackson field names, ``LoadDa
 """
 import base64
 import json
+import re
 
 import plotly.graph_objects as go
 
@@ -26,45 +27,84 @@ def _analysis(sid, shed, place, **values):
     return analysis.analyze(sources.get_snapshot(st.src), cfg, 0), cfg
 
 
-def test_scores_many_brokers_resources_in_the_hover_not_markers(sid):
-    a, cfg = _analysis(sid, "ThresholdShedder", "LeastResourceUsageWithWeight")
-    v = a.snap.view
-    assert v.nb > scores.MANY_BROKERS
-    d = scores.broker_scores(v, a.result, cfg, a.status, rev="r").to_dict()
-    go.Figure(d)  # valid plotly
-    assert not [t for t in d["data"] if t["type"] == "scatter"]  # no per-broker markers
-    bar = d["data"][0]
-    assert len(bar["x"]) == v.nb and all(len(row) == 6 for row in bar["customdata"])
-    b = bar["customdata"][0][0]
-    j = v.broker_index[b]
-    w = cfg.weights
-    assert bar["customdata"][0][1] == round(float(v.cpu[j] * w[0]), 1)
-    assert bar["customdata"][0][5] == round(float(v.usage_with_weight(w)[j] * 100), 1)
-    assert "weighted usage now" in bar["hovertemplate"]
+def _state_ranks(path: str) -> dict:
+    """The ranks a state's path shape fills, with the height of each step: ``{rank: y}``."""
+    return {round(float(h) - 0.5): float(y) for y, h in re.findall(r"V(-?[\d.e+]+)H(-?[\d.e+]+)", path)}
 
 
-def test_scores_many_brokers_states_as_shapes(sid):
-    """Above MANY_BROKERS each state's bars are one path shape (a release then redraws shapes, not 250+
-    bars): one rectangle per broker with a positive score, in its state's colour, exactly where its bar
-    stands; the bar trace is transparent and hover-only, and the figure says where the reasons are."""
+def test_scores_many_brokers_one_profile_and_every_involved_broker_coloured(sid):
+    """Above MANY_BROKERS no bar per broker: every broker's score is one step profile on a rank axis (its
+    hover names any broker with its weighted resources), the brokers the decision involves are coloured in
+    it (one path shape per state, exactly their steps), and the figure says how many are summarised."""
     from dashboard.figures.theme import status_color
 
     a, cfg = _analysis(sid, "ThresholdShedder", "LeastResourceUsageWithWeight")
-    d = scores.broker_scores(a.snap.view, a.result, cfg, a.status, rev="r").to_dict()
-    bar = d["data"][0]
-    assert bar["marker"]["color"] == "rgba(0,0,0,0)" and "hovertext" not in bar
-    paths = [sh for sh in d["layout"]["shapes"] if sh["type"] == "path"]
-    drawn = {sh["fillcolor"]: sh["path"].count("M") for sh in paths}
-    want = {}
-    for b, y in zip(bar["customdata"], bar["y"]):
-        if y > 0:
-            col = status_color(a.status.get(b[0], "ok"))
-            want[col] = want.get(col, 0) + 1
-    assert drawn == want and sum(drawn.values()) > 0
-    k = bar["y"].index(max(bar["y"]))  # the first bar (highest score): its rectangle, at category k
-    assert f"M{k - 0.375:g},0V{round(max(bar['y']), 4):g}H{k + 0.375:g}V0Z" in "".join(sh["path"] for sh in paths)
-    assert all(sh["layer"] == "between" for sh in paths)
-    assert any("reasons in the decision card" in an["text"] for an in d["layout"]["annotations"])
+    v = a.snap.view
+    n = v.nb
+    assert n > scores.MANY_BROKERS
+    d = scores.broker_scores(v, a.result, cfg, a.status, rev="r").to_dict()
+    go.Figure(d)  # valid plotly
+    assert all(t["x"] == [None] for t in d["data"] if t["type"] == "bar")  # bars carry only the legend
+    prof = d["data"][0]
+    assert prof["type"] == "scatter" and prof["fill"] == "tozeroy" and prof["line"]["shape"] == "hvh"
+    ranked = sorted(a.result.scores, key=lambda b: -a.result.scores[b])
+    assert [c[0] for c in prof["customdata"][1:-1]] == ranked and list(prof["x"][1:-1]) == list(range(n))
+    assert list(prof["y"][1:-1]) == [round(float(a.result.scores[b]), 4) for b in ranked]
+    j, w = v.broker_index[ranked[0]], cfg.weights
+    assert prof["customdata"][1][1] == round(float(v.cpu[j] * w[0]), 1)
+    assert prof["customdata"][1][5] == round(float(v.usage_with_weight(w)[j] * 100), 1)
+    assert "weighted usage now" in prof["hovertemplate"]
+    # each involved broker's step in its state's colour, at its score; no "ok" broker coloured
+    paths = {sh["fillcolor"]: _state_ranks(sh["path"]) for sh in d["layout"]["shapes"] if sh["type"] == "path"}
+    involved = 0
+    for st in ("over", "skipped", "pending", "under", "destination"):
+        want = {k: prof["y"][k + 1] for k, b in enumerate(ranked) if a.status.get(b, "ok") == st}
+        assert paths[status_color(st)] == want
+        involved += len(want)
+    assert involved > 10 and n - involved > 10
+    assert any(f"the {involved:,} the decision involves coloured, the other {n - involved:,} summarised" in an["text"]
+               for an in d["layout"]["annotations"])
+    # the threshold lines are drawn over the states and still follow their slider
+    drag = drag_of(d["layout"])
+    assert "loadBalancerBrokerThresholdShedderPercentage" in drag
+    assert all(d["layout"]["shapes"][sp["shape"]]["type"] == "line" for specs in drag.values() for sp in specs)
+
+
+def test_scores_many_brokers_a_release_resends_no_broker_data(sid):
+    """Moving the threshold changes which brokers are coloured: the patch the page gets re-sends shapes
+    and annotations, never the profile's per-broker arrays, and the lines' drag specs stay the same text."""
+    from dashboard import figpatch
+    from dashboard.figures.theme import plain_figures
+
+    a, cfg = _analysis(sid, "ThresholdShedder", "LeastResourceUsageWithWeight",
+                       loadBalancerBrokerThresholdShedderPercentage=10)
+    cfg2 = cfg.with_values({"loadBalancerBrokerThresholdShedderPercentage": "25"})
+    b = analysis.analyze(a.snap, cfg2, 0)
+    assert a.status != b.status
+    with plain_figures():
+        old = scores.broker_scores(a.snap.view, a.result, cfg, a.status, rev=f"{sid}-10")
+        new = scores.broker_scores(b.snap.view, b.result, cfg2, b.status, rev=f"{sid}-25")
+    figpatch.remember("scores-test", f"{sid}-10", old)
+    ops = figpatch.figure_patch("scores-test", f"{sid}-10", figpatch.as_dict(new)).to_plotly_json()["operations"]
+    where = {tuple(o["location"]) for o in ops}
+    assert ("layout", "shapes") in where and ("layout", "meta") not in where
+    assert not [w for w in where if w[0] == "data" and w[-1] not in ("showlegend",)]
+
+
+def test_before_after_many_brokers_ratios_as_text(sid):
+    """Above MANY_BROKERS the max/min ratios are written in the corner, not drawn as a second panel."""
+    from dashboard.figures import plan
+
+    a, cfg = _analysis(sid, "ThresholdShedder", "LeastResourceUsageWithWeight")
+    d = plan.before_after(a.snap.view, a.before_thr, a.after_thr, a.before_rate, a.after_rate, a.status, a.ratios,
+                          rev="r").to_dict()
+    go.Figure(d)
+    assert "xaxis2" not in d["layout"] and not [t for t in d["data"] if t.get("xaxis") == "x2"]
+    assert d["layout"]["xaxis"]["domain"] == [0, 1]
+    text = next(an["text"] for an in d["layout"]["annotations"] if "max / min across brokers" in an["text"])
+    for name, (before, after) in a.ratios.items():
+        assert f"{name}: {plan.ratio_text(before)} → {plan.ratio_text(after)}" in text
+    assert len(d["data"][0]["x"]) == 40  # the brokers that change first, then the busiest, as before
 
 
 def test_pairs_many_pairs_drawn_with_short_arcs(sid):
