@@ -3,7 +3,8 @@
 Left: brokers on a score axis, each pair an arc from the cool to the hot broker labelled with its
 gap and hit counts "k of n". Right: the gaps as bars against the low and high thresholds (the lines
 move while their sliders are dragged). Above :data:`MANY_PAIRS` pairs the arcs of each state are one
-path shape (exact quadratic curves; the state's line trace stays, empty, for the legend).
+path shape (exact quadratic curves; the state's line trace stays, empty, for the legend), and so are the
+gap bars of each state (:func:`_gap_shapes`).
 """
 from __future__ import annotations
 
@@ -56,6 +57,21 @@ def hits_text(p, n_low: int, n_high: int) -> str:
     hl = max(p.hit_low.values()) if p.hit_low else 0
     hh = max(p.hit_high.values()) if p.hit_high else 0
     return f"high {hh} of {n_high} · low {hl} of {n_low}"
+
+
+def _gap_shapes(pairs, cfg) -> list:
+    """Above :data:`MANY_PAIRS` pairs, the gap bars' states: per pair state one path shape of rectangles
+    exactly where its bars stand (category ``k`` ± half the bar width) under the transparent, hover-only
+    bar trace. The bars' values do not change with the thresholds, their states do: a changed colour or
+    hover array makes Plotly recalculate and redraw the whole figure on every release, a changed shape
+    redraws only the shapes. Always one shape per state ("M0,0Z" draws nothing)."""
+    half = (1 - 0.25) / 2  # theme.base_layout's bargap
+    by: dict = {}
+    for k, p in enumerate(pairs):
+        if p.gap > 0:
+            by.setdefault(pair_state(p, cfg), []).append(f"M{k - half:g},0V{round(float(p.gap), 4):g}H{k + half:g}V0Z")
+    return [dict(type="path", xref="x2", yref="y2", layer="between", path="".join(by.get(st, ())) or "M0,0Z",
+                 fillcolor=PAIR_STYLE[st][0], line=dict(width=0)) for st in PAIR_STYLE]
 
 
 def avg_pairs(result, cfg, status: dict, *, rev: str = "", height: int = 360) -> go.Figure:
@@ -151,16 +167,24 @@ def avg_pairs(result, cfg, status: dict, *, rev: str = "", height: int = 360) ->
     n_pairs = len(pairs)
     pairs = sorted(pairs, key=lambda p: -p.gap)[:MANY_PAIRS_BARS]  # the gap panel: largest gap first
     labels = [f"{short.get(p.high, p.high)} → {short.get(p.low, p.low)}" for p in pairs]
-    data.append(dict(
-        type="bar", x=labels, y=[p.gap for p in pairs], xaxis="x2", yaxis="y2", showlegend=False,
-        marker=dict(color=[PAIR_STYLE[pair_state(p, cfg)][0] for p in pairs]),
-        text=[hits_text(p, n_low, n_high).replace("high ", "H ").replace("low ", "L ").replace(" of ", "/")
-              for p in pairs] if label_any else None, textposition="outside", textfont=dict(size=10), cliponaxis=False,
-        # hovertext, not customdata: Plotly restyles a changed hovertext but recalculates a changed customdata
-        hovertext=[(p.reason or "")[:160 if len(pairs) <= MANY_PAIRS else 90] if pair_state(p, cfg) != "below"
-                   else "gap below the low threshold" for p in pairs],
-        hovertemplate="<b>%{x}</b><br>gap %{y:.2f}<br>%{hovertext}<extra></extra>",
-    ))
+    gap_states = n_pairs > MANY_PAIRS  # the bars' states as shapes (see _gap_shapes)
+    if gap_states:
+        data.append(dict(
+            type="bar", x=labels, y=[p.gap for p in pairs], xaxis="x2", yaxis="y2", showlegend=False,
+            marker=dict(color="rgba(0,0,0,0)", line=dict(width=0)), cliponaxis=False,
+            hovertemplate="<b>%{x}</b><br>gap %{y:.2f}<br>state: colour (reasons in the decision card)<extra></extra>",
+        ))
+    else:
+        data.append(dict(
+            type="bar", x=labels, y=[p.gap for p in pairs], xaxis="x2", yaxis="y2", showlegend=False,
+            marker=dict(color=[PAIR_STYLE[pair_state(p, cfg)][0] for p in pairs]),
+            text=[hits_text(p, n_low, n_high).replace("high ", "H ").replace("low ", "L ").replace(" of ", "/")
+                  for p in pairs] if label_any else None, textposition="outside", textfont=dict(size=10),
+            cliponaxis=False,
+            hovertext=[(p.reason or "")[:160] if pair_state(p, cfg) != "below" else "gap below the low threshold"
+                       for p in pairs],
+            hovertemplate="<b>%{x}</b><br>gap %{y:.2f}<br>%{hovertext}<extra></extra>",
+        ))
     shapes, drag = [], {}
     for key, val, col, text in (("loadBalancerAvgShedderLowThreshold", low, LINE["low"], "low"),
                                 ("loadBalancerAvgShedderHighThreshold", high, LINE["high"], "high")):
@@ -173,6 +197,8 @@ def avg_pairs(result, cfg, status: dict, *, rev: str = "", height: int = 360) ->
         # above MANY_PAIRS pairs they move on release only: each move redraws the figure (~50 ms at 500
         # pairs), and the moves of a quick drag were still being drawn after the release
     shapes += arc_shapes
+    if gap_states:
+        shapes += _gap_shapes(pairs, cfg)
     anns += [title_ann("pairs on the score axis (arc = pair, label = gap and hit counts)" if len(drawn) == n_pairs
                        else f"the {len(drawn)} largest-gap pairs of {n_pairs:,} on the score axis (arc = pair)", 0),
              title_ann("score gap per pair", _SPLIT + 0.08)]

@@ -116,8 +116,8 @@ def test_pairs_many_pairs_drawn_with_short_arcs(sid):
     # the three state traces carry only their legend entries; each state's arcs are one path shape with one
     # quadratic curve per pair (one SVG path per state, not one per arc)
     assert [t["x"] for t in d["data"][:3]] == [[None]] * 3
-    paths = [sh for sh in d["layout"]["shapes"] if sh["type"] == "path"]
-    assert 1 <= len(paths) <= 3 and all(sh["xref"] == "x" and sh["yref"] == "y" for sh in paths)
+    paths = [sh for sh in d["layout"]["shapes"] if sh["type"] == "path" and sh["xref"] == "x"]
+    assert 1 <= len(paths) <= 3 and all(sh["yref"] == "y" for sh in paths)
     assert all(sh["fillcolor"] == "rgba(0,0,0,0)" for sh in paths)  # strokes only: an open path is filled too
     assert sum(sh["path"].count("Q") for sh in paths) == len(a.result.pairs)
     assert [sh["type"] for sh in d["layout"]["shapes"][:2]] == ["line", "line"]  # the threshold lines stay first
@@ -127,6 +127,43 @@ def test_pairs_many_pairs_drawn_with_short_arcs(sid):
         col = pairs.PAIR_STYLE[pairs.pair_state(p, cfg)][0]
         want[col] = want.get(col, 0) + 1
     assert by_colour == want
+
+
+def test_pairs_many_pairs_gap_states_as_shapes_the_bars_unchanged(sid):
+    """Above MANY_PAIRS the gap bars are one transparent, hover-only trace that does not change with the
+    low threshold; each pair state's bars are one path shape of rectangles where its bars stand. Moving the
+    threshold moves bars between the state shapes and re-sends no per-pair array."""
+    from dashboard import figpatch
+    from dashboard.figures.theme import plain_figures
+
+    a, cfg = _analysis(sid, "AvgShedder", "AvgShedder", loadBalancerAvgShedderHitCountLowThreshold=1,
+                       loadBalancerAvgShedderHitCountHighThreshold=1, loadBalancerAvgShedderLowThreshold=10)
+    cfg2 = cfg.with_values({"loadBalancerAvgShedderLowThreshold": "30"})
+    b = analysis.analyze(a.snap, cfg2, 0)
+    with plain_figures():
+        old = pairs.avg_pairs(a.result, cfg, a.status, rev=f"{sid}-10")
+        new = pairs.avg_pairs(b.result, cfg2, b.status, rev=f"{sid}-30")
+    go.Figure(new)
+    bar = next(t for t in new["data"] if t["type"] == "bar")
+    assert bar["marker"]["color"] == "rgba(0,0,0,0)" and "hovertext" not in bar
+    ranked = sorted(b.result.pairs, key=lambda p: -p.gap)[:pairs.MANY_PAIRS_BARS]
+    assert list(bar["y"]) == [p.gap for p in ranked]
+    for fig, r, c in ((old, a.result, cfg), (new, b.result, cfg2)):
+        gap_paths = {sh["fillcolor"]: sh["path"] for sh in fig["layout"]["shapes"]
+                     if sh["type"] == "path" and sh["xref"] == "x2"}
+        assert len(gap_paths) == 3
+        top = sorted(r.pairs, key=lambda p: -p.gap)[:pairs.MANY_PAIRS_BARS]
+        for st, (col, _, _) in pairs.PAIR_STYLE.items():
+            # a rectangle "M k-h,0 V gap H k+h V0Z" per bar: its right edge is k + 0.375
+            got = {round(float(h) - 0.375): float(y)
+                   for y, h in re.findall(r"V(-?[\d.e+]+)H(-?[\d.e+]+)", gap_paths[col])}
+            assert got == {k: round(p.gap, 4) for k, p in enumerate(top) if pairs.pair_state(p, c) == st and p.gap > 0}
+    figpatch.remember("pairs-test", f"{sid}-10", old)
+    ops = figpatch.figure_patch("pairs-test", f"{sid}-10", figpatch.as_dict(new)).to_plotly_json()["operations"]
+    where = {tuple(o["location"]) for o in ops}
+    assert ("layout", "shapes") in where and not [w for w in where if w[0] == "data"]
+    states = lambda fig: [sh["path"] for sh in fig["layout"]["shapes"] if sh["xref"] == "x2" and sh["type"] == "path"]  # noqa: E731
+    assert states(old) != states(new)  # the threshold moved pairs between states
 
 
 def test_decision_card_builds_only_what_it_shows(sid, monkeypatch):
