@@ -32,9 +32,10 @@ _T = np.linspace(0.0, 1.0, 13)  # 12 segments: smooth at this size, few points t
 MANY_PAIRS = 60
 #: the gap panel shows at most this many pairs, the largest gaps (those that shed or count hits first)
 MANY_PAIRS_BARS = 100
-#: at most this many arcs are drawn, the largest gaps (a 10,000-broker cluster has 5,000 pairs: their arcs
-#: were 300 kB re-sent and redrawn on every slider release); the panel's title says how many of how many
-MAX_ARCS = 500
+#: at most this many arcs are drawn, the largest gaps; the panel's title says how many of how many. Every
+#: point of an arc is converted to pixels on each slider release that moves pairs between states (500 arcs,
+#: a 1,000-broker cluster's pairs: ~20 ms of the release), and hundreds of arcs overlap into one band anyway
+MAX_ARCS = 150
 
 
 def _bezier(x0, y0, cx, cy, x1, y1, t=_T):
