@@ -220,14 +220,16 @@ def _profile(view, result, cfg, status, order, scores, *, rev, height, groups):
     cd = [[b, *r] for b, r in zip(order, res)]
     data = [dict(
         type="scatter", x=xs, y=yy, mode="lines", line=dict(shape="hvh", width=0, color=status_color("ok")),
-        fill="tozeroy", fillcolor=status_color("ok"), hoveron="points", name="score", showlegend=False,
+        fill="tozeroy", fillcolor=status_color("ok"), hoveron="points",
         customdata=[cd[0], *cd, cd[-1]],
         hoverlabel=dict(bgcolor="white", bordercolor="#1b365d", font=dict(color="#1f2328")),
         hovertemplate=("<b>%{customdata[0]}</b><br>score %{y:.2f} %<br>weighted %: cpu %{customdata[1]} · direct "
                        "memory %{customdata[2]} · bandwidth in %{customdata[3]} · out %{customdata[4]}<br>weighted "
                        "usage now %{customdata[5]} %<extra></extra>"))]
     sts = [status.get(b, "ok") for b in order]
-    data += _legend_traces(set(sts))
+    # the legend: the profile is the "ok" entry, the state shapes carry the others (legend-only traces cost
+    # each release their defaults and a restyle; a shape's legend entry half of that)
+    data[0].update(showlegend="ok" in sts, name=status_label("ok"), legendrank=1000 + _STATES.index("ok"))
     if groups:
         data += _group_marks(order, list(range(n)), groups)
     states = _state_steps(sts, ys)
@@ -265,7 +267,8 @@ def _state_steps(sts, ys) -> list:
     # one shape per state whether present or not ("M0,0Z" draws nothing): the lines after them keep their
     # indices, so the drag specs in ``layout.meta`` stay the same text (a changed meta redraws the figure)
     return [dict(type="path", xref="x", yref="y", layer="above", path="".join(runs.get(st, ())) or "M0,0Z",
-                 fillcolor=status_color(st), line=dict(width=0)) for st in _STATES if st != "ok"]
+                 fillcolor=status_color(st), line=dict(width=0), name=status_label(st), showlegend=st in runs,
+                 legendrank=1000 + _STATES.index(st)) for st in _STATES if st != "ok"]
 
 
 def _line_marks(result, cfg) -> tuple[list, list, dict, dict]:
