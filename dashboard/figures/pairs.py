@@ -213,14 +213,15 @@ def avg_pairs(result, cfg, status: dict, *, rev: str = "", height: int = 360) ->
         margin=dict(l=40, r=64, t=40, b=86),
         legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0, font=dict(size=11),
                     traceorder="normal"),
-        xaxis=axis(domain=[0, _SPLIT], anchor="y", range=[lo_x - pad, hi_x + rpad],
+        # the axis types given: Plotly otherwise guesses them from the data on every update
+        xaxis=axis(domain=[0, _SPLIT], anchor="y", type="linear", range=[lo_x - pad, hi_x + rpad],
                    title=dict(text="score = weighted max usage (%), no history")),
-        yaxis=axis(domain=[0, 1], anchor="x", visible=False,
+        yaxis=axis(domain=[0, 1], anchor="x", type="linear", visible=False,
                    range=[min([-0.28] + [y - 0.2 for y in ypos.values()]), max([1.3] + [ph + 0.2 for _, ph in placed])]),
         xaxis2=axis(domain=[_SPLIT + 0.08, 1], anchor="y2", type="category", showgrid=False,
                     tickangle=-30 if len(pairs) > 3 else 0, tickfont=dict(size=10), showticklabels=label_any,
                     title=dict(text="" if label_any else (f"{len(pairs)} pairs, largest gap first" if len(pairs) == n_pairs
                                                           else f"the {len(pairs)} largest gaps of {n_pairs} pairs"))),
-        yaxis2=axis(domain=[0, 1], anchor="x2", range=[0, gmax * 1.3], title=dict(text="gap (points)")),
+        yaxis2=axis(domain=[0, 1], anchor="x2", type="linear", range=[0, gmax * 1.3], title=dict(text="gap (points)")),
     )
     return make_figure(data, lay)

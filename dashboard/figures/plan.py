@@ -98,7 +98,7 @@ def before_after(view, before_thr, after_thr, before_rate, after_rate, status: d
         xaxis=axis(domain=[0, split], anchor="y", type="category", categoryorder="trace",
                    showgrid=False, tickangle=-40 if len(x) > 8 else 0, showticklabels=not wide,
                    title=dict(text=f"{len(x)} brokers, busiest first" if wide else "")),
-        yaxis=axis(anchor="x", title=dict(text="MB/s in + out"), rangemode="tozero"),
+        yaxis=axis(anchor="x", type="linear", title=dict(text="MB/s in + out"), rangemode="tozero"),
         **panels,
     )
     return make_figure(data, lay)

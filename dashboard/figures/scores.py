@@ -246,7 +246,8 @@ def _profile(view, result, cfg, status, order, scores, *, rev, height, groups):
                       hovermode="closest",
                       xaxis=axis(type="linear", range=[-0.5, n - 0.5], showgrid=False, showticklabels=False,
                                  title=dict(text=f"{n:,} brokers, highest score first")),
-                      yaxis=axis(title=dict(text=ylabel), range=[0, ymax]))
+                      # the axis types given: Plotly otherwise guesses them from the data on every update
+                      yaxis=axis(type="linear", title=dict(text=ylabel), range=[0, ymax]))
     return make_figure(data, lay)
 
 

@@ -219,15 +219,16 @@ def topic_distribution(view, bundle_topics: dict | None = None, *, selected=(), 
                      title_ann("bundles by topic count", split + 0.07, 1.0)],
         # tick labels only when shown: a layout array is a new object in every update dcc.Graph hands
         # Plotly, which then redraws the whole figure (~40 ms at 1,000 brokers)
-        xaxis=axis(domain=[0, split], anchor="y", **(dict(tickmode="array", tickvals=list(range(len(names))),
+        # the axis types given: Plotly otherwise guesses each from the data (a thousand boxes) on every update
+        xaxis=axis(domain=[0, split], anchor="y", type="linear", **(dict(tickmode="array", tickvals=list(range(len(names))),
                                                           ticktext=names) if show else dict(showticklabels=False)),
                    tickangle=-40 if len(names) > 8 else 0,
                    range=[-0.6, len(names) - 0.4], showgrid=False,
                    title=dict(text="" if show else f"{view.nb:,} brokers, busiest first"
                               + ("" if per == 1 else f", {per} per box"))),
-        yaxis=axis(anchor="x", title=dict(text="bundle throughput (MB/s)"), rangemode="tozero"),
-        xaxis2=axis(domain=[split + 0.07, 1], anchor="y2", title=dict(text="topics in the bundle"), showgrid=False,
+        yaxis=axis(anchor="x", type="linear", title=dict(text="bundle throughput (MB/s)"), rangemode="tozero"),
+        xaxis2=axis(domain=[split + 0.07, 1], anchor="y2", type="linear", title=dict(text="topics in the bundle"), showgrid=False,
                     range=[float(tx.min()) - 2.5, float(tx.max()) + 2.5] if 0 < len(tx) < 3 else None),
-        yaxis2=axis(anchor="x2", title=dict(text="bundles"), rangemode="tozero"),
+        yaxis2=axis(anchor="x2", type="linear", title=dict(text="bundles"), rangemode="tozero"),
     )
     return make_figure(data, lay)
