@@ -131,7 +131,7 @@ def avg_pairs(result, cfg, status: dict, *, rev: str = "", height: int = 360) ->
     arcs = {st: ([], []) for st in PAIR_STYLE}
     arc_shapes = []  # above MANY_PAIRS: one path shape per state (see below)
     for st, e in ends.items():  # all arcs of a state at once (the points _bezier gives each), a gap after each
-        if e and len(pairs) > MANY_PAIRS:
+        if len(pairs) > MANY_PAIRS:
             # hundreds of arcs: each state's arcs as one SVG path of quadratic curves (the same curve _bezier
             # samples, drawn exactly). A line trace with gaps is one SVG path per arc (500 at 1,000 brokers,
             # all redrawn on every release); the state's trace stays, empty, for its legend entry
@@ -139,8 +139,10 @@ def avg_pairs(result, cfg, status: dict, *, rev: str = "", height: int = 360) ->
             arc_shapes.append(dict(
                 type="path", xref="x", yref="y", layer="above", fillcolor="rgba(0,0,0,0)",
                 line=dict(color=col, width=width if dash == "solid" else 0.8),
+                # a shape per state even without arcs ("M0,0Z" draws nothing): a release that changes the
+                # number of shapes makes Plotly recalculate and redraw the whole figure
                 path="".join(f"M{x0:.3f},{y0:.4f}Q{c0:.3f},{c1:.4f} {x1:.3f},{y1:.4f}"
-                             for x0, y0, c0, c1, x1, y1 in e)))
+                             for x0, y0, c0, c1, x1, y1 in e) or "M0,0Z"))
         elif e:
             xs, ys = _bezier(*np.asarray(e, dtype=float).T[:, :, None], t)
             arcs[st] = ([v for row in xs for v in (*row, None)], [v for row in ys for v in (*row, None)])
@@ -218,7 +220,11 @@ def avg_pairs(result, cfg, status: dict, *, rev: str = "", height: int = 360) ->
                    title=dict(text="score = weighted max usage (%), no history")),
         yaxis=axis(domain=[0, 1], anchor="x", type="linear", visible=False,
                    range=[min([-0.28] + [y - 0.2 for y in ypos.values()]), max([1.3] + [ph + 0.2 for _, ph in placed])]),
+        # the range given, as Plotly would compute it: a range Plotly computed itself is written into the layout
+        # it was given, and the next update's layout (from Dash's store, without it) then reads as changed: the
+        # whole figure recalculated and redrawn on every release
         xaxis2=axis(domain=[_SPLIT + 0.08, 1], anchor="y2", type="category", showgrid=False,
+                    range=[-0.5, max(len(pairs), 1) - 0.5],
                     tickangle=-30 if len(pairs) > 3 else 0, tickfont=dict(size=10), showticklabels=label_any,
                     title=dict(text="" if label_any else (f"{len(pairs)} pairs, largest gap first" if len(pairs) == n_pairs
                                                           else f"the {len(pairs)} largest gaps of {n_pairs} pairs"))),

@@ -126,8 +126,10 @@ def ring_shapes(overlay: dict, y_span: float = 1.0, n_brokers: int = 10) -> list
     """The marks around the unloaded bundles: one path shape of small diamonds (about 8 px each way).
     A slider release then only redraws a shape (cheap, and a few bytes per bundle) instead of the
     figure's data."""
-    if not overlay["x"]:
-        return []
+    if not overlay["x"]:  # still one shape, drawing nothing: a change in the number of shapes makes Plotly
+        # recalculate and redraw the whole figure (a thousand boxes) on the release that changes it
+        return [dict(type="path", xref="x", yref="y", path="M0,0Z", layer="above",
+                     line=dict(color=STATUS["over"][0], width=2.2))]
     n_cols = -(-max(n_brokers, 1) // per_column(n_brokers))
     dx, dy = 0.012 * n_cols, 0.035 * max(y_span, 1e-9)
     if len(overlay["x"]) > 200:

@@ -128,7 +128,8 @@ def test_tuner006_update_recomputes_and_saves_state():
     assert isinstance(out["topics"], Patch) and out["before_after"] is not no_update
     ops = out["topics"].to_plotly_json()["operations"]
     assert [o["location"] for o in ops] == [["layout", "shapes"], ["layout", "editrevision"]]
-    assert ops[0]["params"]["value"] == []  # no ring: nothing is unloaded
+    # no ring (nothing is unloaded): one shape drawing nothing, so the number of shapes stays the same
+    assert [sh["path"] for sh in ops[0]["params"]["value"]] == ["M0,0Z"]
     assert "Nothing moves" in json.dumps(out["decision"], default=str)
     assert "loadBalancerBrokerThresholdShedderPercentage=12" in out["qs"]
     # nothing is placed: the placement card says so in words
