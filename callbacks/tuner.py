@@ -36,7 +36,7 @@ from engine.policies import broker_groups, policies_of
 from dashboard.figures.plan import before_after
 from dashboard.figures.scores import broker_scores
 from dashboard.figures.theme import MB, empty_figure, plain_figures
-from dashboard.figures.topics import MANY, MANY_RINGS, dots_title, ring_shapes, selected_overlay, topic_distribution, y_span
+from dashboard.figures.topics import MANY, dots_title, ring_shapes, rings_limit, selected_overlay, topic_distribution, y_span
 from dashboard.figures.transfer import broker_load
 from dashboard.tuner.transfer import is_transfer, transfer_view
 from dashboard.keys import default_conf, fmt_conf_value, key_spec, value_to_conf
@@ -323,7 +323,7 @@ def _compute(state: TunerState, shown, base_msgs) -> dict:
         topics = Patch()
         ov = selected_overlay(v, a.unloaded_bundles)
         topics["layout"]["shapes"] = ring_shapes(ov, y_span(v), v.nb)
-        if v.nk > MANY_RINGS:  # the title may say "the 300 busiest of ... ringed"
+        if v.nk > rings_limit(v.nb):  # the title may say "the 300 busiest of ... ringed"
             topics["layout"]["annotations"][0]["text"] = dots_title(v.nk > MANY, ov, v.nb)
         topics["layout"]["editrevision"] = revs["topics"]
     else:

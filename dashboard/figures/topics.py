@@ -11,10 +11,11 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..memo import Memo
+from .scores import MANY_BROKERS
 from .theme import MB, STATUS, axis, base_layout, empty_figure, make_figure, per_column, short_names, title_ann
 
 __all__ = ["topic_distribution", "selected_overlay", "ring_shapes", "y_span", "dots_title", "OVERLAY_TRACE", "MANY",
-           "MANY_RINGS"]
+           "MANY_RINGS", "MANY_RINGS_LARGE", "rings_limit"]
 
 OVERLAY_TRACE = 1
 _MAX_NAMES = 3
@@ -24,6 +25,14 @@ MANY = 2000
 #: at most this many unloaded bundles are ringed, the busiest (the title says how many of how many):
 #: 1,800 rings re-drawn on every slider release cost the 1,000-broker page ~40 ms
 MANY_RINGS = 300
+#: above :data:`~.scores.MANY_BROKERS` brokers at most this many: every corner of every ring is converted to
+#: pixels on each release (~10 ms for 300 rings on the 1,000-broker page)
+MANY_RINGS_LARGE = 100
+
+
+def rings_limit(n_brokers: int) -> int:
+    """How many unloaded bundles are ringed at most on a cluster of ``n_brokers``."""
+    return MANY_RINGS_LARGE if n_brokers > MANY_BROKERS else MANY_RINGS
 
 
 def _dots(view, x, owner, thr, rate, size, bundle_topics) -> dict:
@@ -164,8 +173,9 @@ def selected_overlay(view, selected) -> dict:
         ys.append(float(view.short_throughput[k]) / MB)
         cd.append(b)
     total = len(xs)
-    if total > MANY_RINGS:  # the busiest MANY_RINGS, in their order
-        keep = sorted(np.argsort(-np.asarray(ys), kind="stable")[:MANY_RINGS].tolist())
+    limit = rings_limit(view.nb)
+    if total > limit:  # the busiest, in their order
+        keep = sorted(np.argsort(-np.asarray(ys), kind="stable")[:limit].tolist())
         xs, ys, cd = [xs[i] for i in keep], [ys[i] for i in keep], [cd[i] for i in keep]
     return {"x": xs, "y": ys, "customdata": cd, "total": total}
 
