@@ -353,7 +353,7 @@ def main(argv=None) -> int:
     print("-" * len(head))
     for title, n, p50, p95, mx, s50, s95, nd, nf in rows:
         verdict = "OK" if p95 <= budget else "OVER BUDGET"
-        rows_out.emit("tuner", f"slider release -> every figure, Chromium: {title}", f"{n_b:,} x {n_k // max(n_b, 1):,}",
+        rows_out.emit("tuner", f"Tuner release, Chromium: {title}", f"{n_b:,} x {n_k // max(n_b, 1):,}",
                       p95, "ms p95", budget=f"p95 <= {budget:.0f} ms", ok=p95 <= budget,
                       note=f"p50 {p50:.0f} ms, server p50 {s50:.0f} ms, {n} moves")
         print(f"{title:<50} {n:>5} {p50:>8.0f} {p95:>8.0f} {mx:>8.0f} {s50:>11.0f} {s95:>11.0f} {nd:>9} {nf:>9.1f}"
