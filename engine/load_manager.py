@@ -295,14 +295,14 @@ class ModularLoadManager(HoldsStrategyStates):
     def _round_robin_again(self, bundle: str, non_persistent: bool):
         """The round-robin lookup of an excluded namespace's bundle when its candidates are the
         previous lookup's and the usage the overload retry reads is known; ``None`` otherwise."""
-        last, conf, uw = self._pipe_last, self._conf, self._uw
-        if last is None or conf is None or uw is None or not conf[1]:
+        conf, uw = self._conf, self._uw
+        if conf is None or uw is None or not conf[1]:
             return None
         ns = bundle_namespace(bundle)
-        if (ns not in conf[1] or last[3] != ns or last[0] is not self.view or last[1] is not self.config
-                or conf[0] is not self.config or last[2] != self._prealloc_version or last[4] != non_persistent
-                or self.preallocated or self.policies.__class__ is not NamespacePolicies
-                or uw[0] is not self.view or uw[1] is not self.config):
+        if ns not in conf[1] or conf[0] is not self.config or uw[0] is not self.view or uw[1] is not self.config:
+            return None
+        last = self._kept_pipeline(ns, non_persistent)
+        if last is None:
             return None
         ctx, note = self._ctx, conf[3].get(ns)
         if ctx is None or ctx.pre_rate is None or note is None:  # (the context is new with each view)
@@ -425,9 +425,8 @@ class ModularLoadManager(HoldsStrategyStates):
         if self.policies.__class__ is not NamespacePolicies or self.preallocated:
             steps, c, base = self._pipeline_for(bundle, ns, non_persistent, ctx)
             return steps, c, base
-        last = self._pipe_last  # the previous call's answer, while nothing it depends on changed
-        if (last is not None and last[0] is self.view and last[1] is self.config
-                and last[2] == self._prealloc_version and last[3] == ns and last[4] == non_persistent):
+        last = self._kept_pipeline(ns, non_persistent)
+        if last is not None:
             got = last[5]
             return list(got[0]), got[1], got[2]
         prefix = self._prefix(bundle, non_persistent, ctx)
@@ -442,6 +441,18 @@ class ModularLoadManager(HoldsStrategyStates):
             got = pc[key] = self._pipeline_for(bundle, ns, non_persistent, ctx)
         self._pipe_last = (self.view, self.config, self._prealloc_version, ns, non_persistent, got, tuple(got[0]))
         return list(got[0]), got[1], got[2]
+
+    def _kept_pipeline(self, ns: str, non_persistent: bool):
+        """The previous :meth:`_pipeline` answer (``(view, config, preallocation version, namespace,
+        topic type, (steps, candidates, base), steps as a tuple)``) while nothing it depends on changed:
+        no namespace policies, no preallocations, the same view, configuration, namespace and topic
+        type; ``None`` otherwise."""
+        last = self._pipe_last
+        if (last is None or self.preallocated or self.policies.__class__ is not NamespacePolicies
+                or last[0] is not self.view or last[1] is not self.config or last[2] != self._prealloc_version
+                or last[3] != ns or last[4] != non_persistent):
+            return None
+        return last
 
     def _spreads(self, ns: str) -> bool:
         """Whether the even-distribution step runs for a bundle of ``ns`` (the one step that reads it)."""

@@ -57,9 +57,9 @@ class RoundRobinDecision(PlacementDecision):
     _text = None  # a reason set outright
     _lines = None
 
-    def __init__(self, bundle, strategy, names, cand, broker, j, pos, of, filters=()):
+    def __init__(self, bundle, strategy, names, cand, broker, j, pos, of):
         self.bundle, self.strategy, self.broker = bundle, strategy, broker
-        self._names, self._cand, self.filters = names, cand, filters
+        self._names, self._cand, self.filters = names, cand, ()
         self._j, self._pos, self._of = j, pos, of
 
     @property
