@@ -372,7 +372,9 @@ class ModularLoadManager(HoldsStrategyStates):
         """When the chosen broker's usage is above ``loadBalancerBrokerOverloadedThresholdPercentage``,
         the placement strategy again on every broker the namespace policies allow."""
         v = self.view
-        uw = float(self._usage_with_weight()[v.broker_index[dec.broker]])
+        self._usage_with_weight()
+        j = dec.__dict__.get("_j")
+        uw = self._uw[3][v.broker_index[dec.broker] if j is None else j]
         if not uw > conf[2]:
             return dec
         cfg, ctx, names = self.config, self.ctx(), v.brokers
@@ -382,7 +384,7 @@ class ModularLoadManager(HoldsStrategyStates):
         alt = self.placement.select_broker(full, bundle, data, v, cfg, ctx)
         first = dec.broker
         if alt.broker is not None:
-            alt.filters = steps + [FilterStep(
+            alt.filters = [*steps, FilterStep(
                 f"{first} is overloaded ({uw * 100:.1f} % > "
                 f"{cfg.loadBalancerBrokerOverloadedThresholdPercentage} %): retry with all brokers", full,
                 names=names)]
@@ -412,8 +414,8 @@ class ModularLoadManager(HoldsStrategyStates):
         return got[2]
 
     def _pipeline(self, bundle: str, ns: str, non_persistent: bool, ctx):
-        """The filter steps before the strategy: ``(steps, candidates, base)``, a new ``steps`` list
-        per call.
+        """The filter steps before the strategy: ``(steps, candidates, base)``; ``steps`` is a sequence
+        its readers never change (a tuple shared by the bundles the answer is kept for).
 
         Without namespace policies and preallocations every step depends on the bundle only through
         its namespace (isolation, anti-affinity and the preallocated bundles' namespaces are what
@@ -428,7 +430,7 @@ class ModularLoadManager(HoldsStrategyStates):
         last = self._kept_pipeline(ns, non_persistent)
         if last is not None:
             got = last[5]
-            return list(got[0]), got[1], got[2]
+            return last[6], got[1], got[2]
         prefix = self._prefix(bundle, non_persistent, ctx)
         pc = self._pipe_cache
         if pc.get("prefix") is not prefix or pc.get("config") is not self.config:
@@ -439,18 +441,22 @@ class ModularLoadManager(HoldsStrategyStates):
         got = pc.get(key)
         if got is None:
             got = pc[key] = self._pipeline_for(bundle, ns, non_persistent, ctx)
-        self._pipe_last = (self.view, self.config, self._prealloc_version, ns, non_persistent, got, tuple(got[0]))
-        return list(got[0]), got[1], got[2]
+        steps = tuple(got[0])
+        self._pipe_last = (self.view, self.config, self._prealloc_version, key[0], non_persistent, got, steps)
+        return steps, got[1], got[2]
 
     def _kept_pipeline(self, ns: str, non_persistent: bool):
-        """The previous :meth:`_pipeline` answer (``(view, config, preallocation version, namespace,
-        topic type, (steps, candidates, base), steps as a tuple)``) while nothing it depends on changed:
-        no namespace policies, no preallocations, the same view, configuration, namespace and topic
-        type; ``None`` otherwise."""
+        """The previous :meth:`_pipeline` answer (``(view, config, preallocation version, namespace or
+        ``None`` when no step read it, topic type, (steps, candidates, base), steps as a tuple)``) while
+        nothing it depends on changed: no namespace policies, no preallocations, the same view,
+        configuration and topic type, and the same namespace if a step read it (else any namespace no
+        step reads); ``None`` otherwise."""
         last = self._pipe_last
         if (last is None or self.preallocated or self.policies.__class__ is not NamespacePolicies
                 or last[0] is not self.view or last[1] is not self.config or last[2] != self._prealloc_version
-                or last[3] != ns or last[4] != non_persistent):
+                or last[4] != non_persistent):
+            return None
+        if last[3] != ns and (last[3] is not None or self._spreads(ns)):
             return None
         return last
 

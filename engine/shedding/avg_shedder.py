@@ -64,13 +64,13 @@ import numpy as np
 from ..javacompat import INT_MIN, guava_crc32_as_int, java_abs_int, java_map_rank
 from ..javasort import ContractViolation, java_int_cast, java_sort
 from ..placement.base import PlacementStrategy, new_decision
-from ..results import (BALANCED, FAILURE, HIT_COUNT, NO_BUNDLES, UNKNOWN, AvgPair, BrokerVerdict, Details, LazyText, Selection,
-                       SheddingResult, fmt_bytes, fmt_rate, lazy_reason)
+from ..results import (BALANCED, FAILURE, HIT_COUNT, NO_BUNDLES, UNKNOWN, AvgPair, BrokerVerdict, Details, LazyText,
+                       PlacementDecision, Selection, SheddingResult, fmt_bytes, fmt_rate, lazy_reason)
 from ..strategies.spec import MODULAR, StrategySpec
 from ..strategies.state import StateValue, pairs, pairs_from_json, pairs_json
-from .base import SheddingStrategy, finish_result, sort_desc
+from .base import SheddingStrategy, finish_result, sort_desc, sort_desc_runs
 
-__all__ = ["SPEC", "AvgShedderDetails", "AvgShedderState", "AvgShedder"]
+__all__ = ["SPEC", "AvgShedderDetails", "AvgShedderState", "AvgShedder", "PlannedDecision"]
 
 
 @dataclass(frozen=True)
@@ -247,9 +247,12 @@ def _pairing(view, weights, truncating: bool = False) -> tuple:
 
 def _largest_first(view, j, mode: str) -> tuple:
     """Broker ``j``'s bundles that ``getBundleDataForLoadShedding()`` offers, largest short-term message
-    rate (``mode`` ``"rate"``) or throughput first, ties in ``HashMap`` order: ``(indices, values)``
-    lists. Kept on the view (one view may serve several settings, e.g. a sweep's cells); the recently
-    unloaded ones are skipped by the caller, which keeps the order."""
+    rate (``mode`` ``"rate"``) or throughput first, ties in ``HashMap`` order: ``(indices, values, negated
+    values, start, end)``, the broker's bundles being ``[start, end)`` of the lists (which several brokers
+    may share). The negated values (ascending) serve to jump to the first one that fits a budget; they
+    are ``None`` when some value of the broker is not finite (NaN breaks the order a jump relies on).
+    Kept on the view (one view may serve several settings, e.g. a sweep's cells); the recently unloaded
+    ones are skipped by the caller, which keeps the order."""
     cache = view.__dict__.setdefault("_avg_largest", {})
     got = cache.get((mode, j))
     if got is None:
@@ -258,11 +261,37 @@ def _largest_first(view, j, mode: str) -> tuple:
         if len(idx):
             idx = sort_desc(view, idx[view.sheddable[idx]], vals)
         v = vals[idx]
-        # the values negated (ascending), for jumping to the first one that fits a budget; None when
-        # some value is not finite (NaN breaks the order a jump relies on)
         neg = (-v).tolist() if np.isfinite(v).all() else None
-        got = cache[(mode, j)] = (idx.tolist(), v.tolist(), neg)
+        got = cache[(mode, j)] = (idx.tolist(), v.tolist(), neg, 0, len(idx))
     return got
+
+
+def _prefill_largest(view, mode: str, js: list) -> None:
+    """:func:`_largest_first` of the brokers ``js`` not known yet, with one sort for all of them (the
+    same bundles in the same order as sorting each broker's alone), in lists they share."""
+    cache = view.__dict__.setdefault("_avg_largest", {})
+    js = [j for j in dict.fromkeys(js) if (mode, j) not in cache]
+    if len(js) < 2:
+        return  # (one broker: sorted alone)
+    vals = view.short_rate if mode == "rate" else view.short_throughput
+    owned = [view.owned[j] for j in js]
+    counts = np.fromiter((len(o) for o in owned), dtype=np.int64, count=len(js))
+    idx = np.concatenate(owned) if counts.sum() else np.zeros(0, dtype=np.int64)
+    keep = view.sheddable[idx]
+    if not keep.all():
+        counts = np.bincount(np.repeat(np.arange(len(js)), counts)[keep], minlength=len(js))
+        idx = idx[keep]
+    if len(idx):
+        idx = sort_desc_runs(view, idx, counts, vals)
+    v = vals[idx]
+    ends = np.cumsum(counts)
+    bad = np.flatnonzero(~np.isfinite(v))
+    bad = set(np.searchsorted(ends, bad, side="right").tolist()) if len(bad) else ()
+    il, vl, nl = idx.tolist(), v.tolist(), (-v).tolist()
+    a = 0
+    for g, (j, b) in enumerate(zip(js, ends.tolist())):
+        cache[(mode, j)] = (il, vl, None if g in bad else nl, a, b)
+        a = b
 
 
 def _fill(largest: tuple, budget: float, names: list, recent) -> list:
@@ -270,20 +299,20 @@ def _fill(largest: tuple, budget: float, names: list, recent) -> list:
     fits what is left of ``budget`` (``0 < value <= budget``) and was not unloaded recently, until
     the budget is spent. Values come sorted largest first, so every bundle passed over because it did
     not fit stays too big: the walk jumps from one that fits to the next (a bisection), the same picks
-    as looking at each bundle."""
-    idx, vals, neg = largest
+    as looking at each bundle. ``largest``: see :func:`_largest_first`."""
+    idx, vals, neg, p, n = largest
     picked = []
     if neg is None:
-        for k, t in zip(idx, vals):
+        for q in range(p, n):
             if budget <= 0:
                 break  # no value fits any more (the same picks as looking at every bundle)
-            if 0 < t <= budget and names[k] not in recent:
+            t = vals[q]
+            if 0 < t <= budget and names[idx[q]] not in recent:
                 budget -= t
-                picked.append((k, t))
+                picked.append((idx[q], t))
         return picked
-    p, n = 0, len(vals)
     while budget > 0:
-        p = bisect_left(neg, -budget, p)  # the first value <= budget
+        p = bisect_left(neg, -budget, p, n)  # the first value <= budget
         if p >= n or not vals[p] > 0:
             break  # none left, or only values <= 0 (sorted: all after it too)
         k = idx[p]
@@ -312,6 +341,52 @@ def _fired_text(table, q, counts, mode, r_hi, r_lo, t_hi, t_lo, p, need_rate, ne
 
 def _joined(a, b) -> str:
     return f"{a}{b}"
+
+
+class PlannedDecision(PlacementDecision):
+    """A placement that follows a plan (the destination planned when shedding, or remembered for an
+    identical BundleData value). A cycle makes one per unloaded bundle, so it holds the plan and
+    writes its reason when read; ``best`` is the planned broker."""
+
+    from_plan = True
+    _lines = None
+
+    def __init__(self, bundle, strategy, names, cand, plan, j):
+        self.bundle, self.strategy, self.broker = bundle, strategy, plan[0]
+        self._names, self._cand, self.filters = names, cand, ()
+        self._plan, self._j = plan, j
+
+    @property
+    def _best(self):
+        return (self._j,)
+
+    @property
+    def lines(self) -> dict:
+        if self._lines is None:
+            self._lines = {}
+        return self._lines
+
+    @lines.setter
+    def lines(self, value: dict) -> None:
+        self._lines = value
+
+    @property
+    def reason(self) -> str:
+        got = self.__dict__.get("_text")
+        if got is not None:
+            return got
+        dest, bundle, kind = self._plan
+        if kind == "shedding" and bundle == self.bundle:
+            return f"destination planned when shedding: {dest}"
+        return (f"remembered {dest} for an identical BundleData value (planned for {bundle} at {kind}); "
+                f"AvgShedder keys its plans by value")
+
+    @reason.setter
+    def reason(self, text: str) -> None:
+        self.__dict__["_text"] = text
+
+    def prefix_reason(self, text: str) -> None:
+        self.reason = text + self.reason
 
 
 class AvgShedder(SheddingStrategy, PlacementStrategy):
@@ -416,9 +491,20 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
             return res
         rates, thrs = view.msg_rate.tolist(), view.msg_throughput.tolist()
         min_msg, min_thr = conf.minUnloadMessage, conf.minUnloadMessageThroughput
+        if len(fired) > 1:  # the hot brokers' bundles sorted at once, per amount unit
+            hot = {"rate": [], "throughput": []}
+            for q, *_ in fired:
+                lo, hi = lo_l[q], hi_l[q]
+                if (rates[hi] - rates[lo]) * p > min_msg:
+                    hot["rate"].append(hi)
+                elif (thrs[hi] - thrs[lo]) * p > min_thr:
+                    hot["throughput"].append(hi)
+            for mode, js in hot.items():
+                _prefill_largest(view, mode, js)
         small = no_fit = 0
         recent = recently_unloaded or {}
         planned = []  # the selected bundles' indices, in selection order
+        chosen = []  # and what their selections say
         for q, x, y, u, v in fired:
             lo, hi = lo_l[q], hi_l[q]
             lo_b, hi_b = brokers[lo], brokers[hi]
@@ -454,16 +540,20 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
                 lazy_reason(pair, LazyText(_joined, why, "; no bundle fits the amount"))
                 no_fit += 1
                 continue
-            ks = [k for k, _t in picked]
-            planned.extend(ks)
-            for (k, t), sr, sth in zip(picked, view.short_rate[ks].tolist(), view.short_throughput[ks].tolist()):
-                sel = Selection(hi_b, names[k], t, unit, sr, sth, planned_destination=lo_b)
+            for k, t in picked:
+                planned.append(k)
+                chosen.append((hi_b, names[k], t, unit, lo_b, why))
+        if planned:  # the selections, pair after pair (their other traffic figure read at once)
+            sel_new = Selection
+            for (hi_b, name, t, unit, lo_b, why), sr, sth in zip(chosen, view.short_rate[planned].tolist(),
+                                                                view.short_throughput[planned].tolist()):
+                sel = sel_new(hi_b, name, t, unit, sr, sth, planned_destination=lo_b)
                 lazy_reason(sel, why)  # the pair's reason, formatted when first read
                 res.selected.append(sel)
         if self.keep_plans and planned:  # the planned destinations, pair after pair (value keys read at once)
-            names = view.bundles
-            for key, k, sel in zip(view.bundle_value_keys(planned), planned, res.selected):
-                self.plans[key] = (sel.planned_destination, names[k], "shedding")
+            plans = self.plans
+            for key, (_b, name, _t, _u, lo_b, _w) in zip(view.bundle_value_keys(planned), chosen):
+                plans[key] = (lo_b, name, "shedding")
         held = len(counted) - len(fired)
         if not res.selected:
             res.reason = "; ".join(pair.reason for pair in table.fired.values()) or "no pair reached its hit count"
@@ -518,8 +608,8 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
 
     # ------------------------------------------------------------------ placement
     def select_broker(self, cand, bundle, data, view, conf, ctx):
-        dec = new_decision(self.name, bundle, view, cand)
         if len(cand) == 0:
+            dec = new_decision(self.name, bundle, view, cand)
             dec.reason = "no candidate broker"
             return dec
         key = data.value_key()
@@ -527,14 +617,8 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
         if plan is not None:
             j = view.broker_index.get(plan[0])
             if j is not None and ctx.is_candidate(view, cand, j):
-                dec.broker, dec.from_plan = plan[0], True
-                if plan[2] == "shedding" and plan[1] == bundle:
-                    dec.reason = f"destination planned when shedding: {plan[0]}"
-                else:
-                    dec.reason = (f"remembered {plan[0]} for an identical BundleData value (planned for "
-                                  f"{plan[1]} at {plan[2]}); AvgShedder keys its plans by value")
-                dec.set_best([j])
-                return dec
+                return PlannedDecision(bundle, self.name, view.brokers, cand, plan, j)
+        dec = new_decision(self.name, bundle, view, cand)
         srt = ctx.by_name(view, cand)
         r = int(ctx.rng.integers(-2**31, 2**31))
         h = java_abs_int(guava_crc32_as_int(str(r)))

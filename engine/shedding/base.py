@@ -18,7 +18,7 @@ from ..results import BALANCED, OVERLOADED, SKIP, SUCCESS, SheddingResult
 from ..strategies.state import Stateful
 from ..view import LoadView
 
-__all__ = ["SheddingStrategy", "candidate_bundles", "sort_desc", "select_largest_first", "finish_result"]
+__all__ = ["SheddingStrategy", "candidate_bundles", "sort_desc", "sort_desc_runs", "select_largest_first", "finish_result"]
 
 
 class SheddingStrategy(Stateful):
@@ -69,12 +69,42 @@ def sort_desc(view: LoadView, idx: np.ndarray, values: np.ndarray) -> np.ndarray
         return idx
     neg = -values[idx]
     order = np.argsort(neg, kind="stable")
-    out = idx[order]
-    s = neg[order]
+    return _ties_in_map_order(view, idx[order], neg[order], None)
+
+
+def sort_desc_runs(view: LoadView, idx: np.ndarray, counts: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """:func:`sort_desc` of many brokers' bundles at once: ``idx`` is one run of bundles per broker
+    (``counts[g]`` long), each run sorted as :func:`sort_desc` sorts it alone; one sort for all.
+
+    Runs of similar lengths are sorted as the rows of one padded table (many short sorts cost less
+    than one long one); very uneven runs by one sort on (run, value)."""
+    n, runs = len(idx), len(counts)
+    if n <= 1:
+        return idx
+    neg = -values[idx]
+    width = int(counts.max())
+    grp = np.repeat(np.arange(runs), counts)
+    if runs * width <= 4 * n:
+        starts = np.cumsum(counts) - counts
+        table = np.full((runs, width), np.inf)
+        col = np.arange(n) - np.repeat(starts, counts)
+        table[grp, col] = neg
+        pos = np.argsort(table, axis=1, kind="stable")  # stable: equal values keep their order in ``idx``
+        pos = pos[pos < counts[:, None]]  # the padding left out, row after row
+        order = np.repeat(starts, counts) + pos
+    else:
+        order = np.lexsort((neg, grp))
+    return _ties_in_map_order(view, idx[order], neg[order], grp)
+
+
+def _ties_in_map_order(view: LoadView, out: np.ndarray, s: np.ndarray, g) -> np.ndarray:
+    """``out`` (sorted by ``g`` then by the negated values ``s``) with each run of equal values (in one
+    group) put in ``HashMap`` order; NaNs sort last and tie with each other."""
     tie = s[1:] == s[:-1]
-    last = s[-1]
-    if last != last:  # NaNs sort last and tie with each other
+    if s[-1] != s[-1] or (g is not None and np.isnan(s).any()):
         tie |= np.isnan(s[1:]) & np.isnan(s[:-1])
+    if g is not None:
+        tie &= g[1:] == g[:-1]
     if not tie.any():
         return out
     n = len(out)
@@ -84,7 +114,8 @@ def sort_desc(view: LoadView, idx: np.ndarray, values: np.ndarray) -> np.ndarray
     key_new = np.zeros(n, dtype=np.int64)  # the keys of the untied bundles are never compared
     key_chm = np.zeros(n, dtype=np.int64)
     key_new[tied], key_chm[tied] = view.shed_keys(out[tied])
-    return out[np.lexsort((out, key_chm, key_new, s))]
+    keys = (out, key_chm, key_new, s) if g is None else (out, key_chm, key_new, s, g)
+    return out[np.lexsort(keys)]
 
 
 def select_largest_first(view: LoadView, j: int, recent: np.ndarray, need: float) -> list[tuple[int, float]]:

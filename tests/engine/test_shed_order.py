@@ -132,7 +132,49 @@ def test_avgshedder_fill_jumps_to_what_fits_and_takes_what_the_walk_takes():
         neg = [-v for v in vals]
         for budget in (0.0, 1.0, 3.5, 50.0, sum(v for v in vals if v > 0), 1e9):
             want = walk(idx, vals, budget, names, recent)
-            assert _fill((idx, vals, neg), budget, names, recent) == want
-            assert _fill((idx, vals, None), budget, names, recent) == want
-    nan = ([0, 1, 2], [5.0, 2.0, float("nan")], None)
+            assert _fill((idx, vals, neg, 0, n), budget, names, recent) == want
+            assert _fill((idx, vals, None, 0, n), budget, names, recent) == want
+            # a broker's run inside lists shared with other brokers
+            pad = [99.0, 98.0]
+            shared = (idx + [n, n + 1], vals + [float("nan"), 0.5], neg + [0.0, 0.0], 0, n)
+            assert _fill(shared, budget, names + ["x", "y"], recent) == want
+            shifted = ([n + 5, n + 6] + idx, pad + vals, [-x for x in pad] + neg, 2, n + 2)
+            assert _fill(shifted, budget, names + ["x"] * 7, recent) == want
+    nan = ([0, 1, 2], [5.0, 2.0, float("nan")], None, 0, 3)
     assert _fill(nan, 6.0, ["a", "b", "c"], set()) == [(0, 5.0)]
+
+
+def test_avgshedder_bundles_of_many_hot_brokers_sorted_at_once_equal_each_broker_sorted_alone():
+    """The hot brokers' bundles, largest first, come from one sort over all of them: per broker the
+    same indices, values and bisection keys as sorting that broker alone — ties in HashMap order, a
+    NaN (no bisection keys for its broker), infinities, bundles without BundleData or in system
+    namespaces left out, a broker with no bundle, a broker asked for twice."""  # (a and b hold an inf)
+    from engine.shedding.avg_shedder import _largest_first, _prefill_largest
+
+    names = names_with_system(600)
+    v = tied_view(names)
+    st = v.st.copy()
+    st[v.owned[1][7]] = np.nan  # broker b: one NaN value
+    owned = list(v.owned) + [np.zeros(0, dtype=np.int64)]
+    v = dataclasses.replace(v, st=st, brokers=v.brokers + ["d:1"], owned=owned,
+                            cpu=np.append(v.cpu, 5.0), memory=np.append(v.memory, 5.0),
+                            direct_memory=np.append(v.direct_memory, 5.0),
+                            bandwidth_in=np.append(v.bandwidth_in, 5.0), bandwidth_out=np.append(v.bandwidth_out, 5.0))
+    for mode in ("rate", "throughput"):
+        alone = [_largest_first(dataclasses.replace(v), j, mode) for j in range(4)]
+        batch = dataclasses.replace(v)
+        _prefill_largest(batch, mode, [2, 0, 3, 1, 0])
+        assert set(batch.__dict__["_avg_largest"]) == {(mode, j) for j in range(4)}
+        def run(got):  # the broker's own part of the lists
+            idx, vals, neg, a, b = got
+            return idx[a:b], vals[a:b], None if neg is None else neg[a:b]
+
+        alone = [run(x) for x in alone]
+        for j in range(4):
+            got = run(batch.__dict__["_avg_largest"][(mode, j)])
+            assert got[0] == alone[j][0] and got[2] == alone[j][2]
+            assert np.array_equal(np.array(got[1]), np.array(alone[j][1]), equal_nan=True)
+        assert alone[1][2] is None and alone[2][2] is not None and alone[3] == ([], [], [])
+        # ties decide: the order of the indices alone would differ
+        assert alone[0][0] != sorted(alone[0][0], key=lambda k: (-v.short_rate[k] if mode == "rate"
+                                                                  else -v.short_throughput[k], k))
