@@ -331,8 +331,9 @@ class ModularLoadManager(HoldsStrategyStates):
         return note
 
     @java_double_math
-    def _select_broker(self, bundle: str, candidates, non_persistent: bool) -> PlacementDecision:
-        ns = bundle_namespace(bundle)
+    def _select_broker(self, bundle: str, candidates, non_persistent: bool, ns: str | None = None) -> PlacementDecision:
+        if ns is None:
+            ns = bundle_namespace(bundle)
         conf = self._conf_facts()
         if candidates is None and ns in conf[1]:
             return self._round_robin_lookup(bundle, ns, non_persistent, conf)
@@ -456,7 +457,9 @@ class ModularLoadManager(HoldsStrategyStates):
                 or last[0] is not self.view or last[1] is not self.config or last[2] != self._prealloc_version
                 or last[4] != non_persistent):
             return None
-        if last[3] != ns and (last[3] is not None or self._spreads(ns)):
+        # (kept for any namespace: the configuration does not spread bundles evenly, so only
+        # pulsar/system's own spread could read the namespace)
+        if last[3] != ns and (last[3] is not None or (ns == "pulsar/system" and self._spreads(ns))):
             return None
         return last
 
@@ -640,7 +643,7 @@ class ModularLoadManager(HoldsStrategyStates):
                     u.skipped = why
                     cyc.skipped.append(u)
                     continue
-                dec = self._select_broker(s.bundle, None, False)  # (not an excluded namespace's)
+                dec = self._select_broker(s.bundle, None, False, ns)  # (not an excluded namespace's)
                 u.placement = dec
                 if dec.broker is None:
                     u.skipped = "no broker available to unload the bundle to"

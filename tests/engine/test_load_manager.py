@@ -167,6 +167,39 @@ def test_filter_steps_kept_per_namespace_equal_computing_them_per_bundle(shed, p
         assert _decision_facts(kept.select_broker(name)) == _decision_facts(fresh.select_broker(name))
 
 
+@pytest.mark.parametrize("version", ["3.0.5", "4.0.11"])
+def test_filter_steps_kept_across_namespaces_only_where_no_step_reads_the_namespace(version):
+    """Without the even spread, one kept answer serves bundles of every namespace in turn, except
+    pulsar/system on the releases that spread it anyway (from 3.0.6): each placement must equal the
+    one of a manager that keeps nothing (its policies a subclass) — the broker, the reason and every
+    filter step, the spread step of pulsar/system included."""
+    from engine.config import IMPL
+    from engine.load_manager import NamespacePolicies
+    from engine.synth import random_view
+
+    class SamePolicies(NamespacePolicies):
+        pass
+
+    v = random_view(25, 10, seed=8)
+    for place in ("LeastLongTermMessageRate", "AvgShedder")[:1 if version == "3.0.5" else 2]:  # (no AvgShedder in 3.0.5)
+        cfg = LoadBalancerConfig().with_values({
+            "pulsarVersion": version, "loadBalancerLoadPlacementStrategy": IMPL + place,
+            "loadBalancerLoadSheddingStrategy": IMPL + (place if place == "AvgShedder" else "ThresholdShedder"),
+            "loadBalancerDistributeBundlesEvenlyEnabled": "false"})
+        kept = ModularLoadManager(v, cfg, seed=4)
+        full = ModularLoadManager(v, cfg, seed=4, policies=SamePolicies())
+        names = []
+        for k in range(40):
+            names += [v.bundles[k], f"pulsar/system/0x{k:08x}_0x{k + 1:08x}", v.bundles[k + 100]]
+        steps = set()
+        for name in names:
+            a, b = kept.select_broker(name), full.select_broker(name)
+            assert _decision_facts(a) == _decision_facts(b), name
+            steps.add(tuple(f.name for f in a.filters))
+        spread = any("distribute bundles evenly" in n for s in steps for n in s)
+        assert spread == (version != "3.0.5")  # pulsar/system spread from 3.0.6 only
+
+
 def test_bundle_value_key_memo_equals_the_bundle_data_value():
     from engine.synth import random_view
 

@@ -88,6 +88,20 @@ def test_avg_placement_random_hash_and_sticky():
     assert d.random and "hash of a random number" in d.reason
     d2 = a.select_broker(np.arange(3), "t/n/a", v.bundle_data("t/n/a"), v, CFG, ctx)
     assert d2.broker == d.broker and d2.from_plan  # remembered
+    # what a decision that follows a plan says: planned for another bundle of the same value here
+    assert d2.reason == (f"remembered {d.broker} for an identical BundleData value (planned for t/n/a at "
+                         f"placement); AvgShedder keys its plans by value")
+    assert d2.best == [d.broker] and d2.candidates == v.brokers and d2.lines == {}
+    d3 = a.select_broker(np.arange(3), "t/n/b", v.bundle_data("t/n/b"), v, CFG, ctx)  # same (default) value
+    assert d3.broker == d.broker and "(planned for t/n/a at placement)" in d3.reason
+    key = v.bundle_data("t/n/c").value_key()
+    a.plans[key] = ("z:1", "t/n/c", "shedding")
+    d4 = a.select_broker(np.arange(3), "t/n/c", v.bundle_data("t/n/c"), v, CFG, ctx)
+    assert d4.reason == "destination planned when shedding: z:1" and d4.to_json()["reason"] == d4.reason
+    d4.prefix_reason("note: ")
+    assert d4.reason == "note: destination planned when shedding: z:1"
+    assert a.select_broker(np.array([1, 2]), "t/n/c", v.bundle_data("t/n/c"), v, CFG, ctx).reason.startswith(
+        "planned destination not a candidate")
     picks = {AvgShedder().select_broker(np.arange(3), "t/n/a", v.bundle_data("t/n/a"), v, CFG,
                                         PlacementContext(np.random.default_rng(s))).broker for s in range(40)}
     assert picks == {"x:1", "y:1", "z:1"}  # not the bundle name: every broker can be chosen
