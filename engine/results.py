@@ -36,6 +36,7 @@ __all__ = [
     "SheddingResult",
     "FilterStep",
     "PlacementDecision",
+    "LeanDecision",
     "Unload",
     "open_cycle",
     "UnloadDecision",
@@ -465,6 +466,28 @@ class PlacementDecision(_Names):
             "first_choice": self.first_choice, "preallocated": self.preallocated, "from_plan": self.from_plan,
             "reason": self.reason, "lines": self.lines,
         })
+
+
+class LeanDecision(PlacementDecision):
+    """A decision of one chosen broker (index ``_j``) that a storm of placements makes many of: ``best``
+    is that broker and ``lines`` is made when read, so few new objects are built per placement."""
+
+    _lines = None
+    _j = None
+
+    @property
+    def _best(self):
+        return (self._j,)
+
+    @property
+    def lines(self) -> dict:
+        if self._lines is None:
+            self._lines = {}
+        return self._lines
+
+    @lines.setter
+    def lines(self, value: dict) -> None:
+        self._lines = value
 
 
 @dataclass

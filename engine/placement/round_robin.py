@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..javacompat import INT_MAX
-from ..results import PlacementDecision
+from ..results import LeanDecision
 from ..strategies.spec import EXTENSIBLE, MODULAR, StrategySpec
 from ..strategies.state import StateValue
 from .base import PlacementStrategy, new_decision
@@ -45,7 +45,7 @@ from .base import PlacementStrategy, new_decision
 __all__ = ["SPEC", "RoundRobinState", "RoundRobinBrokerSelector", "RoundRobinDecision"]
 
 
-class RoundRobinDecision(PlacementDecision):
+class RoundRobinDecision(LeanDecision):
     """A round-robin pick. A lookup of the bundles of an excluded namespace makes one per new bundle,
     so it holds the least it can: its reason is written when read, its ``best`` and ``lines`` are
     made when read, and its filter steps may be a tuple shared by every lookup with the same
@@ -55,26 +55,11 @@ class RoundRobinDecision(PlacementDecision):
     _of = 0  # the list's length
     _before = ""  # text put before the reason
     _text = None  # a reason set outright
-    _lines = None
 
     def __init__(self, bundle, strategy, names, cand, broker, j, pos, of):
         self.bundle, self.strategy, self.broker = bundle, strategy, broker
         self._names, self._cand, self.filters = names, cand, ()
         self._j, self._pos, self._of = j, pos, of
-
-    @property
-    def _best(self):
-        return (self._j,)
-
-    @property
-    def lines(self) -> dict:
-        if self._lines is None:
-            self._lines = {}
-        return self._lines
-
-    @lines.setter
-    def lines(self, value: dict) -> None:
-        self._lines = value
 
     @property
     def reason(self) -> str:

@@ -65,7 +65,7 @@ from ..javacompat import INT_MIN, guava_crc32_as_int, java_abs_int, java_map_ran
 from ..javasort import ContractViolation, java_int_cast, java_sort
 from ..placement.base import PlacementStrategy, new_decision
 from ..results import (BALANCED, FAILURE, HIT_COUNT, NO_BUNDLES, UNKNOWN, AvgPair, BrokerVerdict, Details, LazyText,
-                       PlacementDecision, Selection, SheddingResult, fmt_bytes, fmt_rate, lazy_reason)
+                       LeanDecision, Selection, SheddingResult, fmt_bytes, fmt_rate, lazy_reason)
 from ..strategies.spec import MODULAR, StrategySpec
 from ..strategies.state import StateValue, pairs, pairs_from_json, pairs_json
 from .base import SheddingStrategy, finish_result, sort_desc, sort_desc_runs
@@ -343,32 +343,17 @@ def _joined(a, b) -> str:
     return f"{a}{b}"
 
 
-class PlannedDecision(PlacementDecision):
+class PlannedDecision(LeanDecision):
     """A placement that follows a plan (the destination planned when shedding, or remembered for an
     identical BundleData value). A cycle makes one per unloaded bundle, so it holds the plan and
     writes its reason when read; ``best`` is the planned broker."""
 
     from_plan = True
-    _lines = None
 
     def __init__(self, bundle, strategy, names, cand, plan, j):
         self.bundle, self.strategy, self.broker = bundle, strategy, plan[0]
         self._names, self._cand, self.filters = names, cand, ()
         self._plan, self._j = plan, j
-
-    @property
-    def _best(self):
-        return (self._j,)
-
-    @property
-    def lines(self) -> dict:
-        if self._lines is None:
-            self._lines = {}
-        return self._lines
-
-    @lines.setter
-    def lines(self, value: dict) -> None:
-        self._lines = value
 
     @property
     def reason(self) -> str:
