@@ -60,6 +60,7 @@ BROKER_METRICS = ("cpu", "memory", "direct_memory", "bandwidth_in", "bandwidth_o
 #: the bundle columns of a minute: short-term throughput in/out, rate in/out, topics
 BUNDLE_COLUMNS = ("bundle_msg_throughput_in", "bundle_msg_throughput_out", "bundle_msg_rate_in",
                   "bundle_msg_rate_out", "bundle_topics")
+DAY_MS = 86_400_000
 EVENT_COLUMNS = ["timestamp", "strategy", "broker", "partner", "trigger", "score", "partner_score", "gap",
                  "amount", "moved", "unit", "n_bundles", "bundles", "state"]
 MAX_BUNDLE_NAMES = 20
@@ -264,11 +265,16 @@ class Backtest:
 
     ``sink(events)`` receives the events of each shedding minute as they happen (default: kept in
     :attr:`events`), so a long history streams.
+
+    ``tally``: count instead of recording — no event is built; :attr:`tally` holds, per UTC day number
+    (epoch ms // 86,400,000) with events, ``[events, bundles, minutes]``: the events (brokers that unload),
+    the bundles they select and the minutes with at least one, the counts a sweep reads
+    (:meth:`take_tally`).
     """
 
     def __init__(self, strategy: str, config: LoadBalancerConfig | None = None, *, synthetic_bundles: int = 8,
                  state_limit: int = 2000, initial: dict | None = None, emit_from: int | None = None,
-                 sink: Callable[[list], None] | None = None):
+                 sink: Callable[[list], None] | None = None, tally: bool = False):
         self.spec = backtest_spec(strategy)
         self.name = self.spec.name
         self.cfg = config or LoadBalancerConfig()
@@ -286,6 +292,7 @@ class Backtest:
         self.grace_min = int(self.cfg.loadBalancerSheddingGracePeriodMinutes)
         self.start_state: dict | None = None
         self.minutes = 0
+        self.tally: dict[int, list] | None = {} if tally else None
         self._sets: dict[str, _BrokerSet] = {}
         self._last_bundles: list | None = None
 
@@ -384,7 +391,16 @@ class Backtest:
         res = self._runner.run(view, self.cfg, self.recently)
         if not res.selected:
             return
-        if not warm:
+        if not warm and self.tally is not None:
+            n = len({s.broker for s in res.selected})  # one event per broker that unloads
+            t = self.tally.get(now_ms // DAY_MS)
+            if t is None:
+                t = self.tally[now_ms // DAY_MS] = [0, 0, 0]
+            t[0] += n
+            t[1] += len(res.selected)
+            t[2] += 1
+            self.n_events += n
+        elif not warm:
             evs = _events(res, self.name, now_ms)
             if before is not None:
                 state = json.dumps({"strategy": self.name, **before}, sort_keys=True)  # canonical text
@@ -394,6 +410,14 @@ class Backtest:
             self._sink(evs)
         for s in res.selected:
             self.recently[s.bundle] = now_ms
+
+    def take_tally(self) -> list[tuple[int, int, int, int]]:
+        """The counts since the last call, ``(day number, events, bundles, minutes)`` per day, and start
+        again from zero (a stream hands them over batch after batch)."""
+        got = sorted((d, *t) for d, t in (self.tally or {}).items())
+        if self.tally:
+            self.tally = {}
+        return got
 
     def _forget(self, now_ms: int) -> None:
         self.recently = forget_expired(self.recently, now_ms, self.grace_min)

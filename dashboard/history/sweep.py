@@ -10,8 +10,9 @@ input is cross-joined with the G groups only (not with the cells), range-partiti
 by time, then ``mapInPandas`` streams each group's copy of the history once through the engine's
 multi-config driver (:class:`engine.backtest.BacktestSet`): each minute is read once and its LoadView
 built once for every cell of the group due that minute, and each cell keeps its own config, strategy
-memory and events — the same events as one backtest per cell. The groups run in parallel across the
-executors (one task each), memory bounded by an Arrow batch. ``groups`` = the number of cells gives the
+memory and counts — the same counts as one backtest per cell. A task hands over counts per cell and day,
+never the events themselves (no event is built: a month of a 5 × 6 grid is millions). The groups run in
+parallel across the executors (one task each), memory bounded by an Arrow batch. ``groups`` = the number of cells gives the
 old one-task-per-cell plan. Cost grows with ``groups × history`` read plus ``cells × shedding minutes``.
 
 Example: low threshold × low hit count of AvgShedder::
@@ -24,7 +25,7 @@ from __future__ import annotations
 from engine.backtest import backtest_spec, typed_value
 from engine.config import LoadBalancerConfig
 
-from .backtest import (DEFAULT_WARMUP_MINUTES, EVENT_SCHEMA, _uses_bundles, backtest_input, chunk_plan, feed_rows,
+from .backtest import (DEFAULT_WARMUP_MINUTES, _uses_bundles, backtest_input, chunk_plan, feed_rows,
                        key_runs, run_chunks, whole_minutes)
 
 __all__ = ["sweep", "grid_cells", "cell_groups", "stream_groups", "default_groups"]
@@ -70,14 +71,13 @@ def stream_groups(batches, strategy: str, config: LoadBalancerConfig, synthetic_
                   use_bundles: bool, keys: tuple, members: dict, initial: dict | None = None, on_end=None):
     """The ``mapInPandas`` body of the sweep: this partition's rows, sorted by ``(grp, timestamp)``, arrive
     as Arrow batches; each group is one :class:`engine.backtest.BacktestSet` of its cells
-    (``members[grp]`` = ``[(cell, x, y)]``) fed minute by minute, and the events of each batch leave at once
-    (``cell`` + :data:`engine.backtest.EVENT_COLUMNS`). A minute cut by a batch boundary waits for the next
-    batch, so memory is bounded by a batch, never by the history.
+    (``members[grp]`` = ``[(cell, x, y)]``) fed minute by minute, and the counts of each batch leave at
+    once (:data:`TALLY_SCHEMA` rows, ``kind`` "tally": per cell and UTC day, the events, bundles and
+    minutes with events; no event is built). A minute cut by a batch boundary waits for the next batch,
+    so memory is bounded by a batch, never by the history.
 
     ``initial`` (``{cell: carried state}``): where each cell starts (a time segment of a longer history);
     ``on_end(cell, carried)`` receives each cell's carried state after its group's last minute."""
-    import pandas as pd
-
     from engine.backtest import Backtest, BacktestSet
 
     from .backtest import _cell_config
@@ -90,7 +90,7 @@ def stream_groups(batches, strategy: str, config: LoadBalancerConfig, synthetic_
             for c, bt in zip(state["cells"], state["set"].members):
                 on_end(c, bt.carried())
 
-    def run(pdf: pd.DataFrame) -> list:
+    def run(pdf) -> list:
         out: list = []
         for g, part in key_runs(pdf, "grp"):
             if state["grp"] != g:
@@ -98,20 +98,38 @@ def stream_groups(batches, strategy: str, config: LoadBalancerConfig, synthetic_
                 cells = members[g]
                 state.update(grp=g, cells=[c for c, _x, _y in cells], set=BacktestSet(
                     Backtest(strategy, _cell_config(config, keys, x, y), synthetic_bundles=synthetic_bundles,
-                             state_limit=0, initial=initial.get(c)) for c, x, y in cells))
+                             state_limit=0, initial=initial.get(c), tally=True) for c, x, y in cells))
             bts = state["set"]
             feed_rows(bts, part, use_bundles)
-            for c, bt in zip(state["cells"], bts.members):  # the events leave now: memory stays bounded
-                out.extend(dict(e, cell=c) for e in bt.events)
-                bt.events.clear()
+            out.extend(_tallies(state["cells"], bts))  # the counts leave now: memory stays bounded
         return out
 
-    frame = _events_out
     for part in whole_minutes(batches, "grp"):
-        evs = run(part)
-        if evs:
-            yield frame(evs)
+        rows = run(part)
+        if rows:
+            yield _tally_frame(rows)
     end()
+
+
+#: what a grouped sweep's tasks hand over: per cell and UTC day (epoch days), the events (brokers that
+#: unload), the bundles they select and the minutes with events — a handful of rows where the events of a
+#: month of a 5 × 6 grid are millions; ``kind`` "end" rows carry a cell's state after a time segment (JSON)
+TALLY_SCHEMA = "cell long, day long, events long, bundles long, minutes long, kind string, state string"
+
+
+def _tallies(cells: list, bts) -> list:
+    """Each member's counts since the last call, as ``(cell, day, events, bundles, minutes)``."""
+    return [(c, *t) for c, bt in zip(cells, bts.members) for t in bt.take_tally()]
+
+
+def _tally_frame(rows: list, kind: str = "tally", states: list | None = None):
+    import pandas as pd
+
+    cols = list(zip(*rows)) if rows else [()] * 5
+    return pd.DataFrame({"cell": pd.array(cols[0], dtype="int64"), "day": pd.array(cols[1], dtype="int64"),
+                         "events": pd.array(cols[2], dtype="int64"), "bundles": pd.array(cols[3], dtype="int64"),
+                         "minutes": pd.array(cols[4], dtype="int64"), "kind": [kind] * len(rows),
+                         "state": states if states is not None else [None] * len(rows)})
 
 
 def _day_frames(source: dict, lo_ms: int | None, hi_ms: int | None):
@@ -159,53 +177,19 @@ def _day_frames(source: dict, lo_ms: int | None, hi_ms: int | None):
         yield pd.DataFrame(frame)
 
 
-#: the event columns a sweep's counts read; the others leave the tasks empty (a month of a 5 × 6 grid is
-#: millions of events: their bundle lists and explanations would only cross the Arrow hand-over for nothing)
-SWEEP_EVENT_COLUMNS = ("timestamp", "n_bundles")
-
-
-def _events_out(evs: list):
-    """A sweep's events (each with its ``cell``) as rows of the events schema, only
-    :data:`SWEEP_EVENT_COLUMNS` filled (plus ``strategy`` and ``broker``)."""
-    import numpy as np
-    import pandas as pd
-
-    from engine.backtest import EVENT_COLUMNS
-
-    n = len(evs)
-    out = {"cell": np.fromiter((e["cell"] for e in evs), dtype=np.int64, count=n)}
-    for c in EVENT_COLUMNS:
-        if c == "timestamp":
-            out[c] = pd.to_datetime(np.fromiter((e["timestamp"] for e in evs), dtype=np.int64, count=n), unit="ms")
-        elif c == "n_bundles":
-            out[c] = np.fromiter((e["n_bundles"] for e in evs), dtype=np.int64, count=n)
-        elif c in ("strategy", "broker"):
-            out[c] = pd.Series([e[c] for e in evs], dtype=object)
-        elif c in ("score", "partner_score", "gap", "amount", "moved"):
-            out[c] = np.full(n, np.nan)
-        else:
-            out[c] = pd.Series([None] * n, dtype=object)
-    return pd.DataFrame(out)
-
-
-def _end_marks(strategy: str, ends: list):
+def _end_marks(ends: list):
     """One row per cell (``kind`` "end") carrying its state after a segment (JSON in ``state``)."""
     import json
 
-    from engine.backtest import EVENT_COLUMNS, events_frame
-
-    mark = events_frame([{"timestamp": 0, "strategy": strategy, "broker": "", "n_bundles": 0,
-                          "state": json.dumps(st)} for _c, st in ends])
-    mark.insert(0, "cell", [int(c) for c, _st in ends])
-    return mark[["cell"] + EVENT_COLUMNS].assign(chunk=0, kind="end")
+    return _tally_frame([(int(c), 0, 0, 0, 0) for c, _st in ends], "end", [json.dumps(st) for _c, st in ends])
 
 
 def _files_udf(source: dict, lo_ms, hi_ms, initial: dict | None, marks: bool, strategy: str,
                config: LoadBalancerConfig, synthetic_bundles: int, keys: tuple, members: dict, **_ignored):
     """``mapInPandas`` over one row per group (``id``): each task reads the day files itself
     (:func:`_day_frames`) and feeds its group's :class:`engine.backtest.BacktestSet` day by day — the rows
-    never pass through the JVM (no cross-join, shuffle, sort or Arrow hand-over). Events as
-    :func:`stream_groups` gives them; with ``marks`` (a time segment) ``kind`` columns and end states."""
+    never pass through the JVM (no cross-join, shuffle, sort or Arrow hand-over). Counts as
+    :func:`stream_groups` gives them; with ``marks`` (a time segment) also the cells' end states."""
     from engine.backtest import Backtest, BacktestSet, BrokerBlock
 
     from .backtest import _cell_config
@@ -216,34 +200,30 @@ def _files_udf(source: dict, lo_ms, hi_ms, initial: dict | None, marks: bool, st
         for b in batches:
             for g in b["id"].tolist():
                 cells = members[int(g)]
+                ids = [c for c, _x, _y in cells]
                 bts = BacktestSet(Backtest(strategy, _cell_config(config, keys, x, y),
                                            synthetic_bundles=synthetic_bundles, state_limit=0,
-                                           initial=initial.get(c)) for c, x, y in cells)
+                                           initial=initial.get(c), tally=True) for c, x, y in cells)
                 for frame in _day_frames(source, lo_ms, hi_ms):
                     bts.feed(BrokerBlock(frame))
-                    evs = []
-                    for (c, _x, _y), bt in zip(cells, bts.members):
-                        evs.extend(dict(e, cell=c) for e in bt.events)
-                        bt.events.clear()
-                    if evs:
-                        out = _events_out(evs)
-                        yield out.assign(chunk=0, kind="event") if marks else out
+                    rows = _tallies(ids, bts)
+                    if rows:
+                        yield _tally_frame(rows)
                 if marks:
-                    yield _end_marks(strategy, [(c, bt.carried()) for (c, _x, _y), bt in zip(cells, bts.members)])
+                    yield _end_marks([(c, bt.carried()) for c, bt in zip(ids, bts.members)])
 
     return fn
 
 
 def _segment_udf(initial: dict, **params):
-    """One time segment of the grouped sweep, for ``mapInPandas`` with ``CHUNK_SCHEMA``: its events
-    (``kind`` "event"), then one row per cell (``kind`` "end") carrying its state after the segment (JSON)."""
+    """One time segment of the grouped sweep, for ``mapInPandas`` with :data:`TALLY_SCHEMA`: its counts
+    (``kind`` "tally"), then one row per cell (``kind`` "end") carrying its state after the segment (JSON)."""
 
     def fn(batches):
         ends = []
-        for ev in stream_groups(batches, **params, initial=initial, on_end=lambda c, st: ends.append((c, st))):
-            yield ev.assign(chunk=0, kind="event")
+        yield from stream_groups(batches, **params, initial=initial, on_end=lambda c, st: ends.append((c, st)))
         if ends:
-            yield _end_marks(params["strategy"], ends)
+            yield _end_marks(ends)
 
     return fn
 
@@ -293,13 +273,16 @@ def sweep(df, strategy: str, config: LoadBalancerConfig | None, x_key: str, x_va
             starts = chunk_plan(t0, t1, int(chunks), math.lcm(*ivals))
     if len(starts) > 1:
         events, _info = run_chunks(base.crossJoin(F.broadcast(grid)), params, starts, warmup_minutes, len(cells))
-    else:
-        events = _grouped(spark, base, params, cfg, cells, groups, segments, progress,
-                          _file_source(df, bundles, bundle_df))
-    counts = events.groupBy("cell").agg(
-        F.count("*").alias("events"), F.sum("n_bundles").alias("bundles"),
-        F.countDistinct("timestamp").alias("minutes"),
-        F.countDistinct(F.date_format("timestamp", "yyyy-MM-dd")).alias("days_with_events"))
+        counts = events.groupBy("cell").agg(
+            F.count("*").alias("events"), F.sum("n_bundles").alias("bundles"),
+            F.countDistinct("timestamp").alias("minutes"),
+            F.countDistinct(F.date_format("timestamp", "yyyy-MM-dd")).alias("days_with_events"))
+    else:  # the tasks' counts per cell and day (a day's minutes never overlap between its rows)
+        tally = _grouped(spark, base, params, cfg, cells, groups, segments, progress,
+                         _file_source(df, bundles, bundle_df))
+        counts = tally.groupBy("cell").agg(
+            F.sum("events").alias("events"), F.sum("bundles").alias("bundles"), F.sum("minutes").alias("minutes"),
+            F.countDistinct("day").alias("days_with_events"))
     return (grid.join(counts, "cell", "left").na.fill(0, ["events", "bundles", "minutes", "days_with_events"])
             .orderBy("cell"))
 
@@ -323,20 +306,20 @@ def _file_source(df, bundles: str, bundle_df) -> dict | None:
 
 def _grouped(spark, base, params: dict, cfg: LoadBalancerConfig, cells: list, groups: int | None,
              segments: int | None = None, progress=None, source: dict | None = None):
-    """The events of every cell, G groups of cells each streamed through one BacktestSet (one task per group).
+    """The counts of every cell, G groups of cells each streamed through one BacktestSet (one task per group).
 
     ``segments`` > 1: the same as that many consecutive Spark jobs over consecutive time segments, each
     cell's state carried from one to the next (same events), with ``progress(done, total, text)`` between
     them — what the page shows while a long sweep runs (its Cancel stops the job group in between too).
 
     ``source``: the day files of a local wide layout (broker rows only): then each group's task reads
-    them itself (:func:`_files_udf`) instead of receiving its copy of the history from the JVM."""
+    them itself (:func:`_files_udf`) instead of receiving its copy of the history from the JVM.
+
+    Returns the counts (:data:`TALLY_SCHEMA` rows of ``kind`` "tally"), not the events."""
     import json
 
     import pandas as pd
     from pyspark.sql import functions as F
-
-    from .backtest import CHUNK_SCHEMA
 
     x_key, y_key = params["keys"]
     g = int(groups) if groups else default_groups(spark, len(cells))
@@ -354,7 +337,7 @@ def _grouped(spark, base, params: dict, cfg: LoadBalancerConfig, cells: list, gr
     def files_job(lo, hi, initial, marks):
         ids = spark.range(0, len(dealt), 1, len(dealt))  # one row per task: the group it streams
         fn = _files_udf(source, lo, hi, initial, marks, **fn_params)
-        return ids.mapInPandas(fn, schema=CHUNK_SCHEMA if marks else EVENT_SCHEMA)
+        return ids.mapInPandas(fn, schema=TALLY_SCHEMA)
 
     def grouped(frame):
         if len(dealt) > 1:
@@ -386,7 +369,7 @@ def _grouped(spark, base, params: dict, cfg: LoadBalancerConfig, cells: list, gr
     if len(starts) <= 1:
         if source is not None:
             return files_job(None, None, None, False)
-        return grouped(base).mapInPandas(_groups_udf(**fn_params), schema=EVENT_SCHEMA)
+        return grouped(base).mapInPandas(_groups_udf(**fn_params), schema=TALLY_SCHEMA)
     ms = F.col("timestamp").cast("long") * 1000
     carried: dict = {}
     parts = []
@@ -403,7 +386,7 @@ def _grouped(spark, base, params: dict, cfg: LoadBalancerConfig, cells: list, gr
             out = files_job(a if k else None, b, dict(carried), True).cache()
         else:
             out = (grouped(base.where(cond)).mapInPandas(_segment_udf(dict(carried), **fn_params),
-                                                         schema=CHUNK_SCHEMA).cache())
+                                                         schema=TALLY_SCHEMA).cache())
         parts.append(out)
         for r in out.where(F.col("kind") == "end").select("cell", "state").collect():
             carried[int(r["cell"])] = json.loads(r["state"])
@@ -411,5 +394,5 @@ def _grouped(spark, base, params: dict, cfg: LoadBalancerConfig, cells: list, gr
         progress(len(bounds), len(bounds), "sweep: done")
     events = parts[0]
     for x in parts[1:]:
-        events = events.unionByName(x)
-    return events.where(F.col("kind") == "event").drop("chunk", "kind")
+        events = events.unionByName(x)  # (the counts of every segment)
+    return events.where(F.col("kind") == "tally")

@@ -53,6 +53,42 @@ def test_sweepset001_every_cell_equals_its_own_backtest(frames, name, bundles):
     assert fired > 0, name  # the grid fires somewhere on this day: the comparison means something
 
 
+@pytest.mark.parametrize("name", ["AvgShedder", "ThresholdShedder"])
+def test_sweepset001b_counting_drivers_tally_what_the_events_say(frames, name):
+    """A driver that counts instead of recording (what a sweep's tasks run) gives, per UTC day, the events'
+    count, their bundles and their distinct minutes — also across a warm-up (``emit_from``), a start from
+    a carried state, and counts taken batch after batch (block after block)."""
+    bw, kw = frames
+    day = 86_400_000
+    for cfg in _grid(name):
+        events = Backtest(name, cfg, state_limit=0)
+        counting = Backtest(name, cfg, state_limit=0, tally=True)
+        got = []
+        for block in broker_blocks([bw.iloc[: len(bw) // 3], bw.iloc[len(bw) // 3:]]):
+            events.feed(block, BundleBlock(kw))
+            counting.feed(block, BundleBlock(kw))
+            got += counting.take_tally()
+        assert counting.events == [] and counting.take_tally() == []
+        ev = events.finish()
+        want = {}
+        for d, g in ev.groupby(ev["timestamp"].astype("int64") // 10**6 // day):
+            want[int(d)] = (len(g), int(g["n_bundles"].sum()), g["timestamp"].nunique())
+        tally = {}
+        for d, e, b, m in got:
+            t = tally.setdefault(d, [0, 0, 0])
+            t[0], t[1], t[2] = t[0] + e, t[1] + b, t[2] + m
+        assert {d: tuple(t) for d, t in tally.items()} == want
+        assert counting.n_events == len(ev) and counting.carried() == events.carried()
+    assert sum(want_e for want_e, *_ in want.values()) > 0  # (the last cell fires: the counts mean something)
+    # a warm-up and a carried start: counted like recorded
+    cfg = _grid(name)[0]
+    mid = int(bw["timestamp"].astype("int64").iloc[len(bw) // 2] // 10**6)
+    a = backtest_frames(bw, kw, name, cfg, state_limit=0, emit_from=mid)
+    b = Backtest(name, cfg, state_limit=0, tally=True, emit_from=mid)
+    b.feed(next(iter(broker_blocks([bw]))), BundleBlock(kw))
+    assert sum(e for _d, e, _b, _m in b.take_tally()) == len(a)
+
+
 def test_sweepset002_one_view_per_minute_and_view_key(frames):
     """Views are built once per minute and view key: with intervals 1 and 3 every minute has one view;
     members with another number of synthetic bundles get their own view (and still equal their Backtest)."""
