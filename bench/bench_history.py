@@ -277,6 +277,36 @@ def _one(kind: str, path: Path, out: Path) -> dict:
     return info
 
 
+def _cpu_work(_=None) -> float:
+    """A fixed CPU-bound piece of work (Python dict updates and numpy sorts, as a sweep's task does)."""
+    import numpy as np
+
+    t = time.perf_counter()
+    d: dict = {}
+    for i in range(3_000_000):
+        d[i % 5000] = d.get(i % 5000, 0) + i
+    a = np.random.default_rng(0).random(2_000_000)
+    for _ in range(10):
+        np.sort(a)
+    return time.perf_counter() - t
+
+
+def machine_scaling() -> float:
+    """How much more work two independent processes get done than one in the same time on this machine
+    (2.0 on two free cores; less where the cores share caches, memory bandwidth or a host): the ceiling
+    of any speed-up from one to two executor cores here. Median of three tries."""
+    import multiprocessing as mp
+
+    got = []
+    with mp.get_context("spawn").Pool(2) as pool:
+        for _ in range(3):
+            one = _cpu_work()
+            t = time.perf_counter()
+            pool.map(_cpu_work, [0, 1])
+            got.append(2 * one / (time.perf_counter() - t))
+    return statistics.median(got)
+
+
 class LoadSampler:
     """The 1-minute load average every 5 s while the bench runs (its max is printed)."""
 
@@ -394,8 +424,9 @@ def main() -> int:
         row("aggregate, Spark cold (JVM start + job)", spi["cold_s"], rows, spi["peak"],
             f"<= 45 s {'OK' if spi['cold_s'] <= 45 else 'OVER'}", f"JVM start {spi['start_s']:.1f} s")
         row("aggregate, Spark warm (session reused)", spi["warm_s"], rows, None,
-            f"<= 2x {'OK' if ratio <= 2 else 'OVER'}",
-            f"{ratio:.2f}x DuckDB on the long files, {ratio_w:.2f}x on the wide files; tuning {spi['tuning']}")
+            f"<= 2x {'OK' if ratio <= 2 else 'OVER'}" if dki else "",
+            (f"{ratio:.2f}x DuckDB on the long files, {ratio_w:.2f}x on the wide files; " if dki else
+             "DuckDB skipped: no ratio; ") + f"tuning {spi['tuning']}")
         if "pandas" not in skip:
             pdi, _pd_res = _run_one("pandas", path)
             row(f"aggregate, pandas ({pdi['days']} of {DAYS} days)", pdi["seconds"], pdi["rows"], pdi["peak"], "",
@@ -414,10 +445,13 @@ def main() -> int:
                 f"{2 * sw2['job_s'] / cell_days:.2f} core-s per cell-day; "
                 f"{sw2['events']:,} events in all cells")
             speed = sw1["job_s"] / sw2["job_s"]
+            ceiling = machine_scaling()
+            note = (f"the sweep jobs' times; this machine's own ceiling: two independent CPU-bound processes "
+                    f"do {ceiling:.2f}x the work of one in the same time")
             print(f"{'sweep speed-up, 1 -> 2 executor cores':<46} {speed:>8.2f}x {'':>12} {'':>10}  "
-                  f"{'>= 1.8x ' + ('OK' if speed >= 1.8 else 'OVER'):<16} the sweep jobs' times", flush=True)
+                  f"{'>= 1.8x ' + ('OK' if speed >= 1.8 else 'OVER'):<16} {note}", flush=True)
             rows_out.emit("history", "sweep speed-up, 1 -> 2 executor cores", f"{BROKERS:,} x {DAYS} days", speed,
-                          "x", budget=">= 1.8x", ok=speed >= 1.8)
+                          "x", budget=">= 1.8x", ok=speed >= 1.8, note=note)
         if "backtest" not in skip:
             bti, _bt = _run_one("backtest", path)
             row("backtest AvgShedder (BIGO settings), Spark", bti["seconds"], wide_rows, bti["peak"],
