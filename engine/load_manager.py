@@ -374,7 +374,7 @@ class ModularLoadManager(HoldsStrategyStates):
         the placement strategy again on every broker the namespace policies allow."""
         v = self.view
         self._usage_with_weight()
-        j = dec.__dict__.get("_j")
+        j = getattr(dec, "_j", None)  # (a lean decision holds its broker's index)
         uw = self._uw[3][v.broker_index[dec.broker] if j is None else j]
         if not uw > conf[2]:
             return dec

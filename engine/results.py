@@ -470,10 +470,32 @@ class PlacementDecision(_Names):
 
 class LeanDecision(PlacementDecision):
     """A decision of one chosen broker (index ``_j``) that a storm of placements makes many of: ``best``
-    is that broker and ``lines`` is made when read, so few new objects are built per placement."""
+    is that broker, ``lines`` is made when read and the reason is written when read (``_written()``,
+    after any text put before it), so few new objects are built per placement."""
 
     _lines = None
     _j = None
+    _before = ""  # text put before the reason
+    _text = None  # a reason set outright
+
+    def _written(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def reason(self) -> str:
+        if self._text is not None:
+            return self._text
+        return self._before + self._written()
+
+    @reason.setter
+    def reason(self, text: str) -> None:
+        self._text = text
+
+    def prefix_reason(self, text: str) -> None:
+        if self._text is not None:
+            self._text = text + self._text
+        else:
+            self._before = text + self._before
 
     @property
     def _best(self):

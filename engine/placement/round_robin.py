@@ -53,29 +53,14 @@ class RoundRobinDecision(LeanDecision):
 
     _pos = 0  # the counter's position in the candidate list
     _of = 0  # the list's length
-    _before = ""  # text put before the reason
-    _text = None  # a reason set outright
 
     def __init__(self, bundle, strategy, names, cand, broker, j, pos, of):
         self.bundle, self.strategy, self.broker = bundle, strategy, broker
         self._names, self._cand, self.filters = names, cand, ()
         self._j, self._pos, self._of = j, pos, of
 
-    @property
-    def reason(self) -> str:
-        if self._text is not None:
-            return self._text
-        return f"{self._before}round robin: position {self._pos} of {self._of}"
-
-    @reason.setter
-    def reason(self, text: str) -> None:
-        self._text = text
-
-    def prefix_reason(self, text: str) -> None:
-        if self._text is not None:
-            self._text = text + self._text
-        else:
-            self._before = text + self._before
+    def _written(self) -> str:
+        return f"round robin: position {self._pos} of {self._of}"
 
 
 @dataclass(frozen=True)

@@ -355,23 +355,12 @@ class PlannedDecision(LeanDecision):
         self._names, self._cand, self.filters = names, cand, ()
         self._plan, self._j = plan, j
 
-    @property
-    def reason(self) -> str:
-        got = self.__dict__.get("_text")
-        if got is not None:
-            return got
+    def _written(self) -> str:
         dest, bundle, kind = self._plan
         if kind == "shedding" and bundle == self.bundle:
             return f"destination planned when shedding: {dest}"
         return (f"remembered {dest} for an identical BundleData value (planned for {bundle} at {kind}); "
                 f"AvgShedder keys its plans by value")
-
-    @reason.setter
-    def reason(self, text: str) -> None:
-        self.__dict__["_text"] = text
-
-    def prefix_reason(self, text: str) -> None:
-        self.reason = text + self.reason
 
 
 class AvgShedder(SheddingStrategy, PlacementStrategy):
@@ -476,21 +465,22 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
             return res
         rates, thrs = view.msg_rate.tolist(), view.msg_throughput.tolist()
         min_msg, min_thr = conf.minUnloadMessage, conf.minUnloadMessageThroughput
+        amounts = []  # per triggered pair: (rate to move, throughput to move, unit of the amount)
+        hot = {"rate": [], "throughput": [], "small": []}
+        for q, *_ in fired:
+            lo, hi = lo_l[q], hi_l[q]
+            need_rate, need_thr = (rates[hi] - rates[lo]) * p, (thrs[hi] - thrs[lo]) * p
+            mode = "rate" if need_rate > min_msg else "throughput" if need_thr > min_thr else "small"
+            amounts.append((need_rate, need_thr, mode))
+            hot[mode].append(hi)
         if len(fired) > 1:  # the hot brokers' bundles sorted at once, per amount unit
-            hot = {"rate": [], "throughput": []}
-            for q, *_ in fired:
-                lo, hi = lo_l[q], hi_l[q]
-                if (rates[hi] - rates[lo]) * p > min_msg:
-                    hot["rate"].append(hi)
-                elif (thrs[hi] - thrs[lo]) * p > min_thr:
-                    hot["throughput"].append(hi)
-            for mode, js in hot.items():
-                _prefill_largest(view, mode, js)
+            _prefill_largest(view, "rate", hot["rate"])
+            _prefill_largest(view, "throughput", hot["throughput"])
         small = no_fit = 0
         recent = recently_unloaded or {}
         planned = []  # the selected bundles' indices, in selection order
         chosen = []  # and what their selections say
-        for q, x, y, u, v in fired:
+        for (q, x, y, u, v), (need_rate, need_thr, mode) in zip(fired, amounts):
             lo, hi = lo_l[q], hi_l[q]
             lo_b, hi_b = brokers[lo], brokers[hi]
             pair = AvgPair(lo_b, hi_b, table.s_lo[q], table.s_hi[q], table.gaps[q], hit_low={lo_b: x, hi_b: y},
@@ -500,14 +490,7 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
             for b in (lo_b, hi_b):
                 hh.pop(b, None)
                 hl.pop(b, None)
-            need_rate = (rates[hi] - rates[lo]) * p
-            need_thr = (thrs[hi] - thrs[lo]) * p
-            if need_rate > min_msg:
-                mode, budget, unit = "rate", need_rate, "msg/s"
-            elif need_thr > min_thr:
-                mode, budget, unit = "throughput", need_thr, "B/s"
-            else:
-                mode = "small"
+            budget, unit = (need_rate, "msg/s") if mode == "rate" else (need_thr, "B/s")
             why = LazyText(_fired_text, table, q, (x, y, u, v), mode, rates[hi], rates[lo], thrs[hi], thrs[lo], p,
                            need_rate, need_thr, min_msg, min_thr)
             lazy_reason(pair, why)

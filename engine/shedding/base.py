@@ -85,13 +85,11 @@ def sort_desc_runs(view: LoadView, idx: np.ndarray, counts: np.ndarray, values: 
     width = int(counts.max())
     grp = np.repeat(np.arange(runs), counts)
     if runs * width <= 4 * n:
-        starts = np.cumsum(counts) - counts
+        first = np.repeat(np.cumsum(counts) - counts, counts)  # each bundle's run start
         table = np.full((runs, width), np.inf)
-        col = np.arange(n) - np.repeat(starts, counts)
-        table[grp, col] = neg
+        table[grp, np.arange(n) - first] = neg
         pos = np.argsort(table, axis=1, kind="stable")  # stable: equal values keep their order in ``idx``
-        pos = pos[pos < counts[:, None]]  # the padding left out, row after row
-        order = np.repeat(starts, counts) + pos
+        order = first + pos[pos < counts[:, None]]  # the padding left out, row after row
     else:
         order = np.lexsort((neg, grp))
     return _ties_in_map_order(view, idx[order], neg[order], grp)
@@ -101,8 +99,9 @@ def _ties_in_map_order(view: LoadView, out: np.ndarray, s: np.ndarray, g) -> np.
     """``out`` (sorted by ``g`` then by the negated values ``s``) with each run of equal values (in one
     group) put in ``HashMap`` order; NaNs sort last and tie with each other."""
     tie = s[1:] == s[:-1]
-    if s[-1] != s[-1] or (g is not None and np.isnan(s).any()):
-        tie |= np.isnan(s[1:]) & np.isnan(s[:-1])
+    nan = np.isnan(s)
+    if nan.any():
+        tie |= nan[1:] & nan[:-1]
     if g is not None:
         tie &= g[1:] == g[:-1]
     if not tie.any():
