@@ -62,6 +62,13 @@ class VersionReading:
         return len(self.by_version) > 1
 
 
+def _release_or_none(text):
+    try:
+        return release(text) if text else None
+    except InputError:
+        return None
+
+
 def version_from_reports(versions: dict, leader: str | None = None) -> VersionReading:
     """Read the release from each broker's ``brokerVersionString`` (``{broker: text or None}``).
 
@@ -71,11 +78,14 @@ def version_from_reports(versions: dict, leader: str | None = None) -> VersionRe
     """
     by: dict = {}
     unknown = []
+    read: dict = {}  # each distinct text parsed once (thousands of brokers, a few versions)
     for b, text in sorted(versions.items()):
         try:
-            r = release(text) if text else None
-        except InputError:
-            r = None
+            r = read[text]
+        except KeyError:
+            r = read[text] = _release_or_none(text)
+        except TypeError:  # not a text
+            r = _release_or_none(text)
         if r is None:
             unknown.append(b)
         else:

@@ -133,9 +133,20 @@ def _variants(base: dict):
     v["bundleData"] = {}
     yield "no bundle data at all", v
 
+    v = copy.deepcopy(base)  # some reports list their bundles (one only listed), the others rely on lastStats
+    for i, bid in enumerate(brokers):
+        if i % 2:
+            v["brokers"][bid].pop("bundles", None)
+        elif i == 2:
+            v["brokers"][bid]["bundles"] = ["listed/only/0x00000000_0x10000000"] + v["brokers"][bid]["bundles"]
+    for b in some[:2]:
+        del v["bundleData"][b]
+    yield "mixed bundle lists", v
+
 
 @pytest.mark.parametrize("name", ["bundleStats, no totals", "derived bundle data and time averages",
-                                  "shared bundle, recently unloaded, preallocated, warnings", "no bundle data at all"])
+                                  "shared bundle, recently unloaded, preallocated, warnings", "no bundle data at all",
+                                  "mixed bundle lists"])
 def test_variants_equal(name):
     base = random_snapshot(12, 10, seed=5, namespaces=3).to_json()
     obj = dict(_variants(base))[name]
