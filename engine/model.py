@@ -299,6 +299,8 @@ class LocalBrokerData:
         return tuple(pack_names(getattr(self, f)) if f == "bundles" else getattr(self, f) for f in _LOCAL_FIELDS)
 
     def __setstate__(self, state):
+        if len(state) == 2 and state[0] is None and isinstance(state[1], dict):  # pickled before: (None, slots)
+            state = tuple(state[1].get(f) for f in _LOCAL_FIELDS)
         for f, v in zip(_LOCAL_FIELDS, state):
             setattr(self, f, unpack_names(v) if f == "bundles" else v)
 

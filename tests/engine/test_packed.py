@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import pickle
+from dataclasses import fields
 
 import numpy as np
 
@@ -41,6 +42,10 @@ def test_broker_report_pickles_every_field():
     assert rep.bundles[-1] != "more"
     nul = LocalBrokerData("b2:8080", bundles=_names(64, ["bad\x00name"]))
     assert pickle.loads(pickle.dumps(nul)) == nul
+    # a report stored by an earlier release (the default state of a slots class: (None, {slot: value}))
+    old = LocalBrokerData.__new__(LocalBrokerData)
+    old.__setstate__((None, {f.name: getattr(rep, f.name) for f in fields(LocalBrokerData)}))
+    assert old == rep
 
 
 def test_view_and_columnar_snapshot_keep_one_names_list():
