@@ -295,6 +295,9 @@ class LocalBrokerData:
     start_timestamp: int = 0
     extra: dict = field(default_factory=dict)  # other Pulsar keys, kept for round-trips
 
+    def __copy__(self):  # a shallow copy shares the lists, as the default one did (the state below packs them)
+        return LocalBrokerData(*[getattr(self, f) for f in _LOCAL_FIELDS])
+
     def __getstate__(self):  # the bundle list as one text (engine.packed): a stored snapshot pickles faster
         return tuple(pack_names(getattr(self, f)) if f == "bundles" else getattr(self, f) for f in _LOCAL_FIELDS)
 

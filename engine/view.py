@@ -221,6 +221,11 @@ class LoadView:
     #: of a bundle without bundle-data starts from it, as in ``getBundleDataOrDefault``
     resource_quotas: dict = field(default_factory=dict)
 
+    def __copy__(self):  # a shallow copy shares the bundle list (and so what is cached for it), as by default
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        return new
+
     def __getstate__(self):  # the bundle names as one text (engine.packed): a stored snapshot pickles faster
         state = dict(self.__dict__)
         state["bundles"] = pack_names(state["bundles"])

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -76,7 +77,7 @@ class Analysis:
     after_rate: np.ndarray
     after_thr: np.ndarray
     status: dict  # broker -> state (STATUS_ORDER)
-    plan: list  # one dict per processed unload
+    plan: Sequence  # one dict per processed unload (PlanRows: built when read)
     ratios: dict  # {"msg rate": (before, after), "throughput": (before, after)}; None when a min is 0
     notes: list = field(default_factory=list)
     transfer_stats: object = None  # the LoadStats of a strategy explaining its decisions (TransferShedder: std, hits)
@@ -126,6 +127,59 @@ class Analysis:
         return "Nothing moves"
 
 
+class PlanRows(Sequence):
+    """The unload plan, one dict per processed unload (source, destination, bundle, traffic, its reason,
+    the placement's reason and strategy, whether it drew at random, why it was skipped; with
+    TransferShedder's decisions, ``why``, also their reason code, swap and numbers), each row built when
+    first read: the page shows the first rows and the count, and at 10,000 brokers a low threshold
+    processes ~20,000 unloads whose reasons would otherwise all be written on every slider release.
+    The report reads every row."""
+
+    __slots__ = ("_units", "_why", "_rows")
+
+    def __init__(self, processed: list, why: dict | None = None):
+        self._units, self._why = processed, why
+        self._rows: list = [None] * len(processed)
+
+    def __len__(self) -> int:
+        return len(self._units)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self._units)))]
+        row = self._rows[i]
+        if row is None:
+            row = self._rows[i] = _plan_row(self._units[i], self._why)
+        return row
+
+    def __eq__(self, other):
+        if isinstance(other, (PlanRows, list)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"PlanRows({list(self)!r})"
+
+
+def _plan_row(u, why: dict | None) -> dict:
+    dec = u.placement
+    row = {
+        "source": u.broker, "destination": u.destination or "", "bundle": u.bundle,
+        "msg_rate": float(u.msg_rate), "throughput": float(u.throughput),
+        "reason": u.reason, "placement": dec.reason if dec is not None else "",
+        "placement_strategy": dec.strategy if dec is not None else "",
+        "random": bool(dec.random) if dec is not None else False,
+        "skipped": u.skipped or "",
+    }
+    if why is not None:  # the extensible decision: reason code (Overloaded / Underloaded), swap, the numbers
+        d = why.get((u.broker, u.bundle))
+        row.update(decision=d.reason if d else u.reason, swap=bool(d.swap) if d else False,
+                   detail=d.detail if d else "")
+    return row
+
+
 def broker_status(cycle: Cycle) -> dict:
     """Each broker's state this cycle, from the verdicts and the issued unloads."""
     out = {}
@@ -168,24 +222,9 @@ def _derive(snap: Snapshot, cfg, seed, cycle: Cycle, lm) -> Analysis:
             at[j] += u.throughput
     np.maximum(ar, 0, out=ar)
     np.maximum(at, 0, out=at)
-    plan = []
     sh = cycle.shedding
     ts = sh is not None and "decisions" in explains(sh.strategy)  # each unload's own decision (TransferShedder)
-    why = {(d.broker, d.bundle): d for d in sh.decisions} if ts else {}
-    for u in cycle.processed:
-        dec = u.placement
-        plan.append({
-            "source": u.broker, "destination": u.destination or "", "bundle": u.bundle,
-            "msg_rate": float(u.msg_rate), "throughput": float(u.throughput),
-            "reason": u.reason, "placement": dec.reason if dec is not None else "",
-            "placement_strategy": dec.strategy if dec is not None else "",
-            "random": bool(dec.random) if dec is not None else False,
-            "skipped": u.skipped or "",
-        })
-        if ts:  # the extensible decision: reason code (Overloaded / Underloaded), swap, the numbers
-            d = why.get((u.broker, u.bundle))
-            plan[-1].update(decision=d.reason if d else u.reason, swap=bool(d.swap) if d else False,
-                            detail=d.detail if d else "")
+    plan = PlanRows(cycle.processed, {(d.broker, d.bundle): d for d in sh.decisions} if ts else None)
     ratios = {"msg rate": (_ratio(br), _ratio(ar)), "throughput": (_ratio(bt), _ratio(at))}
     shed = getattr(lm.shedding, "name", cfg.shedding_strategy)
     place = getattr(lm.placement, "name", cfg.placement_strategy)

@@ -42,6 +42,29 @@ def test_analysis002_before_after_conserves_traffic():
     assert len(a.plan) == len(a.cycle.processed)
 
 
+def test_analysis002b_plan_rows_written_when_read():
+    """The plan's rows are the processed unloads as the page and the report read them, each built when
+    first read (a slider release reads the first rows and the count)."""
+    snap = sources.get_snapshot("sample:cluster-100-brokers")
+    cfg = _cfg("cluster-100-brokers", "ThresholdShedder", "LeastLongTermMessageRate", loadBalancerBrokerThresholdShedderPercentage=5)
+    a = analysis.analyze(snap, cfg, 7)
+    plan, units = a.plan, a.cycle.processed
+    assert len(plan) == len(units) > 12
+    fresh = analysis.PlanRows(units)
+    assert fresh._rows.count(None) == len(units)  # nothing written yet
+    head = fresh[:3]
+    assert fresh._rows.count(None) == len(units) - 3 and fresh[0] is head[0]  # built once, then kept
+    for row, u in zip(plan, units):
+        dec = u.placement
+        assert row == {"source": u.broker, "destination": u.destination or "", "bundle": u.bundle,
+                       "msg_rate": float(u.msg_rate), "throughput": float(u.throughput), "reason": u.reason,
+                       "placement": dec.reason if dec else "", "placement_strategy": dec.strategy if dec else "",
+                       "random": bool(dec.random) if dec else False, "skipped": u.skipped or ""}
+    assert plan[-1]["bundle"] == units[-1].bundle and plan[-3:] == list(plan)[-3:]
+    assert plan == list(plan) and list(plan) == plan and plan != list(plan)[1:]
+    assert any(r["destination"] for r in plan) and all(r["reason"] for r in plan)
+
+
 def test_analysis003_memoised_and_revisioned():
     snap = sources.get_snapshot(sources.DEFAULT_SOURCE)
     cfg = _cfg("bigo-threshold-first-unload", "ThresholdShedder", "LeastResourceUsageWithWeight")

@@ -2,6 +2,7 @@
 hold them: a broker's report, the view, a snapshot read as columns."""
 from __future__ import annotations
 
+import copy
 import json
 import pickle
 from dataclasses import fields
@@ -38,6 +39,8 @@ def test_broker_report_pickles_every_field():
                           extra={"webServiceUrl": "http://b1:8080"})
     back = pickle.loads(pickle.dumps(rep))
     assert back == rep and type(back.bundles) is list
+    assert copy.copy(rep).bundles is rep.bundles and copy.copy(rep) == rep  # a shallow copy still shares
+    assert copy.deepcopy(rep) == rep and copy.deepcopy(rep).bundles is not rep.bundles
     back.bundles.append("more")  # an ordinary list again
     assert rep.bundles[-1] != "more"
     nul = LocalBrokerData("b2:8080", bundles=_names(64, ["bad\x00name"]))
@@ -69,3 +72,4 @@ def test_view_and_columnar_snapshot_keep_one_names_list():
     # a plain view pickles alone too
     again = pickle.loads(pickle.dumps(w))
     assert again.bundles == w.bundles and np.array_equal(again.st, w.st)
+    assert copy.copy(w).bundles is w.bundles and copy.copy(w).st is w.st  # a shallow copy shares
