@@ -15,7 +15,7 @@ from engine.strategies import registry
 
 from engine.strategies.registry import explains
 from .theme import (LINE, STATUS, axis, base_layout, drag_meta, drag_spec, empty_figure, make_figure,
-                    short_names, status_color, title_ann)
+                    short_name_map, status_color, title_ann)
 
 __all__ = ["avg_pairs", "pair_state", "PAIR_STYLE"]
 
@@ -86,7 +86,7 @@ def avg_pairs(result, cfg, status: dict, *, rev: str = "", height: int = 360) ->
     low, high = cfg.loadBalancerAvgShedderLowThreshold, cfg.loadBalancerAvgShedderHighThreshold
     n_low, n_high = cfg.loadBalancerAvgShedderHitCountLowThreshold, cfg.loadBalancerAvgShedderHitCountHighThreshold
     brokers = sorted(scores, key=lambda b: scores[b])
-    short = dict(zip(brokers, short_names(brokers)))
+    short = short_name_map(brokers)
     max_gap = max([p.gap for p in pairs] + [1.0])
     span0 = max(1.0, (max(scores.values()) - min(scores.values())) if scores else 1.0)
     ypos, stacked, prev, rank = {}, set(), None, 0

@@ -17,7 +17,7 @@ from engine.javacompat import java_double_math
 from engine.strategies.registry import explains
 
 from .theme import (LINE, MB, RESOURCE, axis, base_layout, drag_meta, drag_spec, empty_figure, hline,
-                    make_figure, per_column, short_names, status_color, status_label, title_ann)
+                    make_figure, per_column, short_name_map, status_color, status_label, title_ann)
 
 __all__ = ["broker_scores", "LINE_KEYS"]
 
@@ -134,7 +134,7 @@ def broker_scores(view, result, cfg, status: dict, *, rev: str = "", height: int
     known = all(b in idx for b in order)
     if known and len(order) > MANY_BROKERS:
         return _profile(view, result, cfg, status, order, scores, rev=rev, height=height, groups=groups)
-    names = dict(zip(order, short_names(order)))
+    names = short_name_map(order)
     x = [names[b] for b in order]
     data = _bar_traces(order, names, scores, status, result.verdicts, "%")
     if known and len(order) <= MANY_BROKERS:
@@ -337,7 +337,7 @@ def _uniform(view, result, cfg, status, *, rev, height):
     """UniformLoadShedder: message rate (row 1) and throughput (row 2) against min-based lines."""
     rates = {b: float(s) for b, s in result.scores.items()}
     order = _order(rates)
-    names = dict(zip(order, short_names(order)))
+    names = short_name_map(order)
     x = [names[b] for b in order]
     idx = view.broker_index
     thr = {b: (float(view.msg_throughput[idx[b]]) / MB if b in idx else 0.0) for b in order}

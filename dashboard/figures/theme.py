@@ -11,10 +11,11 @@ import math
 import os
 import re
 from contextlib import contextmanager
+from functools import lru_cache
 
 import plotly.graph_objects as go
 
-__all__ = ["STATUS", "LINE", "RESOURCE", "FONT", "base_layout", "graph_config", "hline", "short_names",
+__all__ = ["STATUS", "LINE", "RESOURCE", "FONT", "base_layout", "graph_config", "hline", "short_names", "short_name_map",
            "empty_figure", "status_color", "status_label", "drag_spec", "MB", "make_figure", "axis", "title_ann",
            "GRID", "drag_meta", "drag_of", "inline_template", "MAX_COLUMNS", "per_column"]
 
@@ -152,6 +153,19 @@ MAX_COLUMNS = 1000
 def per_column(n_brokers: int) -> int:
     """How many brokers one column stands for when ``n_brokers`` are drawn (1 up to :data:`MAX_COLUMNS`)."""
     return max(1, -(-int(n_brokers) // MAX_COLUMNS))
+
+
+def short_name_map(brokers) -> dict:
+    """``{broker: short name}`` as :func:`short_names` writes them (each name's short form depends only on
+    the set of names), kept for the last few broker sets: every slider release draws the same brokers
+    (10,000 of them: ~20 ms a figure). The dict is shared: read it, do not change it."""
+    return _short_map(frozenset(brokers))
+
+
+@lru_cache(maxsize=16)
+def _short_map(names: frozenset) -> dict:
+    listed = list(names)
+    return dict(zip(listed, short_names(listed)))
 
 
 def short_names(brokers) -> list[str]:

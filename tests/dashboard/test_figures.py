@@ -9,7 +9,7 @@ import pytest
 from dashboard import sources
 from dashboard.tuner import analysis
 from dashboard.figures import cycles, pairs, placement, plan, scores, topics
-from dashboard.figures.theme import STATUS, drag_of, empty_figure, short_names
+from dashboard.figures.theme import STATUS, drag_of, empty_figure, short_name_map, short_names
 from dashboard.tuner.state import build_config, coerce_state
 from engine.samples import SAMPLES
 
@@ -179,5 +179,11 @@ def test_fig009_small_helpers():
     assert short_names(["10.0.0.1:8080", "10.0.0.2:8080"]) == ["10.0.0.1", "10.0.0.2"]
     assert short_names(["b-1.example:8080", "b-2.example:8080"]) == ["b-1", "b-2"]
     assert short_names(["a:1", "b:2"]) == ["a:1", "b:2"]
+    # the map form: the same short name per broker, whatever the order, kept per broker set
+    for brokers in (["b-2.example:8080", "b-1.example:8080", "b-3.example:8080"], ["a:1", "b:2"], ["solo.x:1"],
+                    ["10.0.0.1:8080", "10.0.0.2:8081", "10.0.0.1:8080"]):
+        m = short_name_map(brokers)
+        assert m == dict(zip(brokers, short_names(brokers)))
+        assert short_name_map(list(reversed(brokers))) is m
     d = _valid(empty_figure("nothing", rev="r"))
     assert d["layout"]["annotations"][0]["text"] == "nothing"
