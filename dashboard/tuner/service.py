@@ -8,7 +8,6 @@ the pure figure builders.
 from __future__ import annotations
 
 import hashlib
-import threading
 from dataclasses import dataclass, field
 from operator import attrgetter
 
@@ -16,6 +15,7 @@ from engine.config import LoadBalancerConfig
 from engine.releases import broker_versions
 
 from .. import sources
+from ..memo import Memo
 from ..sources import Snapshot
 from .analysis import Analysis, analyze, revision, run_cycles
 from .state import TunerState, build_config
@@ -67,22 +67,18 @@ def load(state: TunerState) -> Loaded:
     return Loaded(state, snap, cfg, tuple(errors))
 
 
-_versions_memo: dict = {}
-_versions_lock = threading.Lock()
+_versions_memo = Memo(8)  # the brokers' reported versions of the last snapshots
 
 
 def _versions(snap: Snapshot) -> dict:
     """The brokers' reported versions of ``snap``, read once per snapshot (10,000 reports: ~20 ms a
-    release), for the last few snapshots. Keyed as the analyses are; a source id names its content, so
-    even a new object under the same key reports the same versions. The snapshot itself is not held."""
+    release). Keyed as the analyses are; a source id names its content, so even a new object under the
+    same key reports the same versions. The snapshot itself is not held."""
     key = (snap.id, snap.step, id(snap.ld))
     got = _versions_memo.get(key)
     if got is None:
         got = broker_versions(snap.ld)
-        with _versions_lock:
-            while len(_versions_memo) >= 8:
-                _versions_memo.pop(next(iter(_versions_memo)), None)
-            _versions_memo[key] = got
+        _versions_memo.put(key, got)
     return dict(got)
 
 
