@@ -48,7 +48,8 @@ def commands(a) -> dict[str, list[str]]:
         "tuner": [py, f"{b}/bench_dashboard.py", "--brokers", "1000", "--bundles", "100000", "--moves", str(a.moves)],
         "tuner-huge": [py, f"{b}/bench_dashboard.py", "--huge", "--moves", str(max(4, a.moves * 2 // 3))],
         "history": [py, f"{b}/bench_history.py", "--brokers", str(a.history_brokers), "--days", str(a.history_days),
-                    *(["--sweep-days", str(a.sweep_days)] if a.sweep_days else [])],
+                    *(["--sweep-days", str(a.sweep_days)] if a.sweep_days else []),
+                    *(["--ingest-days", str(a.ingest_days)] if a.ingest_days else [])],
     }
 
 
@@ -59,6 +60,8 @@ def main(argv=None) -> int:
     ap.add_argument("--history-brokers", type=int, default=1000)
     ap.add_argument("--history-days", type=int, default=90)
     ap.add_argument("--sweep-days", type=int, default=0, help="days the History sweep covers (0 = all)")
+    ap.add_argument("--ingest-days", type=int, default=0,
+                    help="days of Prometheus JSON the History ingest covers (0 = all; the JSON takes twice the dataset's disk)")
     a = ap.parse_args(argv)
     wanted = [p for p in a.only.split(",") if p]
     unknown = [p for p in wanted if p not in PARTS]

@@ -58,6 +58,7 @@ import rows as rows_out  # noqa: E402  (bench/rows.py: the one-table rows)
 BROKERS = int(os.getenv("BENCH_HISTORY_BROKERS", "250"))
 DAYS = int(os.getenv("BENCH_HISTORY_DAYS", "31"))
 SWEEP_DAYS = 0  # 0 = every day of the dataset
+INGEST_DAYS = 0  # 0 = every day of the dataset
 PANDAS_DAYS = int(os.getenv("BENCH_HISTORY_PANDAS_DAYS", "3"))
 BENCH_DIR = Path(os.getenv("SHEDLAB_BENCH_DIR", "/tmp/shedlab-bench"))
 
@@ -347,12 +348,14 @@ def _run_one(kind: str, path: Path, master: str | None = None) -> tuple[dict, di
     return info, res
 
 
-def _run_ingest(path: Path) -> dict:
-    """The ingest measure (``bench/history_ingest.py``) in a fresh process: JVM start included."""
+def _run_ingest(path: Path, days: int = 0) -> dict:
+    """The ingest measure (``bench/history_ingest.py``; of the first ``days`` days when given) in a fresh
+    process: JVM start included."""
     import json
     import subprocess
 
-    p = subprocess.run([sys.executable, str(ROOT / "bench" / "history_ingest.py"), "--dataset", str(path)],
+    p = subprocess.run([sys.executable, str(ROOT / "bench" / "history_ingest.py"), "--dataset", str(path),
+                        "--ingest-days", str(days)],
                        capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     if p.returncode != 0:
         raise SystemExit(f"ingest failed:\n{p.stderr[-3000:]}")
@@ -367,6 +370,8 @@ def _args():
     ap.add_argument("--brokers", type=int)
     ap.add_argument("--days", type=int)
     ap.add_argument("--sweep-days", type=int, default=0, help="days the 5 × 6 sweep covers (default 0 = all)")
+    ap.add_argument("--ingest-days", type=int, default=0, help="days of Prometheus JSON the ingest measure exports "
+                    "and ingests (default 0 = all; the JSON takes about twice the dataset's disk)")
     ap.add_argument("--skip", default="", help="comma-separated measures to skip: pandas,sweep,backtest,duckdb,ingest")
     return ap.parse_args()
 
@@ -374,7 +379,7 @@ def _args():
 def main() -> int:
     import json
 
-    global BROKERS, DAYS, SWEEP_DAYS
+    global BROKERS, DAYS, SWEEP_DAYS, INGEST_DAYS
     if len(sys.argv) == 6 and sys.argv[1] == "--one":
         SWEEP_DAYS = int(sys.argv[5])
         print(json.dumps(_one(sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4])), default=str))
@@ -387,6 +392,7 @@ def main() -> int:
         if a.scale < 1 / 31:
             BROKERS = max(2, round(250 * a.scale * 31))
     SWEEP_DAYS = min(a.sweep_days, DAYS) if a.sweep_days > 0 else DAYS
+    INGEST_DAYS = max(0, a.ingest_days)
     skip = set(filter(None, a.skip.split(",")))
     os.environ.setdefault("SHEDLAB_CACHE_DIR", str(BENCH_DIR / "cache"))
     os.environ.setdefault("LB_SPARK_MASTER", "local[*]")
@@ -461,8 +467,9 @@ def main() -> int:
                    f"{bti['chunks']} chunk(s), {bti['rounds']} round(s), {bti['redone']} chunk(s) replayed again")
                 + f"; job {bti['job_s']:.1f} s, JVM {bti['start_s']:.1f} s")
         if "ingest" not in skip:
-            ing = _run_ingest(path)
-            row(f"ingest of {ing['values'] / 1e6:,.0f} M values from Prometheus JSON, Spark", ing["seconds"],
+            ing = _run_ingest(path, INGEST_DAYS)
+            of = f" (first {ing['days']} days)" if ing["days"] < DAYS else ""
+            row(f"ingest of {ing['values'] / 1e6:,.0f} M values from Prometheus JSON{of}, Spark", ing["seconds"],
                 ing["values"], ing["peak"],
                 f"<= 180 s {'OK' if ing['seconds'] <= 180 else 'OVER'}",
                 f"{ing['files']} files, {ing['bytes'] / 2**30:.2f} GiB; CPU {ing['cpu_s']:.0f} s; stages at "

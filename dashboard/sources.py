@@ -21,7 +21,6 @@ paths: archives and files are read in memory only.
 """
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 import os
@@ -38,7 +37,7 @@ from engine.extensible.readers import display_load_data, elm_from_bytes, elm_fro
 from engine.bounded import loads_json, loads_yaml, read_zip
 from engine.fastload import (FAST_MIN_BYTES, ColumnarLoadData, load_bytes_typed, load_data_fast, parse_json_fast,
                              snapshot_bytes_fast)
-from engine.gcquiet import no_gc
+from engine.gcquiet import freeze_all, no_gc
 from engine.io import load_data_from_json, load_snapshot_bytes, read_json_bytes, report_broker_id
 from engine.model import LoadData
 from engine.samples import SAMPLES, load_sample
@@ -154,8 +153,7 @@ def _freeze() -> None:
     the middle of a slider release and cost 50-100 ms. Frozen objects are still freed by reference
     counting when the cache drops them.
     """
-    gc.collect()
-    gc.freeze()
+    freeze_all()
 
 
 def clear_memory() -> None:
@@ -456,7 +454,7 @@ def _store(sid, kind: str, digest: str, label: str, lds: list, extra=None) -> di
         get_cache().set(f"snap:{digest}", {"lds": lds, "info": info}, expire=_TTL)
     _remember(sid, "sources", info)
     _mem.put(("payload", source_id), {"lds": lds, "info": info})
-    gc.freeze()  # as _freeze, without the full collection (the upload waits for this): see _freeze
+    freeze_all(collect=False)  # as _freeze, without the full collection (the upload waits for this)
     return info
 
 

@@ -263,3 +263,38 @@ def test_tuner_unchanged_outputs_are_not_resent():
     # another seed is named in the source line: re-sent
     other = ct.compute(st(20, seed=3), shown=again["shown"])
     assert "seed 3" in json.dumps(other["source_info"], default=str)
+
+
+@pytest.mark.parametrize("shed,place,key", [
+    ("AvgShedder", "AvgShedder", "loadBalancerAvgShedderLowThreshold"),
+    ("ThresholdShedder", "LeastResourceUsageWithWeight", "loadBalancerBrokerThresholdShedderPercentage"),
+    ("TransferShedder", "ExtensibleLeastResourceUsageWithWeight", "loadBalancerBrokerLoadTargetStd"),
+])
+def test_tuner_releases_are_kept_frozen_and_leave_no_cyclic_garbage(shed, place, key):
+    """A release's analysis is kept out of later collection passes (frozen) and still freed by reference
+    counting once the memo drops it; a release builds no reference cycles, which freezing would keep."""
+    import gc
+    import weakref
+
+    from dashboard.tuner import analysis
+    from dashboard.tuner.state import coerce_state
+
+    def st(v):
+        return coerce_state({"src": "sample:cluster-100-brokers", "shed": shed, "place": place,
+                             "values": {key: v, "loadBalancerAvgShedderHitCountLowThreshold": "1",
+                                        "loadBalancerAvgShedderHitCountHighThreshold": "1"}})[0]
+
+    gc.unfreeze()
+    gc.collect()  # from here on, every object is reachable
+    out, kept = {}, []
+    for v in ("5", "9", "0.1", "30"):
+        out = ct.compute(st(v), out.get("shown"))
+        a = ct.service.tune(st(v)).analysis  # the memoised one
+        assert not any(o is a for o in gc.get_objects())  # frozen: no pass traverses it
+        kept.append(weakref.ref(a))
+        del a
+    out = None
+    analysis._memo.clear()
+    assert [r() for r in kept] == [None] * len(kept)  # dropped by reference counting, frozen or not
+    gc.unfreeze()
+    assert gc.collect() == 0  # nothing the releases made was cyclic garbage
