@@ -30,7 +30,7 @@ RECLAIM_FLOOR = 2_000_000
 #: seconds without a :func:`kept_results` block before the full collection runs in the background
 IDLE_S = 1.0
 
-_lock = threading.Lock()
+_lock = threading.RLock()  # reentrant: a finaliser run by a collection may enter a block
 _st = {"base": 0, "active": 0, "last": 0.0, "waiting": False}
 
 

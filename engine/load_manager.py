@@ -26,6 +26,7 @@ Deliberate choices:
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import Sequence
 
 import numpy as np
@@ -35,7 +36,7 @@ from .errors import InputError, UsageError
 from .javacompat import hashmap_capacity, java_double_math, java_map_rank, java_semver
 from .release_lines import modular_startup
 from .model import BundleData, LoadData, bundle_namespace
-from .placement.base import NamespacePolicies, PlacementContext
+from .placement.base import Int32Draws, NamespacePolicies, PlacementContext
 from .placement.round_robin import RoundRobinBrokerSelector
 from .results import NO_BROKERS, Cycle, FilterStep, PlacementDecision, Unload, open_cycle, share_reason
 from .cadence import forget_expired
@@ -196,9 +197,26 @@ class ModularLoadManager(HoldsStrategyStates):
 
     def ctx(self) -> PlacementContext:
         if self._ctx is None or self._ctx.pre_rate is None or len(self._ctx.pre_rate) != self.view.nb:
-            self._ctx = PlacementContext(self.rng, self.preallocated)
+            draws = None if self._ctx is None else self._ctx.draws  # (a cycle's draws go on)
+            self._ctx = PlacementContext(self.rng, self.preallocated, draws=draws)
             self._ctx.prealloc_rate(self.view)
         return self._ctx
+
+    @contextmanager
+    def _cycle_draws(self, n: int):
+        """The placement's random ints of a cycle placing ``n`` bundles taken at once
+        (:class:`~engine.placement.base.Int32Draws`), for a strategy that draws one per placement;
+        ``rng`` is left where one draw per call leaves it."""
+        if n < 2 or not getattr(self.placement, "draws_int32", False) or self.ctx().draws is not None:
+            yield
+            return
+        draws = self.ctx().draws = Int32Draws(self.rng, n)
+        try:
+            yield
+        finally:
+            draws.close()
+            if self._ctx is not None:
+                self._ctx.draws = None
 
     def state(self) -> dict:
         """Everything the leader remembers between cycles (the display form; the strategies' lossless
@@ -626,40 +644,41 @@ class ModularLoadManager(HoldsStrategyStates):
         keys = list(by_broker)
         rank = unload_broker_rank(self.shedding, keys)
         excluded = self._conf_facts()[1]
-        for bi in np.argsort(rank).tolist():
-            broker = keys[bi]
-            any_unloaded = False
-            for s in by_broker[broker]:
-                u = Unload(broker, s.bundle, None, "", s.msg_rate, s.throughput)
-                share_reason(u, s)
-                cyc.processed.append(u)
-                ns = bundle_namespace(s.bundle)
-                if ns in excluded:
-                    u.skipped = f"namespace {ns} is in loadBalancerSheddingExcludedNamespaces"
-                    cyc.skipped.append(u)
-                    continue
-                ok, why = self.policies.should_unload(s.bundle, broker, v)
-                if not ok:
-                    u.skipped = why
-                    cyc.skipped.append(u)
-                    continue
-                dec = self._select_broker(s.bundle, None, False, ns)  # (not an excluded namespace's)
-                u.placement = dec
-                if dec.broker is None:
-                    u.skipped = "no broker available to unload the bundle to"
-                    cyc.skipped.append(u)
-                    continue
-                u.destination = dec.broker
-                if dec.broker == broker:
-                    u.skipped = f"the destination broker {broker} is the same as the current owner"
-                    cyc.skipped.append(u)
-                    continue
-                self.recently_unloaded[s.bundle] = self.now
-                self.unload_bundle_count += 1
-                any_unloaded = True
-                cyc.unloads.append(u)
-            if any_unloaded:
-                self.unload_broker_count += 1
+        with self._cycle_draws(len(res.selected)):
+            for bi in np.argsort(rank).tolist():
+                broker = keys[bi]
+                any_unloaded = False
+                for s in by_broker[broker]:
+                    u = Unload(broker, s.bundle, None, "", s.msg_rate, s.throughput)
+                    share_reason(u, s)
+                    cyc.processed.append(u)
+                    ns = bundle_namespace(s.bundle)
+                    if ns in excluded:
+                        u.skipped = f"namespace {ns} is in loadBalancerSheddingExcludedNamespaces"
+                        cyc.skipped.append(u)
+                        continue
+                    ok, why = self.policies.should_unload(s.bundle, broker, v)
+                    if not ok:
+                        u.skipped = why
+                        cyc.skipped.append(u)
+                        continue
+                    dec = self._select_broker(s.bundle, None, False, ns)  # (not an excluded namespace's)
+                    u.placement = dec
+                    if dec.broker is None:
+                        u.skipped = "no broker available to unload the bundle to"
+                        cyc.skipped.append(u)
+                        continue
+                    u.destination = dec.broker
+                    if dec.broker == broker:
+                        u.skipped = f"the destination broker {broker} is the same as the current owner"
+                        cyc.skipped.append(u)
+                        continue
+                    self.recently_unloaded[s.bundle] = self.now
+                    self.unload_bundle_count += 1
+                    any_unloaded = True
+                    cyc.unloads.append(u)
+                if any_unloaded:
+                    self.unload_broker_count += 1
         if cyc.unloads:
             cyc.reason = res.reason
         elif res.selected:

@@ -13,7 +13,44 @@ from ..results import PlacementDecision
 from ..strategies.state import Stateful
 from ..view import LoadView
 
-__all__ = ["PlacementStrategy", "PlacementContext", "NamespacePolicies", "draw", "new_decision"]
+__all__ = ["PlacementStrategy", "PlacementContext", "NamespacePolicies", "Int32Draws", "draw", "new_decision"]
+
+_LO, _HI = -2**31, 2**31
+
+
+class Int32Draws:
+    """Java ``new Random().nextInt()``-like draws (``rng.integers(-2**31, 2**31)``) taken from ``rng``
+    many at a time, handed out one by one: the same values, in the same order, as one call per draw.
+
+    One call per draw costs ~5 µs; a cycle that places 16,000 bundles by a random number paid 80 ms
+    for them. NumPy draws an array of these bounded integers value by value, exactly as it draws them
+    one at a time, so the array's values are those calls' values (a test checks it). What the caller
+    did not use is given back on :meth:`close`: ``rng`` is reset to its state before the first draw and
+    advanced by exactly the draws handed out, so it then stands where one call per draw leaves it.
+    Nothing else may draw from ``rng`` between the first draw and :meth:`close`.
+    """
+
+    __slots__ = ("rng", "state0", "buf", "i")
+
+    def __init__(self, rng: np.random.Generator, n: int):
+        self.rng, self.state0 = rng, rng.bit_generator.state
+        self.buf = rng.integers(_LO, _HI, size=max(1, int(n))).tolist()
+        self.i = 0
+
+    def next(self) -> int:
+        i = self.i
+        if i == len(self.buf):  # more than foreseen (overload retries): as many again
+            self.buf += self.rng.integers(_LO, _HI, size=len(self.buf)).tolist()
+        self.i = i + 1
+        return self.buf[i]
+
+    def close(self) -> None:
+        """Leave ``rng`` where one call per handed-out draw would have left it."""
+        rng = self.rng
+        rng.bit_generator.state = self.state0
+        if self.i:
+            rng.integers(_LO, _HI, size=self.i)
+        self.buf, self.i = [], 0
 
 
 @dataclass
@@ -33,6 +70,13 @@ class PlacementContext:
     #: id(candidates) -> (candidates, view, {fact: value}): see :meth:`by_name` and :meth:`is_candidate`
     _per_cand: dict = field(default_factory=dict, repr=False, compare=False)
     _last_cand: tuple | None = field(default=None, repr=False, compare=False)
+    #: while a cycle places many bundles by a random number: their draws, taken at once (:class:`Int32Draws`)
+    draws: Int32Draws | None = field(default=None, repr=False, compare=False)
+
+    def int32(self) -> int:
+        """``rng.integers(-2**31, 2**31)`` (from :attr:`draws` while a cycle holds them)."""
+        d = self.draws
+        return int(self.rng.integers(_LO, _HI)) if d is None else d.next()
 
     def _facts(self, view: LoadView, cand: np.ndarray) -> dict:
         """Facts of one candidate array, kept per array: the load manager hands the same array to
@@ -152,7 +196,12 @@ def draw(rng: np.random.Generator, items):
 _I64 = np.dtype(np.int64)
 
 
-def new_decision(strategy: str, bundle: str, view: LoadView, cand) -> PlacementDecision:
+def as_index(cand) -> np.ndarray:
+    """Candidates as an int64 index array (the array itself when it is one)."""
     if cand.__class__ is not np.ndarray or (cand.dtype is not _I64 and cand.dtype != _I64):
         cand = np.asarray(cand, dtype=np.int64)
-    return PlacementDecision(bundle, strategy, names=view.brokers, cand=cand)
+    return cand
+
+
+def new_decision(strategy: str, bundle: str, view: LoadView, cand) -> PlacementDecision:
+    return PlacementDecision(bundle, strategy, names=view.brokers, cand=as_index(cand))

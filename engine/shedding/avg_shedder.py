@@ -63,14 +63,14 @@ import numpy as np
 
 from ..javacompat import INT_MIN, guava_crc32_as_int, java_abs_int, java_map_rank
 from ..javasort import ContractViolation, java_int_cast, java_sort
-from ..placement.base import PlacementStrategy, new_decision
+from ..placement.base import PlacementStrategy, as_index, new_decision
 from ..results import (BALANCED, FAILURE, HIT_COUNT, NO_BUNDLES, UNKNOWN, AvgPair, BrokerVerdict, Details, LazyText,
                        LeanDecision, Selection, SheddingResult, fmt_bytes, fmt_rate, lazy_reason)
 from ..strategies.spec import MODULAR, StrategySpec
 from ..strategies.state import StateValue, pairs, pairs_from_json, pairs_json
 from .base import SheddingStrategy, finish_result, sort_desc, sort_desc_runs
 
-__all__ = ["SPEC", "AvgShedderDetails", "AvgShedderState", "AvgShedder", "PlannedDecision"]
+__all__ = ["SPEC", "AvgShedderDetails", "AvgShedderState", "AvgShedder", "PlannedDecision", "DrawnDecision"]
 
 
 @dataclass(frozen=True)
@@ -363,6 +363,27 @@ class PlannedDecision(LeanDecision):
                 f"AvgShedder keys its plans by value")
 
 
+class DrawnDecision(LeanDecision):
+    """A placement without a usable plan: the hash of a random int picks among the candidates sorted
+    by name (``best``). At 10,000 brokers a cycle makes ~16,000 of them, so it holds what it needs
+    and writes its reason when read."""
+
+    def __init__(self, bundle, strategy, names, cand, srt, j, planned: bool):
+        self.bundle, self.strategy, self.broker = bundle, strategy, names[j]
+        self._names, self._cand, self.filters = names, cand, ()
+        self._srt, self._j, self._planned = srt, j, planned
+        self.random = len(srt) > 1
+
+    @property
+    def _best(self):
+        return self._srt
+
+    def _written(self) -> str:
+        why = "planned destination not a candidate" if self._planned else "no planned destination"
+        return (f"{why}: hash of a random number picks {self.broker} among {len(self._srt)} candidates "
+                f"(cluster start or broker removed)")
+
+
 class AvgShedder(SheddingStrategy, PlacementStrategy):
     """Pairing shedder with hit counts, and its own placement.
 
@@ -381,6 +402,8 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
                    "loadBalancerCPUResourceWeight", "loadBalancerDirectMemoryResourceWeight",
                    "loadBalancerBandwidthInResourceWeight", "loadBalancerBandwidthOutResourceWeight")
 
+    #: a placement without a plan draws one random int (the load manager takes a cycle's draws at once)
+    draws_int32 = True
     #: record a destination plan for each selected bundle (placement reads them); a backtest, which runs no
     #: placement, turns it off: the plans would only be dropped after each cycle
     keep_plans = True
@@ -586,20 +609,16 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
             j = view.broker_index.get(plan[0])
             if j is not None and ctx.is_candidate(view, cand, j):
                 return PlannedDecision(bundle, self.name, view.brokers, cand, plan, j)
-        dec = new_decision(self.name, bundle, view, cand)
+        cand = as_index(cand)
         srt = ctx.by_name(view, cand)
-        r = int(ctx.rng.integers(-2**31, 2**31))
+        r = ctx.int32()
         h = java_abs_int(guava_crc32_as_int(str(r)))
         if h == INT_MIN:  # Math.abs overflow -> negative index -> Pulsar's fallback abs(hashCode) % n
             h = abs(hash(key)) & 0x7FFFFFFF
-        broker = view.brokers[int(srt[h % len(srt)])]
+        j = int(srt[h % len(srt)])
+        dec = DrawnDecision(bundle, self.name, view.brokers, cand, srt, j, plan is not None)
         self._touch()
-        self.plans[key] = (broker, bundle, "placement")
-        dec.broker, dec.random = broker, len(srt) > 1
-        dec.set_best(srt)
-        why = "planned destination not a candidate" if plan is not None else "no planned destination"
-        dec.reason = (f"{why}: hash of a random number picks {broker} among {len(srt)} candidates "
-                      f"(cluster start or broker removed)")
+        self.plans[key] = (dec.broker, bundle, "placement")
         return dec
 
 SPEC = StrategySpec(

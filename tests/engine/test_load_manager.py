@@ -255,3 +255,49 @@ def test_round_robin_lookups_of_excluded_namespaces_equal_the_full_path():
     for k in range(30):
         both(f"t/ex/0x{k:08x}_0x{k + 3:08x}")
     assert kept.round_robin.state() == full.round_robin.state()
+
+
+def test_int32_draws_taken_at_once_equal_one_call_each_and_leave_the_same_state():
+    from engine.placement.base import Int32Draws
+
+    for n, used in ((5, 3), (3, 10), (4, 0)):  # fewer than taken, more (taken again), none
+        a, b = np.random.default_rng(17), np.random.default_rng(17)
+        a.random()  # a state mid-stream (PCG64's buffered half-word included)
+        b.random()
+        d = Int32Draws(a, n)
+        got = [d.next() for _ in range(used)]
+        d.close()
+        want = [int(b.integers(-2**31, 2**31)) for _ in range(used)]
+        assert got == want
+        assert a.bit_generator.state == b.bit_generator.state
+        assert a.integers(-2**31, 2**31, size=4).tolist() == b.integers(-2**31, 2**31, size=4).tolist()
+
+
+def test_avgshedder_cycles_with_a_cycles_draws_taken_at_once_equal_one_draw_per_placement(monkeypatch):
+    """AvgShedder's placements without a plan hash a random int; the load manager takes a cycle's ints
+    at once. Every decision (broker, reason, overload retry) over several cycles and the RNG left
+    behind must equal drawing one int per placement."""
+    from engine.config import IMPL
+    from engine.shedding.avg_shedder import AvgShedder
+    from engine.synth import random_view
+
+    v = random_view(60, 20, seed=9)
+    cfg = LoadBalancerConfig().with_values({
+        "loadBalancerLoadSheddingStrategy": IMPL + "AvgShedder", "loadBalancerLoadPlacementStrategy": IMPL + "AvgShedder",
+        "loadBalancerAvgShedderLowThreshold": "2", "loadBalancerAvgShedderHitCountLowThreshold": "1",
+        "loadBalancerAvgShedderHitCountHighThreshold": "1", "maxUnloadPercentage": "0.6",
+        "loadBalancerBrokerOverloadedThresholdPercentage": "45"})
+
+    def run():
+        lm = ModularLoadManager(v, cfg, seed=5)
+        facts = [[(u.bundle, u.destination, u.skipped, *_decision_facts(u.placement)[:5],
+                   u.placement.random) for u in c.processed if u.placement] for c in lm.run_cycles(3)]
+        return facts, lm.rng.bit_generator.state
+
+    batched, state_b = run()
+    monkeypatch.setattr(AvgShedder, "draws_int32", False)
+    one_by_one, state_o = run()
+    assert batched == one_by_one and state_b == state_o
+    flat = [f for c in batched for f in c]
+    assert sum(f[-1] for f in flat) > 20  # many random placements ...
+    assert any(f[6] for f in flat)  # ... and some retried on an overloaded first choice
