@@ -44,21 +44,6 @@ DEFAULT_STRATEGY = "AvgShedder"
 PANDAS_MAX_ROWS = 3_000_000
 #: at most this many Spark jobs (time segments) for one backtest run with a progress bar (the page)
 SEGMENTS_MAX = 8
-#: a backtest longer than this many days runs as consecutive time segments of at most this many days,
-#: progress bar or not: one stream's events come back to the driver as one Spark task result, and
-#: 1,000 brokers × 90 days of them ran the driver's JVM out of heap (the job then hangs); each segment
-#: is its own task result
-SEGMENT_DAYS = 14
-
-
-def backtest_segments(days: int, with_progress: bool) -> int | None:
-    """How many time segments a backtest over ``days`` days runs as (``None``: one stream): enough for
-    :data:`SEGMENT_DAYS` days each, and with a progress bar to feed one per day up to
-    :data:`SEGMENTS_MAX`. The events are the same either way (segments carry the state)."""
-    n = -(-int(days) // SEGMENT_DAYS) if days > 0 else 1
-    if with_progress and days > 1:
-        n = max(n, min(SEGMENTS_MAX, int(days)))
-    return n if n > 1 else None
 CACHE_EXPIRE = 30 * 86400
 
 
@@ -349,9 +334,9 @@ def _spark(job, dataset, p, progress, meta: dict | None = None):
                 if job == "backtest":
                     from .backtest import backtest
 
-                    # a long range, or with a progress bar to feed (the page): one job per few days
+                    # with a progress bar to feed (the page), the stream runs as one job per few days
                     days = len(days_in_range(meta or read_meta(dataset), p["start"], p["end"]))
-                    seg = backtest_segments(days, progress is not None)
+                    seg = min(SEGMENTS_MAX, days) if progress is not None and days > 1 else None
                     r = backtest(wide, p["strategy"], config_from_params(p), bundles=p["bundles"],
                                  synthetic_bundles=p["synthetic_bundles"], bundle_df=bdf, chunks=p.get("chunks"),
                                  segments=seg, progress=report if seg else None)

@@ -184,16 +184,3 @@ def test_backtest006_a_backtest_in_time_segments_equals_one_stream_and_reports_p
     assert seen[0] == (0, 3) and seen[-1] == (3, 3) and len(seen) == 4
     for x in r["_info"]["_persisted"]:
         x.unpersist()
-
-
-def test_backtest_long_ranges_run_in_segments_with_or_without_a_progress_bar():
-    """One stream's events come back as one Spark task result; a long range (1,000 brokers × 90 days
-    ran the driver out of heap) runs as segments of at most two weeks each, and the page's progress bar
-    asks for one segment per day up to eight."""
-    from dashboard.history.jobs import SEGMENT_DAYS, SEGMENTS_MAX, backtest_segments
-
-    assert backtest_segments(1, False) is None and backtest_segments(SEGMENT_DAYS, False) is None
-    assert backtest_segments(SEGMENT_DAYS + 1, False) == 2
-    assert backtest_segments(90, False) == 7 and backtest_segments(90, True) == 8
-    assert backtest_segments(3, True) == 3 and backtest_segments(1, True) is None
-    assert backtest_segments(365, True) == 27 > SEGMENTS_MAX
