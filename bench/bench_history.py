@@ -20,9 +20,9 @@ written once by the generator like by ingest). Then, in one run on the same file
   one task streaming the history through the engine's driver (``engine.backtest``; memory bounded by
   an Arrow batch) — budget ≤ 2 min, peak RSS printed;
 * **sweep 5 × 6**: AvgShedder low threshold × low hit count (BIGO's other settings) over the whole
-  range (``--sweep-days`` shortens it), the cells in parallel across the executor cores; once with one
-  executor core (``local[1]``) and once with two (``local[2]``): the speed-up, and the cells' counts
-  checked equal between the two;
+  range (``--sweep-days`` shortens it), the cells in parallel across the executor cores; with one
+  executor core (``local[1]``) and with two (``local[2]``), interleaved, twice each: the speed-up of the
+  faster runs (every run's time printed), and the cells' counts checked equal in all four;
 * **cached re-open**: fetching the stored result again (fingerprint + diskcache) — budget ≤ 200 ms.
 
 * **ingest**: the month of Prometheus ``query_range`` JSON of the same brokers (one file per metric
@@ -438,22 +438,30 @@ def main() -> int:
             row(f"aggregate, pandas ({pdi['days']} of {DAYS} days)", pdi["seconds"], pdi["rows"], pdi["peak"], "",
                 "reference implementation")
         if "sweep" not in skip:
-            sw1, c1 = _run_one("sweep1", path, "local[1]")
+            # one and two cores interleaved, twice, each the faster of its two runs: on a shared VM one run
+            # can be slowed by a fifth by a neighbour, and a single pair then says more about the host
+            runs = {1: [], 2: []}
+            for _rep in range(2):
+                for k in (1, 2):
+                    runs[k].append(_run_one(f"sweep{k}", path, f"local[{k}]"))
+            assert runs[1][0][1]["cells"]["events"].tolist() == runs[2][0][1]["cells"]["events"].tolist()
+            assert all(r[1]["cells"].equals(runs[1][0][1]["cells"]) for k in (1, 2) for r in runs[k])
+            (sw1, c1), (sw2, c2) = (min(runs[k], key=lambda r: r[0]["job_s"]) for k in (1, 2))
+            all_runs = "; ".join(f"local[{k}] jobs " + ", ".join(f"{r[0]['job_s']:.1f}" for r in runs[k]) + " s"
+                                 for k in (1, 2))
             sw_rows = wide_rows * SWEEP_DAYS // DAYS * 30
             cell_days = 30 * SWEEP_DAYS
             row(f"sweep 5 x 6 over {SWEEP_DAYS} day(s), local[1]", sw1["seconds"], sw_rows, sw1["peak"], "printed",
                 f"job {sw1['job_s']:.1f} s; per executor core {sw1['job_s']:.1f} core-s, "
                 f"{sw1['job_s'] / cell_days:.2f} core-s per cell-day")
-            sw2, c2 = _run_one("sweep2", path, "local[2]")
-            assert c1["cells"]["events"].tolist() == c2["cells"]["events"].tolist()
             row(f"sweep 5 x 6 over {SWEEP_DAYS} day(s), local[2]", sw2["seconds"], sw_rows, sw2["peak"], "printed",
                 f"job {sw2['job_s']:.1f} s; per executor core {sw2['job_s']:.1f} s each, "
                 f"{2 * sw2['job_s'] / cell_days:.2f} core-s per cell-day; "
                 f"{sw2['events']:,} events in all cells")
             speed = sw1["job_s"] / sw2["job_s"]
             ceiling = machine_scaling()
-            note = (f"the sweep jobs' times; this machine's own ceiling: two independent CPU-bound processes "
-                    f"do {ceiling:.2f}x the work of one in the same time")
+            note = (f"the faster of two interleaved runs each ({all_runs}); this machine's own ceiling: two "
+                    f"independent CPU-bound processes do {ceiling:.2f}x the work of one in the same time")
             print(f"{'sweep speed-up, 1 -> 2 executor cores':<46} {speed:>8.2f}x {'':>12} {'':>10}  "
                   f"{'>= 1.8x ' + ('OK' if speed >= 1.8 else 'OVER'):<16} {note}", flush=True)
             rows_out.emit("history", "sweep speed-up, 1 -> 2 executor cores", f"{BROKERS:,} x {DAYS} days", speed,

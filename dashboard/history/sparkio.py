@@ -67,26 +67,58 @@ def read_broker_minutes(spark, path, start=None, end=None, columns=None):
         where = join(str(path), info.get("dir", WIDE_DIR)) if info else None
     else:
         where = str(wide_path(path)) if has_wide(path, meta) else None
+    if where and is_uri(path):
+        return _time_filter(spark.read.parquet(where), start, end).select(*cols)
     if where:
-        df = _time_filter(spark.read.parquet(where), start, end).select(*cols)
-        if not is_uri(path):  # the aggregate job may read these files itself (.aggregates.one_pass_files)
-            _remember_files(df, where, start, end, cols)
+        days, files = _local_days(where, start, end)
+        df = _time_filter(_read_local_days(spark, where, days, files), start, end).select(*cols)
+        _remember_files(df, files, start, end, cols)  # the aggregate job may read them itself (.aggregates)
         return df
     return broker_minutes(read_history(spark, path, start, end)).select(*cols)
 
 
-def _remember_files(df, where, start, end, cols) -> None:
-    """Record on ``df`` the wide files of ``[start, end]`` it reads (whole days; rows filtered again)."""
+def _local_days(where, start, end) -> tuple[list[str], list[str]]:
+    """The ``day=`` directories of a local wide layout that ``[start, end]`` covers, and their files."""
     from pathlib import Path
 
     t0, t1 = parse_time(start), parse_time(end, end=True)
     d0 = None if t0 is None else t0.strftime("%Y-%m-%d")
     d1 = None if t1 is None else t1.strftime("%Y-%m-%d")
-    files = []
+    days, files = [], []
     for d in sorted(Path(where).glob("day=*")):
         day = d.name.split("=", 1)[1]
         if (d0 is None or day >= d0) and (d1 is None or day <= d1):
+            days.append(str(d))
             files += [str(f) for f in sorted(d.glob("*.parquet"))]
+    return days, files
+
+
+def _read_local_days(spark, where, days: list[str], files: list[str]):
+    """The local wide layout, only the range's day directories listed, its schema read from one file's
+    footer (the layout writes one schema; ``day`` is a string, as partition type inference is off).
+
+    The same rows and columns as ``spark.read.parquet(where)`` with the day filter — without Spark
+    listing every day of the dataset and inferring the schema: on a 90-day dataset that costs ~3 s of
+    every job (~0.1 s for the two days a short job reads). An empty range reads the whole directory (the
+    filter then leaves no row)."""
+    if not files:
+        return spark.read.parquet(where)
+    import pyarrow.parquet as pq
+    from pyspark.sql.pandas.types import from_arrow_schema
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    arrow = pq.read_schema(files[0])
+    try:
+        fields = list(from_arrow_schema(arrow).fields)
+    except (TypeError, ValueError):  # a type Spark reads its own way: let it infer
+        return spark.read.option("basePath", where).parquet(*days)
+    schema = StructType([f for f in fields if f.name != "day"] + [StructField("day", StringType(), True)])
+    return spark.read.schema(schema).option("basePath", where).parquet(*days)
+
+
+def _remember_files(df, files: list[str], start, end, cols) -> None:
+    """Record on ``df`` the wide files of ``[start, end]`` it reads (whole days; rows filtered again)."""
+    t0, t1 = parse_time(start), parse_time(end, end=True)
     try:
         df.__dict__[WIDE_SOURCE_ATTR] = {"files": files, "t0": t0, "t1": t1, "columns": list(cols)}
     except (AttributeError, TypeError):  # a DataFrame class without an instance dict: Spark reads them

@@ -152,11 +152,15 @@ class _PairTable:
     lo, of hi)`` after the round's update) and the triggered ones as :class:`AvgPair` (``fired``).
     :meth:`pairs` builds every :class:`AvgPair` with its reason, in the order of the result."""
 
-    __slots__ = ("brokers", "lo", "hi", "s_lo", "s_hi", "gaps", "th", "reset", "counted", "fired", "status",
+    __slots__ = ("brokers", "lo", "hi", "s_lo", "s_hi", "gaps", "th", "src", "reset", "counted", "fired", "status",
                  "_built", "_by_high")
 
     def __init__(self, brokers, lo, hi, s_lo, s_hi, gaps, th):
         self.brokers, self.lo, self.hi, self.s_lo, self.s_hi, self.gaps, self.th = brokers, lo, hi, s_lo, s_hi, gaps, th
+        # what a triggered pair's lazy reason reads: the round's lists, not the table (the table holds the
+        # pairs, so a reason holding the table would make a reference cycle per pair; a backtest makes
+        # millions, each then left for the cyclic collector instead of freed when its round is dropped)
+        self.src = (brokers, lo, hi, s_lo, s_hi, gaps, th)
         self.reset: list = []
         self.counted: list = []
         self.fired: dict = {}  # q -> AvgPair (triggered), in pair order
@@ -177,15 +181,12 @@ class _PairTable:
     def __setstate__(self, state):
         for k, v in state.items():
             setattr(self, k, v)
+        if "src" not in state:  # pickled before the table kept its lists as one tuple
+            self.src = (self.brokers, self.lo, self.hi, self.s_lo, self.s_hi, self.gaps, self.th)
 
     def text(self, q, x, y, u, v) -> str:
         """The start of a counted pair's reason: the gap, the threshold it reached, the hit counts."""
-        low, high, n_low, n_high = self.th
-        d = self.gaps[q]
-        th_txt = f">= high threshold {high:g}" if d >= high else f">= low threshold {low:g}"
-        return (f"{self.brokers[self.hi[q]]} score {self.s_hi[q]:.2f} - {self.brokers[self.lo[q]]} score "
-                f"{self.s_lo[q]:.2f} = {d:.2f} {th_txt}: high hits {max(u, v)} of {n_high}, low hits {max(x, y)} "
-                f"of {n_low}")
+        return _pair_head(self.src, q, x, y, u, v)
 
     def pairs(self) -> tuple:
         got = self._built
@@ -323,9 +324,20 @@ def _fill(largest: tuple, budget: float, names: list, recent) -> list:
     return picked
 
 
-def _fired_text(table, q, counts, mode, r_hi, r_lo, t_hi, t_lo, p, need_rate, need_thr, min_msg, min_thr) -> str:
-    """The reason of a triggered pair (see :class:`~engine.results.LazyText`)."""
-    head = table.text(q, *counts)
+def _pair_head(src: tuple, q, x, y, u, v) -> str:
+    """The start of a counted pair's reason from a round's lists (:attr:`_PairTable.src`): the gap, the
+    threshold it reached, the hit counts."""
+    brokers, lo, hi, s_lo, s_hi, gaps, (low, high, n_low, n_high) = src
+    d = gaps[q]
+    th_txt = f">= high threshold {high:g}" if d >= high else f">= low threshold {low:g}"
+    return (f"{brokers[hi[q]]} score {s_hi[q]:.2f} - {brokers[lo[q]]} score {s_lo[q]:.2f} = {d:.2f} {th_txt}: "
+            f"high hits {max(u, v)} of {n_high}, low hits {max(x, y)} of {n_low}")
+
+
+def _fired_text(src, q, counts, mode, r_hi, r_lo, t_hi, t_lo, p, need_rate, need_thr, min_msg, min_thr) -> str:
+    """The reason of a triggered pair (see :class:`~engine.results.LazyText`); ``src`` is the round's
+    lists (:attr:`_PairTable.src`)."""
+    head = _pair_head(src, q, *counts)
     if mode == "small":
         return (f"{head} -> triggered, but the amount to move is too small "
                 f"({fmt_rate(need_rate)} <= {min_msg:,} and {fmt_bytes(need_thr)} <= "
@@ -335,8 +347,8 @@ def _fired_text(table, q, counts, mode, r_hi, r_lo, t_hi, t_lo, p, need_rate, ne
     else:
         amt = (f"msg rate difference x {p:g} = {fmt_rate(need_rate)} <= minUnloadMessage "
                f"{min_msg:,}; move throughput ({fmt_bytes(t_hi)} - {fmt_bytes(t_lo)}) x {p:g} = {fmt_bytes(need_thr)}")
-    lo_b, hi_b = table.brokers[table.lo[q]], table.brokers[table.hi[q]]
-    return f"{head} -> unload from {hi_b} to {lo_b}; {amt}"
+    brokers, lo, hi = src[:3]
+    return f"{head} -> unload from {brokers[hi[q]]} to {brokers[lo[q]]}; {amt}"
 
 
 def _joined(a, b) -> str:
@@ -514,7 +526,7 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
                 hh.pop(b, None)
                 hl.pop(b, None)
             budget, unit = (need_rate, "msg/s") if mode == "rate" else (need_thr, "B/s")
-            why = LazyText(_fired_text, table, q, (x, y, u, v), mode, rates[hi], rates[lo], thrs[hi], thrs[lo], p,
+            why = LazyText(_fired_text, table.src, q, (x, y, u, v), mode, rates[hi], rates[lo], thrs[hi], thrs[lo], p,
                            need_rate, need_thr, min_msg, min_thr)
             lazy_reason(pair, why)
             if mode == "small":

@@ -335,3 +335,29 @@ def test_spark012_uri_dataset_and_results(spark, gen_ds, tmp_path, monkeypatch):
     assert sorted(back["broker"]) == sorted(b["brokers"]["broker"])
     with pytest.raises(InputError, match="_shedlab.json"):
         run_job("aggregate", (tmp_path / "nope").as_uri(), {}, engine="spark", use_cache=False)
+
+
+def test_broker_minutes_of_a_range_list_only_its_days(spark, tmp_path_factory):
+    """A local wide layout is read for a range by listing only that range's day directories (the schema
+    from one file's footer): the same rows and types as reading the whole layout and filtering, and the
+    files Spark reads are the range's days only."""
+    from pyspark.sql import functions as F
+
+    from dashboard.history.layout import wide_path
+    from dashboard.history.sparkio import read_broker_minutes, to_pandas
+
+    p = tmp_path_factory.mktemp("hist") / "days3"
+    generate(p, brokers=3, days=3, seed=2, start="2026-02-01")
+    got = read_broker_minutes(spark, p, "2026-02-02T06:00:00Z", "2026-02-02T18:00:00Z")
+    ref = (spark.read.parquet(str(wide_path(p))).where(F.col("day") == "2026-02-02")
+           .where((F.col("timestamp") >= "2026-02-02 06:00:00") & (F.col("timestamp") <= "2026-02-02 18:00:00"))
+           .select(*got.columns))
+    assert got.schema == ref.schema
+    files = got.inputFiles()
+    assert files and all("day=2026-02-02" in f for f in files)
+    a, b = to_pandas(got, ["timestamp", "broker"]), to_pandas(ref, ["timestamp", "broker"])
+    assert len(a) > 3 * 600  # 12 hours of 3 brokers (the generator leaves some minutes out)
+    pd.testing.assert_frame_equal(a, b)
+    # an empty range: no rows, the same columns
+    none = read_broker_minutes(spark, p, "2027-01-01", "2027-01-02")
+    assert none.columns == got.columns and none.count() == 0
