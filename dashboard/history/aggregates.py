@@ -28,8 +28,8 @@ from __future__ import annotations
 
 from engine.config import LoadBalancerConfig
 
-# the two DataFrame attribute names live in sparkio, which reads them back: it never imports this module
-from .sparkio import COLLECTED_ATTR, WIDE_SOURCE_ATTR, broker_minutes
+# the DataFrame attribute names live in sparkio, which reads them back: it never imports this module
+from .sparkio import WIDE_SOURCE_ATTR, broker_minutes, collected_frame
 
 __all__ = ["cluster_aggregates", "one_pass_tables", "one_pass_files", "rollup", "top_hottest", "DEFAULT_QUANTILES", "ROLLUP_COLUMNS"]
 
@@ -110,12 +110,7 @@ def cluster_aggregates(df, weights=None, quantiles=DEFAULT_QUANTILES, top_n: int
 
 def _from_pandas(spark, pdf, cols):
     """A DataFrame over collected rows; it keeps them for :func:`.sparkio.to_pandas`."""
-    sdf = spark.createDataFrame(pdf[cols], schema=_ddl(cols))
-    try:
-        sdf.__dict__[COLLECTED_ATTR] = pdf[cols]
-    except (AttributeError, TypeError):  # a DataFrame class without an instance dict: collected again
-        pass
-    return sdf
+    return collected_frame(spark, pdf[cols], _ddl(cols))
 
 
 # ============================================================================================ one pass

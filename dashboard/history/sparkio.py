@@ -7,7 +7,7 @@ from __future__ import annotations
 from .dataset import BROKER_METRICS, BUNDLE_METRICS, parse_time, read_meta
 
 __all__ = ["read_history", "broker_minutes", "bundle_minutes", "to_pandas", "read_broker_minutes", "read_bundle_rows",
-           "COLLECTED_ATTR", "WIDE_SOURCE_ATTR"]
+           "collected_frame", "COLLECTED_ATTR", "WIDE_SOURCE_ATTR"]
 
 #: the attribute under which a DataFrame built from collected rows keeps them (pandas;
 #: :func:`.aggregates.cluster_aggregates` sets it, :func:`to_pandas` reads it)
@@ -150,6 +150,17 @@ def bundle_minutes(df):
     b = df.where(F.col("bundle").isNotNull() & F.col("metric").isin(BUNDLE_METRICS))
     aggs = [F.max(F.when(F.col("metric") == m, F.col("value"))).alias(m) for m in BUNDLE_METRICS]
     return b.groupBy("timestamp", "broker", "bundle").agg(*aggs).na.fill(0.0, BUNDLE_METRICS)
+
+
+def collected_frame(spark, pdf, schema):
+    """A Spark DataFrame over rows a job already collected (``pdf``); it keeps them, so
+    :func:`to_pandas` gives them back without a second round trip."""
+    sdf = spark.createDataFrame(pdf, schema=schema)
+    try:
+        sdf.__dict__[COLLECTED_ATTR] = pdf
+    except (AttributeError, TypeError):  # a DataFrame class without an instance dict: collected again
+        pass
+    return sdf
 
 
 def to_pandas(sdf, sort=None):

@@ -297,24 +297,18 @@ def _cell_counts(spark, cells: list, tally):
     every sweep, whatever its size). A Spark DataFrame that keeps the rows (:func:`.sparkio.to_pandas`
     returns them without a second job)."""
     import pandas as pd
+    from pyspark.sql.types import DoubleType, LongType, StructField, StructType
 
-    from .sparkio import COLLECTED_ATTR
+    from .sparkio import collected_frame
 
     cols = ["events", "bundles", "minutes"]
     got = tally.groupby("cell").agg(**{c: (c, "sum") for c in cols}, days_with_events=("day", "nunique"))
     pdf = pd.DataFrame(cells, columns=["cell", "x", "y"]).astype({"cell": "int64", "x": "float64", "y": "float64"})
     pdf = pdf.join(got, on="cell").fillna({c: 0 for c in [*cols, "days_with_events"]})
     pdf = pdf.astype({c: "int64" for c in [*cols, "days_with_events"]}).sort_values("cell").reset_index(drop=True)
-    from pyspark.sql.types import DoubleType, LongType, StructField, StructType
-
     schema = StructType([StructField(c, DoubleType() if c in ("x", "y") else LongType(), c not in ("cell", "x", "y"))
                          for c in CELL_COUNT_COLUMNS])
-    sdf = spark.createDataFrame(pdf, schema=schema)
-    try:
-        sdf.__dict__[COLLECTED_ATTR] = pdf
-    except (AttributeError, TypeError):  # a DataFrame class without an instance dict: collected again
-        pass
-    return sdf
+    return collected_frame(spark, pdf, schema)
 
 
 def _file_source(df, bundles: str, bundle_df) -> dict | None:

@@ -152,15 +152,11 @@ class _PairTable:
     lo, of hi)`` after the round's update) and the triggered ones as :class:`AvgPair` (``fired``).
     :meth:`pairs` builds every :class:`AvgPair` with its reason, in the order of the result."""
 
-    __slots__ = ("brokers", "lo", "hi", "s_lo", "s_hi", "gaps", "th", "src", "reset", "counted", "fired", "status",
+    __slots__ = ("brokers", "lo", "hi", "s_lo", "s_hi", "gaps", "th", "reset", "counted", "fired", "status",
                  "_built", "_by_high")
 
     def __init__(self, brokers, lo, hi, s_lo, s_hi, gaps, th):
         self.brokers, self.lo, self.hi, self.s_lo, self.s_hi, self.gaps, self.th = brokers, lo, hi, s_lo, s_hi, gaps, th
-        # what a triggered pair's lazy reason reads: the round's lists, not the table (the table holds the
-        # pairs, so a reason holding the table would make a reference cycle per pair; a backtest makes
-        # millions, each then left for the cyclic collector instead of freed when its round is dropped)
-        self.src = (brokers, lo, hi, s_lo, s_hi, gaps, th)
         self.reset: list = []
         self.counted: list = []
         self.fired: dict = {}  # q -> AvgPair (triggered), in pair order
@@ -181,8 +177,13 @@ class _PairTable:
     def __setstate__(self, state):
         for k, v in state.items():
             setattr(self, k, v)
-        if "src" not in state:  # pickled before the table kept its lists as one tuple
-            self.src = (self.brokers, self.lo, self.hi, self.s_lo, self.s_hi, self.gaps, self.th)
+
+    @property
+    def src(self) -> tuple:
+        """What a triggered pair's lazy reason reads: the round's lists, not the table (the table holds the
+        pairs, so a reason holding the table would make a reference cycle per pair; a backtest makes
+        millions, each then left for the cyclic collector instead of freed when its round is dropped)."""
+        return self.brokers, self.lo, self.hi, self.s_lo, self.s_hi, self.gaps, self.th
 
     def text(self, q, x, y, u, v) -> str:
         """The start of a counted pair's reason: the gap, the threshold it reached, the hit counts."""
