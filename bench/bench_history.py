@@ -315,17 +315,14 @@ CEILING_HOURS = 6
 
 def _sweep_work(job: tuple) -> float:
     """Seconds for one process to replay the first :data:`CEILING_HOURS` of ``path``'s first day for the
-    bench's 5 × 6 grid, in-process (the engine's multi-config driver over the wide day files, as a sweep task
-    does): every cell (``group`` -1) or one of the two groups a two-core sweep deals them into."""
+    bench's 5 × 6 grid, in-process, through a sweep task's own body (:func:`dashboard.history.sweep._files_udf`
+    over the wide day files): every cell (``group`` -1) or one of the two groups a two-core sweep deals them into."""
     path, group = job
-    sys.path.insert(0, str(ROOT))
     import pandas as pd
 
-    from dashboard.history.backtest import _cell_config
     from dashboard.history.dataset import read_meta
     from dashboard.history.jobs import config_from_params
-    from dashboard.history.sweep import _day_frames, cell_groups, grid_cells
-    from engine.backtest import Backtest, BacktestSet, BrokerBlock
+    from dashboard.history.sweep import _files_udf, cell_groups, cell_intervals, grid_cells
 
     day = read_meta(path)["days"][0]
     src = {"files": sorted(str(f) for f in Path(path).glob(f"_wide/day={day}/*.parquet"))}
@@ -333,14 +330,12 @@ def _sweep_work(job: tuple) -> float:
     keys = (SWEEP_X[0], SWEEP_Y[0])
     cells = grid_cells(keys[0], SWEEP_X[1], keys[1], SWEEP_Y[1])
     if group >= 0:
-        ivals = [max(1, int(_cell_config(cfg, keys, x, y).loadBalancerSheddingIntervalMinutes)) for _c, x, y in cells]
-        cells = cell_groups(cells, ivals, 2)[group]
+        cells = cell_groups(cells, cell_intervals(cfg, keys, cells), 2)[group]
     hi = int(pd.Timestamp(day, tz="UTC").value // 1_000_000) + CEILING_HOURS * 3_600_000
+    task = _files_udf(src, None, hi, None, False, "AvgShedder", cfg, 8, keys, {0: cells})
     t = time.perf_counter()
-    bts = BacktestSet(Backtest("AvgShedder", _cell_config(cfg, keys, x, y), synthetic_bundles=8, state_limit=0,
-                               tally=True) for _c, x, y in cells)
-    for frame in _day_frames(src, None, hi):
-        bts.feed(BrokerBlock(frame))
+    for _counts in task([pd.DataFrame({"id": [0]})]):
+        pass
     return time.perf_counter() - t
 
 

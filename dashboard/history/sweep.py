@@ -38,7 +38,7 @@ from engine.config import LoadBalancerConfig
 from .backtest import (DEFAULT_WARMUP_MINUTES, _uses_bundles, backtest_input, chunk_plan, feed_rows,
                        key_runs, run_chunks, whole_minutes)
 
-__all__ = ["sweep", "grid_cells", "cell_groups", "stream_groups", "default_groups"]
+__all__ = ["sweep", "grid_cells", "cell_groups", "cell_intervals", "stream_groups", "default_groups"]
 
 GROUP_SCHEMA = "grp long"
 
@@ -75,6 +75,13 @@ def cell_groups(cells: list, intervals: list[int], groups: int) -> list[list]:
         out[k].append(i)
         load[k] += 1.0 / max(1, intervals[i])
     return [[cells[i] for i in sorted(grp)] for grp in out if grp]
+
+
+def cell_intervals(cfg: LoadBalancerConfig, keys: tuple, cells: list) -> list[int]:
+    """Each cell's shedding interval in minutes (at least 1), from ``cfg`` with the cell's two key values."""
+    x_key, y_key = keys
+    return [max(1, int(cfg.with_values({x_key: typed_value(x_key, x), y_key: typed_value(y_key, y)})
+                       .loadBalancerSheddingIntervalMinutes)) for _c, x, y in cells]
 
 
 def stream_groups(batches, strategy: str, config: LoadBalancerConfig, synthetic_bundles: int, bundles: str,
@@ -277,9 +284,7 @@ def sweep(df, strategy: str, config: LoadBalancerConfig | None, x_key: str, x_va
         if lo is not None:
             t0, t1 = int(lo.timestamp() * 1000), int(hi.timestamp() * 1000)
             # the grid's intervals may differ: cut on minutes every interval divides (their lcm)
-            ivals = [max(1, int(cfg.with_values({x_key: typed_value(x_key, x), y_key: typed_value(y_key, y)})
-                                .loadBalancerSheddingIntervalMinutes)) for _c, x, y in cells]
-            starts = chunk_plan(t0, t1, int(chunks), math.lcm(*ivals))
+            starts = chunk_plan(t0, t1, int(chunks), math.lcm(*cell_intervals(cfg, (x_key, y_key), cells)))
     if len(starts) > 1:
         grid = spark.createDataFrame(cells, "cell long, x double, y double")
         events, _info = run_chunks(base.crossJoin(F.broadcast(grid)), params, starts, warmup_minutes, len(cells))
@@ -355,12 +360,10 @@ def _grouped(spark, base, params: dict, cfg: LoadBalancerConfig, cells: list, gr
     import pandas as pd
     from pyspark.sql import functions as F
 
-    x_key, y_key = params["keys"]
     g = int(groups) if groups else default_groups(spark, len(cells))
     if g < 1:
         raise ValueError("groups must be at least 1")
-    ivals = [max(1, int(cfg.with_values({x_key: typed_value(x_key, x), y_key: typed_value(y_key, y)})
-                        .loadBalancerSheddingIntervalMinutes)) for _c, x, y in cells]
+    ivals = cell_intervals(cfg, params["keys"], cells)
     dealt = cell_groups(cells, ivals, g)
     members = {k: grp for k, grp in enumerate(dealt)}
     use_b = False if source is not None else _uses_bundles(base, params)
