@@ -41,7 +41,7 @@ def test_kept_results_freezes_what_the_block_built_and_collects_garbage_left_bef
 
 
 def test_grown_frozen_count_is_reclaimed_when_idle_or_at_once(monkeypatch):
-    gc.freeze()
+    gcquiet.freeze_all(collect=False)
     n0 = gc.get_freeze_count()
     monkeypatch.setitem(gcquiet._st, "base", 0)
     monkeypatch.setattr(gcquiet, "IDLE_S", 0.05)
@@ -67,3 +67,32 @@ def test_grown_frozen_count_is_reclaimed_when_idle_or_at_once(monkeypatch):
     assert stays() is not None
     gcquiet.reclaim()
     assert stays() is None
+
+
+def test_the_frozen_generation_is_counted_only_once_the_estimate_passes_the_threshold(monkeypatch):
+    """Counting the permanent generation walks all of it: a release that leaves the estimate under the
+    threshold must not do it; past the threshold the exact count replaces the estimate."""
+    calls = []
+    real = gc.get_freeze_count
+
+    def counting():
+        calls.append(1)
+        return real()
+
+    gcquiet.freeze_all(collect=False)
+    n0 = gc.get_freeze_count()
+    monkeypatch.setattr(gcquiet.gc, "get_freeze_count", counting)
+    monkeypatch.setattr(gcquiet, "RECLAIM_FLOOR", 10 ** 9)
+    kept = []
+    for _ in range(3):
+        with gcquiet.kept_results():
+            kept.append([_Node() for _ in range(1000)])
+    assert calls == []
+    assert gcquiet._st["est"] >= n0 + 3000  # what the blocks froze, added up
+    # the estimate over the threshold: one exact count, which becomes the estimate
+    monkeypatch.setattr(gcquiet, "RECLAIM_FLOOR", 0)
+    monkeypatch.setitem(gcquiet._st, "base", 10 ** 9)  # far below 2 * base: no collection, only the count
+    monkeypatch.setitem(gcquiet._st, "est", 3 * 10 ** 9)
+    with gcquiet.kept_results():
+        kept.append(_Node())
+    assert len(calls) == 1 and abs(gcquiet._st["est"] - real()) < 100  # the count, not the estimate
