@@ -44,7 +44,7 @@ __all__ = [
     "fmt_rate",
     "fmt_bytes",
     "LazyText",
-    "lazy_reason",
+    "lazy_reason", "has_reason",
 ]
 
 
@@ -169,6 +169,15 @@ class _LazyReason:
         d = obj.__dict__
         lazy = d.get("_lazy_reason")
         return "" if lazy is None else d.setdefault("reason", str(lazy))
+
+
+def has_reason(obj) -> bool:
+    """Whether ``obj`` (as :func:`lazy_reason` takes) has a non-empty reason, without writing a lazy one:
+    every lazy reason the strategies give has words."""
+    d = obj.__dict__
+    if "reason" in d:
+        return bool(d["reason"])
+    return d.get("_lazy_reason") is not None or bool(type(obj).reason)
 
 
 def share_reason(dst, src) -> None:

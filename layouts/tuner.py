@@ -17,6 +17,7 @@ from dashboard import ids, permalink
 from dashboard.figures.theme import STATUS, empty_figure, graph_config
 from dashboard.keys import (MANAGER_KEYS, WEIGHT_KEYS, KeySpec, conf_to_value, default_conf, format_value, groups_for,
                             key_spec, spaced_marks)
+from engine.results import has_reason
 from engine.strategies import registry
 from dashboard.sources import DEFAULT_SOURCE, history_source_id, sample_state, source_info
 from engine.errors import InputError
@@ -168,21 +169,24 @@ def decision_card(a, inline: int = 3) -> list:
     # each reason and placement as (a function making its rich components, plain text): the first few
     # are shown rich, the rest fold into one text block; components are made only for those shown (a
     # thousand brokers' reasons as components cost a 1,000-broker slider release ~100 ms)
+    # the plain text is a function too: only the first few dozen are shown, and a pair's reason is written
+    # when first read (thousands of pairs at a low AvgShedder threshold on a 10,000-broker cluster)
     items = []
     if res is not None:
         for v in res.verdicts:
             if v.status in ("over", "skipped") and v.reason:
                 items.append((lambda v=v: html.Li([_status_chip(v.status), html.Code(v.broker), " ", v.reason]),
-                              f"{v.broker}: {v.reason}"))
+                              lambda v=v: f"{v.broker}: {v.reason}"))
+        low = a.config.loadBalancerAvgShedderLowThreshold
         for p in res.pairs:
-            if p.reason and (p.triggered or p.gap >= a.config.loadBalancerAvgShedderLowThreshold):
+            if (p.triggered or p.gap >= low) and has_reason(p):
                 items.append((lambda p=p: html.Li([_status_chip("over" if p.triggered else "pending"),
                                                    html.Code(f"{p.high} / {p.low}"), " ", p.reason]),
-                              f"{p.high} / {p.low}: {p.reason}"))
+                              lambda p=p: f"{p.high} / {p.low}: {p.reason}"))
         for d in (getattr(res, "decisions", None) or []) if tv is None else []:  # TransferShedder: the plan lists them
             items.append((lambda d=d: html.Li([_badge(d.label, "success" if d.label == "Success" else "skip"), " ",
                                                html.B(d.reason), ": ", d.detail or ""]),
-                          f"{d.label} {d.reason}: {d.detail or ''}"))
+                          lambda d=d: f"{d.label} {d.reason}: {d.detail or ''}"))
     # placements: their words are made only for those shown (thousands on a 10,000-broker cycle)
     placed = [u for u in c.processed if u.placement is not None]
 
@@ -200,7 +204,7 @@ def decision_card(a, inline: int = 3) -> list:
     if rest_items or rest_places:
         what = " and ".join(x for x in (f"{len(rest_items)} more reasons" if rest_items else "",
                                         f"{len(rest_places)} more placements" if rest_places else "") if x)
-        lines = [t for _, t in rest_items[:60]] + [f"{u.bundle} → {u.destination or '—'}{place_text(u)}"
+        lines = [t() for _, t in rest_items[:60]] + [f"{u.bundle} → {u.destination or '—'}{place_text(u)}"
                                                     for u in rest_places[:30]]
         if len(rest_items) > 60 or len(rest_places) > 30:
             lines.append("… the report lists everything")

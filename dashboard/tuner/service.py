@@ -118,6 +118,13 @@ def token(*parts) -> str:
 _DECIDED = attrgetter("broker", "bundle", "destination", "skipped")
 
 
+def _rows_token(key: str, rows) -> str:
+    """:func:`token` of many rows of four texts (or ``None``): each field's ``repr`` (which delimits
+    itself), without the list's and tuples' ``repr`` — ~25% less at 20,000 processed unloads."""
+    text = ",".join([f"{b!r}{k!r}{d!r}{s!r}" for b, k, d, s in rows])
+    return hashlib.blake2s(f"{key!r}{text}".encode(), digest_size=6).hexdigest()
+
+
 def revisions(a: Analysis) -> dict:
     """What each part of the page shows for analysis ``a``, as short tokens: a part whose token the
     page already shows is neither rebuilt nor re-sent.
@@ -129,7 +136,7 @@ def revisions(a: Analysis) -> dict:
     """
     snap = a.snap
     key = f"{snap.id}|{snap.step}"
-    decided = token(key, list(map(_DECIDED, a.cycle.processed)))
+    decided = _rows_token(key, map(_DECIDED, a.cycle.processed))
     dec = a.first_placement
     return {"snapshot": key, "scores": a.rev, "pairs": a.rev,
             # what the placement figure draws (the full JSON lists every filter's candidates: 10 ms at 1,000)

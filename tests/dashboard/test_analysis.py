@@ -131,3 +131,38 @@ def test_analysis006_uploaded_report_with_double_max_values(sid, shed, place):
         for fig in figs:
             pio.to_json(fig)
     assert all(u.broker == "broker-2:8080" for u in a.cycle.unloads)
+
+
+def test_after_moves_applies_each_unload_in_order_bit_for_bit():
+    """The brokers' rates after the unloads, done at once, equal taking each unload's rate and throughput
+    from its broker and adding them to its destination one unload after the other (same doubles: the
+    order of a broker's additions is kept), with unknown brokers and no destination skipped."""
+    import random
+
+    import numpy as np
+
+    from dashboard.tuner.analysis import _after_moves
+    from engine.results import Unload
+
+    rng = random.Random(3)
+    names = [f"b{i}" for i in range(40)]
+    idx = {n: i for i, n in enumerate(names)}
+    for _ in range(100):
+        br = np.array([rng.uniform(0, 1e6) for _ in names])
+        bt = np.array([rng.uniform(0, 1e9) for _ in names])
+        us = [Unload(broker=rng.choice(names + ["gone"]), bundle="ns/b/0x0_0x1",
+                     destination=rng.choice(names + [None, "", "gone"]), reason="r",
+                     msg_rate=rng.uniform(0, 1e5) if rng.random() < .9 else rng.randint(0, 10 ** 6),
+                     throughput=rng.uniform(0, 1e8)) for _ in range(rng.randint(0, 200))]
+        ar, at = br.copy(), bt.copy()
+        for u in us:
+            i, j = idx.get(u.broker), idx.get(u.destination) if u.destination else None
+            if i is not None:
+                ar[i] -= u.msg_rate
+                at[i] -= u.throughput
+            if j is not None:
+                ar[j] += u.msg_rate
+                at[j] += u.throughput
+        got_r, got_t = _after_moves(idx, us, br, bt)
+        assert got_r.tobytes() == ar.tobytes() and got_t.tobytes() == at.tobytes()
+        assert not np.shares_memory(got_r, br)

@@ -182,6 +182,23 @@ def test_decision_card_builds_only_what_it_shows(sid, monkeypatch):
     assert any("more reasons" in str(c) for c in card)
 
 
+def test_decision_card_writes_only_the_pair_reasons_it_shows(sid):
+    """AvgShedder at a low threshold: every pair fires; the card counts them all but writes the reasons of
+    only those it shows (a pair's reason is formatted when first read)."""
+    a, cfg = _analysis(sid, "AvgShedder", "AvgShedder", loadBalancerAvgShedderLowThreshold=2,
+                       loadBalancerAvgShedderHitCountLowThreshold=1, loadBalancerAvgShedderHitCountHighThreshold=1)
+    pairs = a.result.pairs
+    low = cfg.loadBalancerAvgShedderLowThreshold
+    listed = [p for p in pairs if p.triggered or p.gap >= low]
+    assert len(listed) > 70
+    card = str(decision_card(a))
+    written = [p for p in listed if "reason" in p.__dict__]
+    assert 0 < len(written) <= 3 + 60  # the rich ones and the fold's text, not all
+    n_reasons = len([v for v in a.result.verdicts if v.status in ("over", "skipped") and v.reason]) + len(listed)
+    assert f"{n_reasons - 3} more reasons" in card  # counted without writing them
+    assert all(p.reason for p in listed)  # and each has words when read
+
+
 def test_placement_many_candidates_lowest_and_chosen(sid):
     from dashboard.figures import placement
 
