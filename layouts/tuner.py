@@ -166,11 +166,10 @@ def decision_card(a, inline: int = 3) -> list:
     tv = transfer_view(a)
     if tv is not None:
         out.append(transfer_summary(tv))
-    # each reason and placement as (a function making its rich components, plain text): the first few
-    # are shown rich, the rest fold into one text block; components are made only for those shown (a
-    # thousand brokers' reasons as components cost a 1,000-broker slider release ~100 ms)
-    # the plain text is a function too: only the first few dozen are shown, and a pair's reason is written
-    # when first read (thousands of pairs at a low AvgShedder threshold on a 10,000-broker cluster)
+    # each reason and placement as (a function making its rich components, a function making its plain
+    # text): the first few are shown rich, the next few dozen fold into one text block; only those are made
+    # (a thousand brokers' reasons as components cost a 1,000-broker slider release ~100 ms, and a pair's
+    # reason is written when first read: thousands of pairs at a low AvgShedder threshold)
     items = []
     if res is not None:
         for v in res.verdicts:

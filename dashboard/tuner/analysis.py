@@ -208,6 +208,9 @@ def _ratio(a: np.ndarray):
     return hi / lo
 
 
+_BROKER, _DEST, _RATE, _THR = (attrgetter(f) for f in ("broker", "destination", "msg_rate", "throughput"))
+
+
 def _after_moves(idx: dict, unloads: list, br: np.ndarray, bt: np.ndarray):
     """Each broker's message rate and throughput after the unloads: each unload's rate and throughput
     taken from its broker and added to its destination (when known), one unload after the other — as one
@@ -230,9 +233,6 @@ def _after_moves(idx: dict, unloads: list, br: np.ndarray, bt: np.ndarray):
     np.add.at(ar, ks, rate)
     np.add.at(at, ks, thr)
     return ar, at
-
-
-_BROKER, _DEST, _RATE, _THR = (attrgetter(f) for f in ("broker", "destination", "msg_rate", "throughput"))
 
 
 @java_double_math  # report values up to Double.MAX_VALUE: sums may be Infinity, as in Pulsar

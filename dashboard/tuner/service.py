@@ -79,7 +79,7 @@ def _versions(snap: Snapshot) -> tuple[dict, VersionReading]:
     got = _versions_memo.get(key)
     if got is None:
         versions = broker_versions(snap.ld)
-        got = (versions, version_from_reports(dict(versions)))
+        got = (versions, version_from_reports(versions))
         _versions_memo.put(key, got)
     return dict(got[0]), got[1]
 
