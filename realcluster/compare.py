@@ -48,6 +48,7 @@ def compare_run(run: Path, seed: int = 0) -> dict:
     lm, cycles, warnings = replay_timeline(snaps, cfg, seed)
     ag = compare_timeline(snaps, cycles, source=str(run), strategy=lm.shedding.name)
     led = leader_cycles(meta, actions)
+    inputs = {c["snapshot"]: c.get("inputs", {}) for c in meta["cycles"] if c.get("snapshot")}
     rows = []
     for snap, cyc in zip(snaps, cycles):
         name = Path(snap.source).name
@@ -55,7 +56,7 @@ def compare_run(run: Path, seed: int = 0) -> dict:
         real = led.get(name, [])
         rows.append({"snapshot": name, "leader": real, "engine": eng,
                      "bundles_match": sorted(x[:2] for x in real) == sorted(x[:2] for x in eng),
-                     "exact": real == eng})
+                     "exact": real == eng, "inputs": inputs.get(name, {})})
     acted = [r for r in rows if r["leader"] or r["engine"]]
     return {"run": str(run), "scenario": meta["scenario"], "title": meta["title"], "strategy": lm.shedding.name,
             "placement": lm.placement.name, "snapshots": len(snaps), "leader_unloads": len(actions),
@@ -74,6 +75,10 @@ def summary_text(res: dict) -> str:
         if r["leader"] or r["engine"]:
             lines.append(f"  {r['snapshot']}: leader {r['leader']} | engine {r['engine']}"
                          + ("" if r["exact"] else "   <- differs"))
+        unmatched = sorted(b for b, how in r["inputs"].items() if how == "no-match")
+        if unmatched:
+            lines.append(f"  {r['snapshot']}: no recorded report of {', '.join(unmatched)} prints the usage "
+                         "the leader printed: the snapshot is not what the leader read")
     lines.append(agreement_text(res["agreement_obj"]))
     return "\n".join(lines)
 

@@ -126,6 +126,15 @@ class ElmRecorder(Recorder):
                     "topBundlesLoadData": json.loads(json.dumps(self.tables[TOP_BUNDLES])),
                     "bundleOwnership": owners, "brokerLookupData": registry}
 
+    def _snapshot_files(self, entry: dict):
+        """The last values seen half a second before the cycle (the topics carry no modification time to
+        place a value against the cycle's line)."""
+        before = [x for x in self.dumps if x[0] <= entry["time"] - 500]
+        if not before:
+            return None
+        entry["dump_time"] = before[-1][0]
+        return before[-1][1]
+
     def _write_snapshot(self, name: str, files: dict) -> str:
         if not files["brokerLoadData"]:
             self.errors.append(f"{name}: no broker load data yet: no snapshot")

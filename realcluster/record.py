@@ -4,9 +4,19 @@ The recorder polls the metadata store every second (``/loadbalance/brokers/*``,
 ``/loadbalance/bundle-data/**``, ``/loadbalance/broker-time-average/*``: the nodes the modular leader
 reads and writes) and tails the leader's log. Each shedding cycle of the leader shows in its log (the
 strategy's own lines: ThresholdShedder's per-broker line at DEBUG, AvgShedder's "sorted broker list",
-"Only 1 broker available"); for each cycle the last metadata-store dump taken before the cycle's first
-line becomes one snapshot of the timeline. The leader's "Unloading bundle: B from broker A to dest
-broker D" lines are its actions.
+"Only 1 broker available"). The leader's "Unloading bundle: B from broker A to dest broker D" lines are
+its actions.
+
+A cycle's snapshot is the metadata store as it stood at the cycle's first line, node by node: the
+leader reads the brokers' reports from its own cache, refreshed on each change notification, not at
+the cycle, so a report written in the second before the cycle is one the leader already has. The
+snapshot is built once a dump taken at least :data:`SETTLE_MS` after the cycle exists: each node is the
+newest version seen (in the dumps around the cycle) whose modification time (the store's ``mtime``,
+same clock as the log) is not after the cycle; a node created after it is left out. ThresholdShedder
+also prints, for every broker, the resource usage it read (``cpu: …%, memory: …%, …``); where a
+broker's chosen report does not print the same, the version of that report that does is taken
+instead (a notification still in flight at the cycle), and the cycle's ``inputs`` in ``run.json``
+says, per broker, ``log`` (matched as chosen), ``log-other-version`` or ``no-match``.
 
 Output directory::
 
@@ -31,7 +41,78 @@ from .cluster import HOST, Cluster, http
 
 LINE = re.compile(r"^(\d{13}) \[(.*?)\] (\w+)\s+(\S+) - (.*)$")
 UNLOAD = re.compile(r"\[(\w+)\] Unloading bundle: (\S+) from broker (\S+) to dest broker (\S+)")
+# ThresholdShedder's per-broker lines end with the broker's LocalBrokerData.printResourceUsage()
+USAGE = re.compile(r"^(?:\[(\S+)\] broker is |Attempting to shed load on (\S+), ).*\((cpu: [^()]*)\)\s*$")
+USAGE_FIELDS = ("cpu", "memory", "directMemory", "bandwidthIn", "bandwidthOut")
 CYCLE_GAP_MS = 15_000
+SETTLE_MS = 1_500  # a cycle's snapshot waits for a dump this long after the cycle's first line
+WINDOW_MS = 120_000  # the dumps a cycle's nodes are looked up in: from this long before the cycle
+
+
+def parse_usage(text: str) -> dict:
+    """``"cpu: 80.23%, memory: 25.39%, ..."`` -> ``{"cpu": 80.23, ...}``."""
+    out = {}
+    for part in text.split(","):
+        k, _, v = part.strip().partition(":")
+        try:
+            out[k.strip()] = float(v.strip().rstrip("%"))
+        except ValueError:
+            continue
+    return out
+
+
+def report_usage(data: bytes) -> dict | None:
+    """The percentages a LocalBrokerData report prints (``percentUsage()``: float32 usage / limit * 100)."""
+    from engine.javacompat import percent_usage
+
+    try:
+        rep = json.loads(data)
+        return {k: percent_usage(float((rep.get(k) or {}).get("usage", 0.0)),
+                                 float((rep.get(k) or {}).get("limit", 0.0))) for k in USAGE_FIELDS}
+    except (ValueError, TypeError, AttributeError):
+        return None
+
+
+def usage_matches(logged: dict, data: bytes) -> bool:
+    got = report_usage(data)
+    return got is not None and all(abs(got[k] - v) <= 0.011 for k, v in logged.items() if k in got)
+
+
+def nodes_at(dumps: list, t: int, logged: dict | None = None) -> tuple:
+    """``(files, inputs)``: the metadata store at time ``t`` from ``dumps`` (``[(dump ms, {path: (data,
+    mtime, ctime)})]``, in time order), and per broker whose printed usage is in ``logged`` which version
+    of its report matched it (see the module's docstring)."""
+    before = [x for x in dumps if x[0] <= t]
+    if not before:
+        return None, {}
+    versions: dict = {}  # path -> {mtime: data}
+    for _d, files in dumps:
+        for rel, (data, mtime, _c) in files.items():
+            versions.setdefault(rel, {})[mtime] = data
+    paths = set(before[-1][1])
+    for d, files in dumps:
+        if d > t:
+            paths.update(rel for rel, (_x, _m, ctime) in files.items() if ctime <= t)
+    out, inputs = {}, {}
+    for rel in sorted(paths):
+        vs = versions[rel]
+        known = sorted(m for m in vs if m <= t)
+        if not known:
+            continue  # only versions written after the cycle were seen
+        out[rel] = vs[known[-1]]
+        top, _, broker = rel.partition("loadbalance/brokers/")
+        if top or not broker or not logged or broker not in logged:
+            continue
+        if usage_matches(logged[broker], out[rel]):
+            inputs[broker] = "log"
+            continue
+        other = [m for m in sorted(vs, key=lambda m: abs(m - t)) if usage_matches(logged[broker], vs[m])]
+        if other:
+            out[rel] = vs[other[0]]
+            inputs[broker] = "log-other-version"
+        else:
+            inputs[broker] = "no-match"
+    return out, inputs
 
 
 def is_marker(logger: str, msg: str) -> bool:
@@ -46,8 +127,9 @@ class Recorder:
         self.cluster = cluster
         self.out = Path(out)
         self.leader_log = Path(leader_log)
-        self.dumps: deque = deque(maxlen=120)
+        self.dumps: deque = deque(maxlen=WINDOW_MS // 1000 + 20)
         self.cycles: list = []  # {"time", "snapshot"}
+        self._pending: list = []  # cycles whose snapshot waits for a later dump
         self.actions: list = []
         self._pos = 0
         self._partial = ""
@@ -64,8 +146,8 @@ class Recorder:
         def walk(path: str, rel: str):
             kids = zk.get_children(path)
             if not kids:
-                data, _ = zk.get(path)
-                files[rel] = data or b""
+                data, stat = zk.get(path)
+                files[rel] = (data or b"", stat.mtime, stat.ctime)
                 return
             for k in kids:
                 walk(f"{path}/{k}", f"{rel}/{k}")
@@ -97,6 +179,7 @@ class Recorder:
                 except Exception as exc:  # a node deleted between list and get: next poll
                     self.errors.append(f"{t}: dump: {exc!r}")
                 self._read_log()
+                self._settle()
                 self._stop.wait(1.0)
         finally:
             self._close()
@@ -125,19 +208,42 @@ class Recorder:
             elif self.is_marker(logger, msg):
                 if not self.cycles or t > self.cycles[-1]["time"] + CYCLE_GAP_MS:
                     self._cycle(t)
+            u = USAGE.match(msg) if logger.endswith("ThresholdShedder") else None
+            if u and self.cycles and t <= self.cycles[-1]["time"] + CYCLE_GAP_MS:
+                self.cycles[-1].setdefault("leader_usage", {})[u.group(1) or u.group(2)] = parse_usage(u.group(3))
 
     def _cycle(self, t: int) -> None:
-        before = [d for d in self.dumps if d[0] <= t - 500]
-        idx = len(self.cycles) + 1
-        entry = {"time": t, "snapshot": None}
+        entry = {"time": t, "snapshot": None, "index": len(self.cycles) + 1}
         self.cycles.append(entry)
-        if not before:
-            self.errors.append(f"{t}: cycle {idx} before the first metadata-store dump: no snapshot")
-            return
-        dump_t, files = before[-1]
-        name = self._write_snapshot(f"{idx:03d}-{t}", files)
-        entry.update(snapshot=name, dump_time=dump_t)
-        threading.Thread(target=self._extras, args=(idx,), daemon=True).start()
+        self._pending.append(entry)
+
+    def _settle(self, final: bool = False) -> None:
+        """Write the snapshot of each pending cycle that has a dump :data:`SETTLE_MS` after it (all of
+        them when ``final``)."""
+        last = self.dumps[-1][0] if self.dumps else None
+        while self._pending:
+            entry = self._pending[0]
+            if not final and (last is None or last < entry["time"] + SETTLE_MS):
+                return
+            self._pending.pop(0)
+            idx, t = entry.pop("index"), entry["time"]
+            files = self._snapshot_files(entry)
+            if files is None:
+                self.errors.append(f"{t}: cycle {idx} before the first metadata-store dump: no snapshot")
+                continue
+            entry["snapshot"] = self._write_snapshot(f"{idx:03d}-{t}", files)
+            threading.Thread(target=self._extras, args=(idx,), daemon=True).start()
+
+    def _snapshot_files(self, entry: dict):
+        t = entry["time"]
+        dumps = [x for x in self.dumps if t - WINDOW_MS <= x[0]]
+        files, inputs = nodes_at(dumps, t, entry.get("leader_usage"))
+        if inputs:
+            entry["inputs"] = inputs
+        before = [d for d, _f in dumps if d <= t]
+        if before:
+            entry["dump_time"] = before[-1]
+        return files
 
     def _write_snapshot(self, name: str, files: dict) -> str:
         root = self.out / "timeline" / name
@@ -183,6 +289,7 @@ class Recorder:
         if self._thread:
             self._thread.join(timeout=60)
         self._read_log()
+        self._settle(final=True)
 
     def wait_cycles(self, n: int, timeout: float, until=None) -> None:
         """Until ``n`` more cycles are recorded (or ``until()`` is true), at most ``timeout`` seconds."""

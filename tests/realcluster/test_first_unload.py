@@ -1,7 +1,8 @@
 """A real two-broker Pulsar 4.0 cluster (the released jars from Maven Central, `make realcluster-deps`):
 broker-1 carries six bundles of skewed traffic, broker-2 joins empty, and the real leader sheds with
 ThresholdShedder + LeastLongTermMessageRate. The engine, replaying the leader's cycles from the
-recorded metadata-store snapshots, must unload the bundle the leader unloads, to the same broker.
+recorded metadata-store snapshots, must unload the bundle the leader unloads, to the same broker; the
+snapshots hold, for every broker, the report whose usage the leader printed at that cycle.
 
 Takes about five minutes (two broker JVMs, ZooKeeper + a bookie, a few one-minute shedding cycles)."""
 import shutil
@@ -34,6 +35,11 @@ def test_leader_unloads_and_engine_predicts_bundle_and_destination(run_dir):
     first = led[0]
     bundle, src, dest = first["leader"][0]
     assert src == "127.0.0.1:13081" and dest == "127.0.0.1:13082"
+    # the recording is what the leader read: up to that cycle, each broker's report in each snapshot
+    # prints the usage ThresholdShedder printed for it
+    upto = res["cycles"][: res["cycles"].index(first) + 1]
+    assert all(how in ("log", "log-other-version") for r in upto for how in r["inputs"].values()), upto
+    assert any(r["inputs"] for r in upto), upto
     # the engine's cycle at the same snapshot: the same bundle, from the same broker, to the same broker
     assert first["engine"] == first["leader"], first
     # and no cycle before it where the engine would have shed while the leader did not
