@@ -364,7 +364,11 @@ class ModularLoadManager(HoldsStrategyStates):
             dec.filters = [FilterStep("given candidates", c, names=v.brokers)]
             return dec
         steps, c, base = self._pipeline(bundle, ns, non_persistent, ctx)
-        dec = self.placement.select_broker(c, bundle, data, v, cfg, ctx)
+        return self._strategy_then_retry(bundle, non_persistent, steps, c, data, ctx, conf)
+
+    def _strategy_then_retry(self, bundle, non_persistent, steps, c, data, ctx, conf) -> PlacementDecision:
+        """The placement strategy on the filtered candidates ``c``, then the overload retry."""
+        dec = self.placement.select_broker(c, bundle, data, self.view, self.config, ctx)
         dec.filters = steps
         if dec.broker is None:
             return dec
@@ -644,6 +648,7 @@ class ModularLoadManager(HoldsStrategyStates):
         keys = list(by_broker)
         rank = unload_broker_rank(self.shedding, keys)
         excluded = self._conf_facts()[1]
+        place = self._cycle_placer()
         with self._cycle_draws(len(res.selected)):
             for bi in np.argsort(rank).tolist():
                 broker = keys[bi]
@@ -662,7 +667,7 @@ class ModularLoadManager(HoldsStrategyStates):
                         u.skipped = why
                         cyc.skipped.append(u)
                         continue
-                    dec = self._select_broker(s.bundle, None, False, ns)  # (not an excluded namespace's)
+                    dec = place(s.bundle, ns)  # (not an excluded namespace's)
                     u.placement = dec
                     if dec.broker is None:
                         u.skipped = "no broker available to unload the bundle to"
@@ -687,6 +692,30 @@ class ModularLoadManager(HoldsStrategyStates):
         else:
             cyc.reason = res.reason or "nothing to unload"
         return cyc
+
+    def _cycle_placer(self):
+        """``place(bundle, namespace)``: ``selectBroker`` for the unloads of one shedding cycle (a
+        namespace not excluded from shedding, a persistent topic).
+
+        Nothing a placement reads before its strategy changes while a cycle unloads (``selectBroker``
+        preallocates nothing, and the view, configuration and preallocations stay as they are), so
+        without namespace policies or preallocations the filter steps of a namespace are taken once per
+        cycle and the configuration's facts and placement context once; the strategy (whose own state,
+        AvgShedder's plans and the round robin's position, does change) and the overload retry run for
+        each bundle as in :meth:`select_broker`. With policies or preallocations each bundle takes the
+        whole path."""
+        if self.policies.__class__ is not NamespacePolicies or self.preallocated:
+            return lambda bundle, ns: self._select_broker(bundle, None, False, ns)
+        conf, ctx, pipes, then = self._conf_facts(), self.ctx(), {}, self._strategy_then_retry
+        data_of = self._placement_data if getattr(self.placement, "uses_bundle_data", True) else None
+
+        def place(bundle: str, ns: str) -> PlacementDecision:
+            got = pipes.get(ns)
+            if got is None:
+                got = pipes[ns] = self._pipeline(bundle, ns, False, ctx)
+            return then(bundle, False, got[0], got[1], None if data_of is None else data_of(bundle), ctx, conf)
+
+        return place
 
     def run_cycles(self, n: int) -> list[Cycle]:
         """``n`` shedding cycles on unchanged load reports, one shedding interval apart."""
