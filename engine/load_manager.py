@@ -492,7 +492,7 @@ class ModularLoadManager(HoldsStrategyStates):
                     or (ns == "pulsar/system" and cfg.has("system_namespace_spread")))
 
     def _pipeline_for(self, bundle: str, ns: str, non_persistent: bool, ctx):
-        v, cfg, names = self.view, self.config, self.view.brokers
+        v, names = self.view, self.view.brokers
         steps, base, c = self._prefix(bundle, non_persistent, ctx)
         steps = list(steps)
         explain = getattr(self.policies, "explain_anti_affinity", None)
