@@ -4,7 +4,7 @@ import pytest
 
 from engine.config import BIGO_AVGSHEDDER, LoadBalancerConfig
 from engine.javacompat import java_map_rank
-from engine.load_manager import ModularLoadManager
+from engine.load_manager import ModularLoadManager, NamespacePolicies
 from engine.samples import load_sample
 from engine.synth import make_snapshot
 
@@ -128,6 +128,10 @@ def test_state_is_inspectable_and_json_ready():
     assert set(st["shedding"]["history"]) == set(lm.view.brokers)
 
 
+class SamePolicies(NamespacePolicies):
+    """The default policies as a subclass: the load manager keeps nothing for them (the whole path)."""
+
+
 def _decision_facts(dec):
     return (dec.broker, dec.reason, dec.from_plan, dec.retried, dec.first_choice,
             [(f.name, f.note, f.candidates, f.removed) for f in dec.filters])
@@ -140,11 +144,7 @@ def test_filter_steps_kept_per_namespace_equal_computing_them_per_bundle(shed, p
     whose policies are a subclass (so nothing is kept) must decide and explain every placement the
     same, also across preallocations (which change topic and namespace counts) and a shedding cycle."""
     from engine.config import IMPL
-    from engine.load_manager import NamespacePolicies
     from engine.synth import random_view
-
-    class SamePolicies(NamespacePolicies):
-        pass
 
     v = random_view(40, 12, seed=5)
     cfg = LoadBalancerConfig().with_values({
@@ -176,11 +176,7 @@ def test_a_cycles_placements_with_steps_taken_once_per_namespace_equal_the_whole
     by bundle. Every decision over cycles, across many namespaces and with retries, must equal a
     manager that takes the whole path for each bundle (policies of a subclass keep nothing)."""
     from engine.config import IMPL
-    from engine.load_manager import NamespacePolicies
     from engine.synth import random_view
-
-    class SamePolicies(NamespacePolicies):
-        pass
 
     v = random_view(60, 20, seed=9)
     cfg = LoadBalancerConfig().with_values({
@@ -209,11 +205,7 @@ def test_filter_steps_kept_across_namespaces_only_where_no_step_reads_the_namesp
     one of a manager that keeps nothing (its policies a subclass) — the broker, the reason and every
     filter step, the spread step of pulsar/system included."""
     from engine.config import IMPL
-    from engine.load_manager import NamespacePolicies
     from engine.synth import random_view
-
-    class SamePolicies(NamespacePolicies):
-        pass
 
     v = random_view(25, 10, seed=8)
     for place in ("LeastLongTermMessageRate", "AvgShedder")[:1 if version == "3.0.5" else 2]:  # (no AvgShedder in 3.0.5)
@@ -251,11 +243,7 @@ def test_round_robin_lookups_of_excluded_namespaces_equal_the_full_path():
     overload retry (some brokers are above the threshold), across namespaces, topic types,
     preallocations, a new view and a new configuration, and the round-robin state left behind."""
     from engine.config import IMPL
-    from engine.load_manager import NamespacePolicies
     from engine.synth import random_view
-
-    class SamePolicies(NamespacePolicies):
-        pass
 
     v = random_view(30, 8, seed=11)
     cfg = LoadBalancerConfig().with_values({
