@@ -130,6 +130,7 @@ class Recorder:
         self.dumps: deque = deque(maxlen=WINDOW_MS // 1000 + 20)
         self.cycles: list = []  # {"time", "snapshot"}
         self._pending: list = []  # cycles whose snapshot waits for a later dump
+        self._extras_threads: list = []
         self.actions: list = []
         self._pos = 0
         self._partial = ""
@@ -214,8 +215,8 @@ class Recorder:
 
     def _cycle(self, t: int) -> None:
         entry = {"time": t, "snapshot": None, "index": len(self.cycles) + 1}
+        self._pending.append(entry)  # (first: :meth:`settled`, read by another thread, never counts it early)
         self.cycles.append(entry)
-        self._pending.append(entry)
 
     def _settle(self, final: bool = False) -> None:
         """Write the snapshot of each pending cycle that has a dump :data:`SETTLE_MS` after it (all of
@@ -225,14 +226,16 @@ class Recorder:
             entry = self._pending[0]
             if not final and (last is None or last < entry["time"] + SETTLE_MS):
                 return
-            self._pending.pop(0)
             idx, t = entry.pop("index"), entry["time"]
             files = self._snapshot_files(entry)
             if files is None:
                 self.errors.append(f"{t}: cycle {idx} before the first metadata-store dump: no snapshot")
-                continue
-            entry["snapshot"] = self._write_snapshot(f"{idx:03d}-{t}", files)
-            threading.Thread(target=self._extras, args=(idx,), daemon=True).start()
+            else:
+                entry["snapshot"] = self._write_snapshot(f"{idx:03d}-{t}", files)
+                th = threading.Thread(target=self._extras, args=(idx,), daemon=True)
+                th.start()
+                self._extras_threads.append(th)
+            self._pending.pop(0)  # (last: settled once its snapshot is written)
 
     def _snapshot_files(self, entry: dict):
         t = entry["time"]
@@ -290,12 +293,19 @@ class Recorder:
             self._thread.join(timeout=60)
         self._read_log()
         self._settle(final=True)
+        for th in self._extras_threads:  # the last cycle's load reports, before the brokers stop
+            th.join(timeout=60)
+
+    def settled(self) -> int:
+        """Cycles whose snapshot is written (or known to have none)."""
+        return len(self.cycles) - len(self._pending)
 
     def wait_cycles(self, n: int, timeout: float, until=None) -> None:
-        """Until ``n`` more cycles are recorded (or ``until()`` is true), at most ``timeout`` seconds."""
-        start = len(self.cycles)
+        """Until ``n`` more cycles are recorded with their snapshots (or ``until()`` is true), at most
+        ``timeout`` seconds."""
+        start = self.settled()
         end = time.time() + timeout
-        while time.time() < end and len(self.cycles) < start + n:
+        while time.time() < end and self.settled() < start + n:
             if until is not None and until():
                 return
             time.sleep(1.0)

@@ -80,10 +80,10 @@ def test_a_cycle_of_the_leaders_log_becomes_a_snapshot_once_a_later_dump_exists(
     cyc = rec.cycles[0]
     assert cyc["leader_usage"] == {A: parse_usage(usage_a), B: parse_usage(usage_b)}
     assert rec.actions[0]["bundle"] == "shedlab/skew/0x20000000_0x40000000" and rec.actions[0]["destination"] == B
-    assert cyc["snapshot"] is None  # no dump after the cycle yet
+    assert cyc["snapshot"] is None and rec.settled() == 0  # no dump after the cycle yet: a run waits on
     rec.dumps.append((T + 1600, {f"loadbalance/brokers/{A}": node(NEW, T - 200),
                                  f"loadbalance/brokers/{B}": node(OLD, T - 30_000)}))
     rec._settle()
-    assert cyc["snapshot"] == f"001-{T}" and cyc["inputs"] == {A: "log", B: "log"}
+    assert cyc["snapshot"] == f"001-{T}" and cyc["inputs"] == {A: "log", B: "log"} and rec.settled() == 1
     brokers = tmp_path / "run" / "timeline" / cyc["snapshot"] / "loadbalance" / "brokers"
     assert (brokers / A).read_bytes() == NEW and (brokers / B).read_bytes() == OLD
