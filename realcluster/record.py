@@ -301,9 +301,9 @@ class Recorder:
         return len(self.cycles) - len(self._pending)
 
     def wait_cycles(self, n: int, timeout: float, until=None) -> None:
-        """Until ``n`` more cycles are recorded with their snapshots (or ``until()`` is true), at most
-        ``timeout`` seconds."""
-        start = self.settled()
+        """Until ``n`` cycles after those seen so far are recorded with their snapshots (or ``until()``
+        is true), at most ``timeout`` seconds."""
+        start = len(self.cycles)
         end = time.time() + timeout
         while time.time() < end and self.settled() < start + n:
             if until is not None and until():
