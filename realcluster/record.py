@@ -24,7 +24,9 @@ Output directory::
         /loadbalance dump per cycle: `python -m engine replay timeline --observed --conf broker.conf`)
     actions.jsonl        the leader's unloads ({"time", "strategy", "bundle", "broker", "destination"})
     broker.conf          the load-balancer settings every broker ran with
-    run.json             scenario, Pulsar version, brokers, leader, cycles, traffic (topic, bundle, rate)
+    run.json             scenario, Pulsar version, brokers, leader, traffic (topic, bundle, rate), cycles
+                         (time, snapshot, unloads; ThresholdShedder's: ``leader_usage``, the usage it
+                         printed per broker, and ``inputs``, how each broker's report matched it)
     extras/NNN/<broker>.load-report.json   GET /admin/v2/broker-stats/load-report after each cycle
     extras/NNN/<broker>.metrics.txt        the pulsar_lb_* lines of GET /metrics after each cycle
 """
