@@ -9,7 +9,11 @@ The recorder reads the three topics with the real client from the moment broker-
 the ``dstBroker`` of its last ``Owned`` state). Each leader cycle (the ``UnloadScheduler``'s "Available
 brokers" line, printed with ``loadBalancerDebugModeEnabled=true``) becomes one snapshot: the Shedlab
 container ``{"brokerLoadData", "topBundlesLoadData", "bundleOwnership", "brokerLookupData"}`` of the
-last values seen before the cycle (the last, the broker registry, from the metadata store's
+values as they stood at the cycle's line: per key, the newest value whose publish time (set by the
+broker, on the log's clock) is not after it, from the messages read up to 1.5 s after the cycle — the
+leader's table views take a value within milliseconds of its publication, and a broker publishes its
+load data right next to the one-minute cycle (both timers start with it) (the last, the broker
+registry, from the metadata store's
 ``/loadbalance/brokers/<id>``: a broker that has joined but not yet published load data is available
 all the same, and the leader skips the cycle — ``NoLoadData`` — as the engine then does) (``timeline/NNN-<ms>.json``). The leader's actions are its "Unloading bundle:
 Unload[...]" lines.
@@ -31,13 +35,30 @@ ELM_UNLOAD = re.compile(r"\[(\w+)\] Unloading bundle: Unload\[sourceBroker=([^,]
                         r"destBroker=Optional(?:\[([^\]]+)\]|\.empty)")
 
 
+HISTORY = 16  # values kept per key of a topic (one a minute, or on a large change)
+
+
+def values_at(history: dict, t: int) -> dict:
+    """key -> the newest value published at or before ``t`` (``history``: key -> ``[(publish ms,
+    value or None for a deletion)]`` in arrival order); keys deleted or first published after ``t``
+    are left out."""
+    out = {}
+    for key, versions in history.items():
+        got = [x for x in versions if x[0] <= t]
+        if got:
+            value = max(got, key=lambda x: x[0])[1]
+            if value is not None:
+                out[key] = value
+    return out
+
+
 class ElmRecorder(Recorder):
     load_reports = False
 
     def __init__(self, cluster, out, leader_log, service_url: str):
         super().__init__(cluster, out, leader_log)
         self.service_url = service_url
-        self.tables = {BROKER_LOAD: {}, TOP_BUNDLES: {}, CHANNEL: {}}
+        self.tables = {BROKER_LOAD: {}, TOP_BUNDLES: {}, CHANNEL: {}}  # topic -> key -> [(publish ms, value)]
         self._lock = threading.Lock()
         self._readers = []
 
@@ -80,17 +101,16 @@ class ElmRecorder(Recorder):
                 msg = reader.read_next(timeout_millis=1000)
             except Exception:
                 continue
-            key, raw = msg.partition_key(), msg.data()
+            key, raw, published = msg.partition_key(), msg.data(), msg.publish_timestamp()
             try:
                 value = json.loads(raw) if raw else None
             except ValueError:
                 self.errors.append(f"{topic} {key}: not JSON")
                 continue
             with self._lock:
-                if value is None:
-                    self.tables[topic].pop(key, None)
-                else:
-                    self.tables[topic][key] = value
+                versions = self.tables[topic].setdefault(key, [])
+                versions.append((published, value))
+                del versions[:-HISTORY]
         try:
             reader.close()
         except Exception:
@@ -118,22 +138,23 @@ class ElmRecorder(Recorder):
         return out
 
     def _dump(self) -> dict:
-        registry = self._registry()
-        with self._lock:
-            owners = {b: v.get("dstBroker") for b, v in self.tables[CHANNEL].items()
-                      if v.get("state") == "Owned" and v.get("dstBroker")}
-            return {"brokerLoadData": json.loads(json.dumps(self.tables[BROKER_LOAD])),
-                    "topBundlesLoadData": json.loads(json.dumps(self.tables[TOP_BUNDLES])),
-                    "bundleOwnership": owners, "brokerLookupData": registry}
+        """The broker registry (the topics' values are kept with their publish times)."""
+        return {"brokerLookupData": self._registry()}
 
     def _snapshot_files(self, entry: dict):
-        """The last values seen half a second before the cycle (the topics carry no modification time to
-        place a value against the cycle's line)."""
-        before = [x for x in self.dumps if x[0] <= entry["time"] - 500]
+        """The topics' values published at or before the cycle's line, the registry of the last copy
+        taken before it."""
+        t = entry["time"]
+        before = [x for x in self.dumps if x[0] <= t]
         if not before:
             return None
         entry["dump_time"] = before[-1][0]
-        return before[-1][1]
+        with self._lock:
+            load, top, channel = (values_at(self.tables[k], t) for k in (BROKER_LOAD, TOP_BUNDLES, CHANNEL))
+        owners = {b: v.get("dstBroker") for b, v in channel.items()
+                  if v.get("state") == "Owned" and v.get("dstBroker")}
+        return json.loads(json.dumps({"brokerLoadData": load, "topBundlesLoadData": top, "bundleOwnership": owners,
+                                      "brokerLookupData": before[-1][1]["brokerLookupData"]}))
 
     def _write_snapshot(self, name: str, files: dict) -> str:
         if not files["brokerLoadData"]:

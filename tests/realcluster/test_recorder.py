@@ -87,3 +87,38 @@ def test_a_cycle_of_the_leaders_log_becomes_a_snapshot_once_a_later_dump_exists(
     assert cyc["snapshot"] == f"001-{T}" and cyc["inputs"] == {A: "log", B: "log"} and rec.settled() == 1
     brokers = tmp_path / "run" / "timeline" / cyc["snapshot"] / "loadbalance" / "brokers"
     assert (brokers / A).read_bytes() == NEW and (brokers / B).read_bytes() == OLD
+
+
+def test_the_elm_snapshot_holds_the_values_published_by_the_cycle():
+    """The Extensible Load Manager's load data and bundle states are topic messages: a cycle's snapshot
+    holds, per key, the newest value published at or before the cycle's line — a broker's load data
+    published 40 ms before the cycle is in it, one published 30 ms after is not — and a bundle
+    released after the cycle is still owned in it."""
+    from realcluster.elm import BROKER_LOAD, CHANNEL, TOP_BUNDLES, ElmRecorder, values_at
+
+    shipped = json.loads(next((ROOT / "samples" / "realcluster" / "transfer" / "timeline").glob("004-*.json"))
+                         .read_text())
+    b1 = sorted(shipped["brokerLoadData"])[0]
+    before, after = dict(shipped["brokerLoadData"][b1]), dict(shipped["brokerLoadData"][b1])
+    before["cpu"] = {"usage": 0.0, "limit": 25.0}
+    after["cpu"] = {"usage": 24.0, "limit": 25.0}
+    bundle = "shedlab/skew/0x00000000_0x20000000"
+    owned = {"state": "Owned", "dstBroker": b1, "versionId": 1}
+    released = {"state": "Releasing", "sourceBroker": b1, "dstBroker": B, "versionId": 2}
+    rec = ElmRecorder(Cluster(Path("/nonexistent")), Path("/nonexistent/run"), Path("/nonexistent/log"),
+                      "pulsar://127.0.0.1:1")
+    rec.tables[BROKER_LOAD][b1] = [(T - 60_000, before), (T - 40, shipped["brokerLoadData"][b1]), (T + 30, after)]
+    rec.tables[TOP_BUNDLES][b1] = [(T - 5_000, shipped["topBundlesLoadData"][b1])]
+    rec.tables[CHANNEL][bundle] = [(T - 90_000, owned), (T + 200, released)]
+    rec.tables[CHANNEL]["shedlab/light/0x00000000_0xffffffff"] = [(T + 100, owned)]  # assigned after the cycle
+    rec.dumps.append((T - 700, {"brokerLookupData": shipped["brokerLookupData"]}))
+    files = rec._snapshot_files({"time": T})
+    assert files["brokerLoadData"] == {b1: shipped["brokerLoadData"][b1]}
+    assert files["topBundlesLoadData"] == {b1: shipped["topBundlesLoadData"][b1]}
+    assert files["bundleOwnership"] == {bundle: b1}
+    assert files["brokerLookupData"] == shipped["brokerLookupData"]
+    # a deletion (an empty message) published by the cycle removes the key
+    assert values_at({"k": [(T - 9, {"a": 1}), (T - 1, None)]}, T) == {}
+    # no registry copy before the cycle: no snapshot
+    rec.dumps.clear()
+    assert rec._snapshot_files({"time": T}) is None
