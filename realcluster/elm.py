@@ -25,7 +25,7 @@ import re
 import threading
 
 from .cluster import HOST
-from .record import Recorder
+from .record import Recorder, values_at
 
 SYSTEM = "pulsar/system"
 BROKER_LOAD = f"non-persistent://{SYSTEM}/loadbalancer-broker-load-data"
@@ -36,20 +36,6 @@ ELM_UNLOAD = re.compile(r"\[(\w+)\] Unloading bundle: Unload\[sourceBroker=([^,]
 
 
 HISTORY = 16  # values kept per key of a topic (one a minute, or on a large change)
-
-
-def values_at(history: dict, t: int) -> dict:
-    """key -> the newest value published at or before ``t`` (``history``: key -> ``[(publish ms,
-    value or None for a deletion)]`` in arrival order); keys deleted or first published after ``t``
-    are left out."""
-    out = {}
-    for key, versions in history.items():
-        got = [x for x in versions if x[0] <= t]
-        if got:
-            value = max(got, key=lambda x: x[0])[1]
-            if value is not None:
-                out[key] = value
-    return out
 
 
 class ElmRecorder(Recorder):

@@ -37,7 +37,10 @@ import re
 import threading
 import time
 from collections import deque
+from operator import itemgetter
 from pathlib import Path
+
+from engine.javacompat import percent_usage
 
 from .cluster import HOST, Cluster, http
 
@@ -65,8 +68,6 @@ def parse_usage(text: str) -> dict:
 
 def report_usage(data: bytes) -> dict | None:
     """The percentages a LocalBrokerData report prints (``percentUsage()``: float32 usage / limit * 100)."""
-    from engine.javacompat import percent_usage
-
     try:
         rep = json.loads(data)
         return {k: percent_usage(float((rep.get(k) or {}).get("usage", 0.0)),
@@ -78,6 +79,19 @@ def report_usage(data: bytes) -> dict | None:
 def usage_matches(logged: dict, data: bytes) -> bool:
     got = report_usage(data)
     return got is not None and all(abs(got[k] - v) <= 0.011 for k, v in logged.items() if k in got)
+
+
+def values_at(history: dict, t: int) -> dict:
+    """key -> its newest value written at or before ``t`` (``history``: key -> ``[(written ms, value, or
+    None for a deletion)]``); keys deleted or first written after ``t`` are left out."""
+    out = {}
+    for key, versions in history.items():
+        got = [x for x in versions if x[0] <= t]
+        if got:
+            value = max(got, key=itemgetter(0))[1]
+            if value is not None:
+                out[key] = value
+    return out
 
 
 def nodes_at(dumps: list, t: int, logged: dict | None = None) -> tuple:
@@ -95,13 +109,10 @@ def nodes_at(dumps: list, t: int, logged: dict | None = None) -> tuple:
     for d, files in dumps:
         if d > t:
             paths.update(rel for rel, (_x, _m, ctime) in files.items() if ctime <= t)
-    out, inputs = {}, {}
-    for rel in sorted(paths):
+    out = values_at({rel: versions[rel].items() for rel in paths}, t)  # (a node seen only as written after t: left out)
+    inputs = {}
+    for rel in sorted(out):
         vs = versions[rel]
-        known = sorted(m for m in vs if m <= t)
-        if not known:
-            continue  # only versions written after the cycle were seen
-        out[rel] = vs[known[-1]]
         top, _, broker = rel.partition("loadbalance/brokers/")
         if top or not broker or not logged or broker not in logged:
             continue
