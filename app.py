@@ -1,7 +1,10 @@
 """Shedlab's Dash app: creates the app, registers the pages, ``server = app.server``.
 
 ``python app.py`` serves on 127.0.0.1:8050 (``HOST``/``PORT`` to change, ``DASH_DEBUG=true`` for
-debug mode). ``gunicorn app:server`` works too (every worker must share ``SHEDLAB_CACHE_DIR``).
+debug mode); it first starts itself again with glibc's allocator asked for transparent huge pages
+(:mod:`dashboard.hugepages`; ``SHEDLAB_HUGE_PAGES=0`` to keep it as it is). ``gunicorn app:server`` works
+too (every worker must share ``SHEDLAB_CACHE_DIR``; ``GLIBC_TUNABLES=glibc.malloc.hugetlb=1`` in its
+environment for the huge pages).
 
 The shell (``app.layout``) holds what every page shares: navigation, the data-source picker with
 its "Add data" panel (uploads, live cluster), the alerts, the per-tab stores and a progress strip
@@ -9,6 +12,11 @@ for background jobs. Pages come from ``layouts.PAGES`` (explicit registration, n
 their callbacks from the ``callbacks`` package.
 """
 from __future__ import annotations
+
+if __name__ == "__main__":  # first: the server starts again with glibc asked for huge pages (dashboard/hugepages.py)
+    from dashboard.hugepages import reexec_with_huge_pages
+
+    reexec_with_huge_pages()
 
 import importlib
 import os

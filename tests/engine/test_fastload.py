@@ -143,10 +143,16 @@ def _variants(base: dict):
         del v["bundleData"][b]
     yield "mixed bundle lists", v
 
+    v = copy.deepcopy(base)  # reports listing their lastStats keys: in the same order, in another, one less
+    for i, bid in enumerate(brokers):
+        keys = list(v["brokers"][bid]["lastStats"])
+        v["brokers"][bid]["bundles"] = keys[::-1] if i % 3 == 1 else keys[1:] if i % 3 == 2 else keys
+    yield "bundle lists in lastStats order or not", v
+
 
 @pytest.mark.parametrize("name", ["bundleStats, no totals", "derived bundle data and time averages",
                                   "shared bundle, recently unloaded, preallocated, warnings", "no bundle data at all",
-                                  "mixed bundle lists"])
+                                  "mixed bundle lists", "bundle lists in lastStats order or not"])
 def test_variants_equal(name):
     base = random_snapshot(12, 10, seed=5, namespaces=3).to_json()
     obj = dict(_variants(base))[name]
@@ -410,3 +416,82 @@ def test_one_decode_and_key_by_key_agree(extra):
     for ld in (one, got):
         if ld is not None:
             assert ld.warnings == want.warnings and ld.to_json() == want.to_json()
+
+
+def _one_and_two_processes(raw: bytes):
+    """The one-process decode and the two-process one of the same bytes, each with its probe."""
+    from engine import fastload
+
+    T = fastload._typed_decoders()
+    p1, p2 = {}, {}
+    try:
+        one = fastload._load_whole(T, raw, "snap.json", p1) if len(raw) < fastload.FORK_MIN_BYTES else None
+    except (*T["error"], fastload._Fallback, InputError):
+        one = "refused"
+    try:
+        two = fastload._load_whole_forked(T, raw, "snap.json", p2)
+    except (*T["error"], fastload._Fallback, InputError):
+        two = "refused"
+    return one, p1, two, p2
+
+
+@pytest.mark.parametrize("name", ["seeded", "bundleStats, no totals", "derived bundle data and time averages",
+                                  "shared bundle, recently unloaded, preallocated, warnings", "no bundle data at all",
+                                  "mixed bundle lists", "bundle lists in lastStats order or not", "null parts"])
+def test_two_process_decode_equals_one(name):
+    """A big document is decoded in two processes (the reports in a forked child, the bundle data in the
+    parent): the same snapshot, view, warnings, decisions and probe as one process, on every shape."""
+    base = random_snapshot(12, 10, seed=5, namespaces=3).to_json()
+    if name == "seeded":
+        obj = random_snapshot(40, 25, seed=11, namespaces=5).to_json()
+    elif name == "null parts":
+        obj = copy.deepcopy(base)
+        obj["bundleData"], obj["recentlyUnloadedBundles"] = None, None
+    else:
+        obj = dict(_variants(base))[name]
+    raw = json.dumps(obj).encode()
+    one, p1, two, p2 = _one_and_two_processes(raw)
+    if name.startswith("shared"):  # (a top-level key of its own: the one-pass decode leaves it to key by key)
+        assert one == "refused" and two is None
+        return
+    assert isinstance(two, ColumnarLoadData) and isinstance(one, ColumnarLoadData)
+    _same_view(LoadView.from_load_data(one), LoadView.from_load_data(two))
+    assert p1 == p2 and two.warnings == one.warnings
+    _check_equal_to(load_data_from_json(json.loads(raw), "snap.json"), two)
+
+
+@pytest.mark.parametrize("bad", ["text in a stat (the child's half)", "text in bundle data (this half)",
+                                 "lastStats beside bundleStats", "malformed JSON in the child's half",
+                                 "an unknown top-level key", "a count beyond a double"])
+def test_two_process_decode_leaves_every_doubt_to_one_process(bad, monkeypatch):
+    """What either half refuses makes the two-process decode give no answer (None), and the upload path
+    (with the two-process decode on) ends with the same snapshot or refusal as the one-process path."""
+    from engine import fastload
+
+    obj = random_snapshot(12, 10, seed=5, namespaces=3).to_json()
+    if bad.startswith("text in a stat"):
+        _first_stat(obj).update(msgRateOut="12.5")
+    elif bad.startswith("text in bundle"):
+        _last_bd(obj)["shortTermData"]["msgRateIn"] = "1.0"
+    elif bad.startswith("lastStats beside"):
+        next(iter(obj["brokers"].values()))["bundleStats"] = {}
+    elif bad == "an unknown top-level key":
+        obj["shedlabSomethingNew"] = [1]
+    elif bad == "a count beyond a double":
+        _last_bd(obj)["topics"] = 10 ** 400
+    raw = json.dumps(obj).encode()
+    if bad.startswith("malformed"):
+        raw = raw.replace(b'"lastStats": {', b'"lastStats": {,', 1)
+    T = fastload._typed_decoders()
+    assert fastload._load_whole_forked(T, raw, "snap.json", None) is None
+    monkeypatch.setattr(fastload, "FAST_MIN_BYTES", 0)
+    one = _answer(raw)
+    monkeypatch.setattr(fastload, "FORK_MIN_BYTES", 0)
+    assert _answer(raw) == one
+
+
+def _answer(raw: bytes):
+    try:
+        return load_snapshot_bytes(raw, "snap.json").to_json()
+    except InputError as exc:
+        return str(exc)
