@@ -42,15 +42,15 @@ numbers — no dict per entry; 64 MB in ~0.35 s to arrays), then ``orjson`` into
 number written as text, and otherwise falls back in turn). Both end in the same assembly.
 
 From :data:`FORK_MIN_BYTES` on Linux the one-pass typed decode runs in two processes
-(:func:`_load_whole_forked`): a forked child decodes the reports while this process decodes the bundle
-data, each field by the type the one-process decode gives it; anything either half cannot take, or a
+(:func:`_load_whole_forked`): a forked child decodes the bundle data while this process decodes and
+reads the reports, each field by the type the one-process decode gives it; anything either half cannot take, or a
 child that fails, leaves the document to the one-process decode, so the answers are the same.
 """
 from __future__ import annotations
 
 import sys
 import typing
-from itertools import chain, islice
+from itertools import chain
 from operator import attrgetter, itemgetter
 
 import numpy as np
@@ -439,14 +439,17 @@ class _Parts:
         self.index = _Index(bd_names)  # grows in _assemble; a probe copies it first (a copy is ~10x cheaper)
 
 
-def _assemble(source: str, parts: _Parts) -> ColumnarLoadData:
+def _assemble(source: str, parts: _Parts, base: LoadData | None = None) -> ColumnarLoadData:
     """The snapshot from the parts a decoder gathered: everything but the bulk by the ordinary reader,
     then the report totals, the bundle data, the time averages and the view from the columns.
 
     Each bundle name is looked up once per place it occurs (bundleData key, lastStats key, listed bundle),
     in one growing index: the view's bundle order is bundleData's names, then the lastStats bundles without
     bundle data (first report first), then the bundles only listed (brokers in Java map order)."""
-    base = _ordinary_part(source, parts)
+    if base is None:
+        base = _ordinary_part(source, parts)
+    else:  # (read already from the reports, while the bundle data was decoded): the bulk's nesting
+        _check_bulk_depth(parts)
     starts = np.zeros(len(parts.slim_brokers) + 1, dtype=np.int64)
     np.cumsum(parts.per_broker, out=starts[1:])
     _report_totals(base, parts, starts)
@@ -488,19 +491,29 @@ class _Index(dict):
 def _ordinary_part(source: str, parts: _Parts) -> LoadData:
     """The document without its bulk entries, read by the ordinary reader (same rules, messages and
     warnings), with each broker's bundle list and the warning on bundles listed by several brokers."""
+    _check_bulk_depth(parts)
+    return _slim_base(source, parts.slim_obj, parts, len(parts.stats_a))
+
+
+def _check_bulk_depth(parts: _Parts) -> None:
+    """The nesting the bundle data adds (its entries are flat: checked by the decoders)."""
+    if (4 if len(parts.st_a) else (3 if parts.bd_names else 0)) > limit("SHEDLAB_MAX_NESTING"):
+        raise _Fallback("nested too deep")
+
+
+def _slim_base(source: str, top: dict, parts: _Parts, n_stats: int) -> LoadData:
+    """The document's small keys (``top``) and the reports without their bulk, read by the ordinary reader,
+    each broker given its bundle list (kept out of the reader: a million names); the nesting measured on
+    them as parsed, with the report lists (``parts.list_depth``) and the lastStats entries (``n_stats``)."""
     from .loaddata_json import load_data_from_json
 
-    # nesting: bulk entries are flat (checked by the decoders); measure the rest as parsed
     cap = limit("SHEDLAB_MAX_NESTING")
-    slim_obj = dict(parts.slim_obj, brokers=parts.slim_brokers)
-    depth = max(_depth(slim_obj, cap), parts.list_depth, 5 if len(parts.stats_a) else 0,
-                4 if len(parts.st_a) else (3 if parts.bd_names else 0))
-    if depth > cap:
+    slim_obj = dict(top, brokers=parts.slim_brokers)
+    if max(_depth(slim_obj, cap), parts.list_depth, 5 if n_stats else 0) > cap:
         raise _Fallback("nested too deep")
     base = load_data_from_json(slim_obj, source)
     if type(base) is not LoadData:
         raise _Fallback("not a modular LoadData")
-    # bundles lists (kept out of the reader: 100,000 names), and _finish's warning on shared bundles
     for bd, listed in zip(base.brokers.values(), parts.bundle_lists):
         bd.local.bundles = listed
     return base
@@ -844,19 +857,19 @@ def _load_whole(T: dict, raw: bytes, source: str, probe: dict | None = None) -> 
 
 
 def _load_whole_forked(T: dict, raw: bytes, source: str, probe: dict | None):
-    """:func:`_load_whole` in two processes: a child forked here decodes the reports (``brokers`` and the
-    document's small keys) and gathers their parts while this process decodes ``bundleData`` into its
-    columns, then takes the child's parts and assembles the snapshot as :func:`_load_whole` does. The
-    child shares ``raw`` with this process (fork: nothing copied) and hands its parts back through an
-    anonymous in-memory file: the names packed as one string each, the values as arrays.
+    """:func:`_load_whole` in two processes: a child forked here decodes ``bundleData`` into its columns
+    while this process decodes the reports (``brokers`` and the document's small keys), gathers their
+    parts and reads them without the bulk by the ordinary reader; then it takes the child's columns and
+    assembles the snapshot as :func:`_load_whole` does. The child shares ``raw`` with this process (fork:
+    nothing copied) and hands its columns back through an anonymous in-memory file (the names packed as
+    one string, the values as arrays).
 
     Each field is decoded by exactly one of the two, with the type ``whole`` gives it (the other passes over
     it as ``msgspec.Raw``, which still checks it is JSON), so a document is taken only when ``whole`` takes
     it, with the same parts. Returns ``None`` when it cannot decide — not Linux or no ``fork`` /
     ``memfd_create``, a decode error or a refusal in either half, the child failing or taking longer than
     :data:`FORK_TIMEOUT_S` — and the caller decodes the document in one process, which gives the answer or
-    the refusal. On 10,000 brokers × 1,000,000 bundles (591 MB) this takes the reports' ~40 % of the decode
-    off the critical path on a two-core machine."""
+    the refusal. On 10,000 brokers × 1,000,000 bundles (591 MB) on two cores: ~2 s less than one process."""
     if not _CAN_FORK:
         return None
     import mmap
@@ -866,7 +879,7 @@ def _load_whole_forked(T: dict, raw: bytes, source: str, probe: dict | None):
     import warnings
 
     try:
-        fd = os.memfd_create("shedlab-reports", os.MFD_CLOEXEC)
+        fd = os.memfd_create("shedlab-bundle-data", os.MFD_CLOEXEC)
     except (AttributeError, OSError):
         return None
     r = w = -1
@@ -880,10 +893,12 @@ def _load_whole_forked(T: dict, raw: bytes, source: str, probe: dict | None):
             status = b"E"
             try:
                 os.close(r)
-                doc = T["reports"].decode(raw)
-                parts, stats_a = _gather_reports(doc.brokers, T["unset"])
-                top = {k: v for k, v in zip(_TOP_KEYS, attrgetter(*_TOP_KEYS)(doc)) if v is not T["unset"]}
-                data = memoryview(pickle.dumps(_packed_parts(parts, stats_a, top), protocol=pickle.HIGHEST_PROTOCOL))
+                doc = T["bundles"].decode(raw)
+                bd = doc.bundleData
+                state = "unset" if bd is T["unset"] else "null" if bd is None else "given"
+                names, st_a, lt_a, top_a = _bundle_arrays({} if state != "given" else bd)
+                data = memoryview(pickle.dumps((state, pack_names(names), st_a, lt_a, top_a),
+                                               protocol=pickle.HIGHEST_PROTOCOL))
                 while len(data):
                     data = data[os.write(fd, data):]
                 status = b"K"
@@ -896,21 +911,21 @@ def _load_whole_forked(T: dict, raw: bytes, source: str, probe: dict | None):
                     os._exit(0)
         os.close(w)
         w = -1
-        try:
-            doc = T["bundles"].decode(raw)
+        try:  # meanwhile, the reports here, and the document without its bulk by the ordinary reader
+            doc = T["reports"].decode(raw)
         except T["error"]:
             return None
-        bd = doc.bundleData
-        bd_state = "unset" if bd is T["unset"] else "null" if bd is None else "given"
-        bd_cols = _bundle_arrays({} if bd_state != "given" else bd)
-        del doc, bd
+        parts, stats_a = _gather_reports(doc.brokers, T["unset"])
+        top = {k: v for k, v in zip(_TOP_KEYS, attrgetter(*_TOP_KEYS)(doc)) if v is not T["unset"]}
+        del doc
+        base = _slim_base(source, top, parts, len(stats_a))
         ready, _, _ = select.select([r], [], [], FORK_TIMEOUT_S)
         if not ready or os.read(r, 1) != b"K":
             return None
         size = os.fstat(fd).st_size
         with mmap.mmap(fd, size, access=mmap.ACCESS_READ) as m:
-            parts, stats_a, top = _unpacked_parts(pickle.loads(m))
-    except _Fallback:
+            bd_state, names, st_a, lt_a, top_a = pickle.loads(m)
+    except (_Fallback, InputError):
         return None
     finally:
         for x in (r, w, fd):
@@ -918,13 +933,13 @@ def _load_whole_forked(T: dict, raw: bytes, source: str, probe: dict | None):
                 os.close(x)
         if pid > 0:
             _reap(pid)
-    parts.finish(top, stats_a, *bd_cols)
+    parts.finish(top, stats_a, unpack_names(names), st_a, lt_a, top_a)
     if probe is not None:  # as _load_whole's
         shallow = dict(parts.slim_obj, brokers=dict.fromkeys(parts.slim_brokers, {}))
         if bd_state != "unset":
             shallow["bundleData"] = None if bd_state == "null" else dict(parts.index)
         probe["top"] = shallow
-    return _assemble(source, parts)
+    return _assemble(source, parts, base)
 
 
 def _reap(pid: int) -> None:
@@ -939,29 +954,6 @@ def _reap(pid: int) -> None:
             os.waitpid(pid, 0)
     except ChildProcessError:
         pass
-
-
-def _packed_parts(parts: _Parts, stats_a, top: dict) -> tuple:
-    """What the child hands back: the parts with their names packed (one string per list, not a million
-    objects), a bundle list that is its report's lastStats keys left for the parent to slice again."""
-    own = [names for names, same in zip(parts.bundle_lists, parts.from_stats) if not same]
-    return (parts.slim_brokers, pack_names(parts.stat_names), parts.per_broker, parts.from_stats,
-            [len(x) for x in own], pack_names(list(chain.from_iterable(own))), parts.list_depth, stats_a, top)
-
-
-def _unpacked_parts(state: tuple) -> tuple:
-    """``(parts, stats_a, top)`` from :func:`_packed_parts`."""
-    slim, stat_names, per_broker, from_stats, own_lens, own_names, depth, stats_a, top = state
-    parts = _Parts()
-    parts.slim_brokers, parts.per_broker, parts.from_stats, parts.list_depth = slim, per_broker, from_stats, depth
-    parts.stat_names = unpack_names(stat_names)
-    own = iter(unpack_names(own_names))
-    lens = iter(own_lens)
-    a = 0
-    for n, same in zip(per_broker, from_stats):
-        parts.bundle_lists.append(parts.stat_names[a:a + n] if same else list(islice(own, next(lens))))
-        a += n
-    return parts, stats_a, top
 
 
 def _gather_reports(brokers: dict, unset) -> tuple:

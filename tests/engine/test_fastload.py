@@ -439,7 +439,7 @@ def _one_and_two_processes(raw: bytes):
                                   "shared bundle, recently unloaded, preallocated, warnings", "no bundle data at all",
                                   "mixed bundle lists", "bundle lists in lastStats order or not", "null parts"])
 def test_two_process_decode_equals_one(name):
-    """A big document is decoded in two processes (the reports in a forked child, the bundle data in the
+    """A big document is decoded in two processes (the bundle data in a forked child, the reports in the
     parent): the same snapshot, view, warnings, decisions and probe as one process, on every shape."""
     base = random_snapshot(12, 10, seed=5, namespaces=3).to_json()
     if name == "seeded":
@@ -460,8 +460,9 @@ def test_two_process_decode_equals_one(name):
     _check_equal_to(load_data_from_json(json.loads(raw), "snap.json"), two)
 
 
-@pytest.mark.parametrize("bad", ["text in a stat (the child's half)", "text in bundle data (this half)",
-                                 "lastStats beside bundleStats", "malformed JSON in the child's half",
+@pytest.mark.parametrize("bad", ["text in a stat (this half)", "text in bundle data (the child's half)",
+                                 "lastStats beside bundleStats", "malformed JSON in the reports",
+                                 "malformed JSON in the bundle data",
                                  "an unknown top-level key", "a count beyond a double"])
 def test_two_process_decode_leaves_every_doubt_to_one_process(bad, monkeypatch):
     """What either half refuses makes the two-process decode give no answer (None), and the upload path
@@ -480,8 +481,10 @@ def test_two_process_decode_leaves_every_doubt_to_one_process(bad, monkeypatch):
     elif bad == "a count beyond a double":
         _last_bd(obj)["topics"] = 10 ** 400
     raw = json.dumps(obj).encode()
-    if bad.startswith("malformed"):
+    if bad == "malformed JSON in the reports":
         raw = raw.replace(b'"lastStats": {', b'"lastStats": {,', 1)
+    elif bad == "malformed JSON in the bundle data":
+        raw = raw.replace(b'"shortTermData": {', b'"shortTermData": {,', 1)
     T = fastload._typed_decoders()
     assert fastload._load_whole_forked(T, raw, "snap.json", None) is None
     monkeypatch.setattr(fastload, "FAST_MIN_BYTES", 0)
@@ -495,3 +498,21 @@ def _answer(raw: bytes):
         return load_snapshot_bytes(raw, "snap.json").to_json()
     except InputError as exc:
         return str(exc)
+
+
+def test_a_child_that_does_not_answer_in_time_leaves_the_document_to_one_process(monkeypatch):
+    """Past its time the child is ended and the two-process decode gives no answer; the next decode forks
+    a new child and answers."""
+    from engine import fastload
+
+    obj = random_snapshot(2, 2, seed=5, namespaces=1).to_json()  # two small reports, much bundle data
+    one = next(iter(obj["bundleData"].values()))
+    obj["bundleData"].update({f"t/ns/0x{i:08x}_0x{i + 1:08x}": one for i in range(50_000)})
+    raw = json.dumps(obj).encode()
+    T = fastload._typed_decoders()
+    monkeypatch.setattr(fastload, "FORK_TIMEOUT_S", 0.0)
+    assert fastload._load_whole_forked(T, raw, "snap.json", None) is None
+    monkeypatch.setattr(fastload, "FORK_TIMEOUT_S", 60.0)
+    got = fastload._load_whole_forked(T, raw, "snap.json", None)
+    assert isinstance(got, ColumnarLoadData)
+    assert got.to_json() == load_data_from_json(json.loads(raw), "snap.json").to_json()
