@@ -48,17 +48,18 @@ child that fails, leaves the document to the one-process decode, so the answers 
 """
 from __future__ import annotations
 
-import sys
 import typing
 from itertools import chain
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 
 import numpy as np
 
 from .bounded import check_size
 from .errors import InputError
+from .fastcheck import _check_bulk, _depth, _Fallback, _numbers, _rows
+from .forked import in_two_processes
 from .gcquiet import no_gc
-from .limits import MAX_COUNT, MAX_QUANTITY, limit
+from .limits import MAX_COUNT, limit
 from .loaddata_json import TOP_KEYS
 from .model import (
     LocalBrokerData,
@@ -82,7 +83,6 @@ FAST_MIN_BYTES = 1 << 20
 FORK_MIN_BYTES = 48 << 20
 #: seconds the decoding waits for the child's half before it decodes the document in one process
 FORK_TIMEOUT_S = 300.0
-_CAN_FORK = sys.platform.startswith("linux")
 
 _STAT_KEYS = ("msgRateIn", "msgThroughputIn", "msgRateOut", "msgThroughputOut", "consumerCount", "producerCount",
               "topics", "cacheSize")
@@ -94,11 +94,6 @@ _BULK = frozenset(("lastStats", "bundleStats", "bundles"))
 #: (:func:`_load_whole`); a document with any other key is read key by key (:func:`_load_typed`)
 _REPORT_KEYS = ("webServiceUrl", *(k for k in LocalBrokerData.JSON_KEYS if k not in _BULK))  # the id's fallback too
 _TOP_KEYS = TOP_KEYS
-_TWO63 = 2.0 ** 63  # the first float above Long.MAX_VALUE
-
-
-class _Fallback(Exception):
-    """The fast path cannot prove the ordinary reader's answer: use the ordinary reader."""
 
 
 # ---------------------------------------------------------------------------------------- parsing
@@ -118,89 +113,6 @@ def parse_json_fast(raw: bytes, source: str):
             return orjson.loads(raw)
     except orjson.JSONDecodeError:
         return None
-
-
-def _depth(obj, stop: int) -> int:
-    """Nesting depth of a parsed JSON value as :func:`engine.bounded.json_depth` counts brackets
-    (an object or array is one level), iterative; stops once above ``stop``.
-
-    Also refuses (``_Fallback``) a float of magnitude 2**63 or more: orjson turns an integer beyond 64
-    bits into a float where ``json`` keeps the int, which a reader message or a kept field would show."""
-    best = 0
-    todo = [(obj, 1)] if isinstance(obj, (dict, list)) else []
-    while todo:
-        o, d = todo.pop()
-        if d > best:
-            best = d
-            if best > stop:
-                return best
-        vals = o.values() if isinstance(o, dict) else o
-        kinds = set(map(type, vals))
-        # |v| < 2**63 for every float (a NaN fails it too), compared in C
-        if float in kinds and not all(map(_TWO63.__gt__, map(abs, [v for v in vals if type(v) is float]))):
-            raise _Fallback("a number that may have been an integer beyond 64 bits")
-        if dict in kinds or list in kinds:
-            for v in vals:
-                if isinstance(v, (dict, list)):
-                    todo.append((v, d + 1))
-    return best
-
-
-# ---------------------------------------------------------------------------------------- columns
-def _rows(dicts: list, keys: tuple, n_known: int) -> list:
-    """Each dict's values of ``keys`` (tuples), every dict holding exactly those keys; else _Fallback."""
-    if not dicts:
-        return []
-    if set(map(len, dicts)) != {n_known}:
-        raise _Fallback("entries with missing or unknown keys")
-    try:
-        rows = list(map(itemgetter(*keys), dicts))
-    except (KeyError, TypeError):
-        raise _Fallback("entries without the known keys") from None
-    return rows
-
-
-def _numbers(rows: list, width: int) -> np.ndarray:
-    """``rows`` (tuples of JSON numbers) as an ``(n, width)`` float64 array; _Fallback on any other type."""
-    if not rows:
-        return np.zeros((0, width))
-    types = set(map(type, chain.from_iterable(rows)))
-    if not types <= {int, float}:
-        raise _Fallback("a value that is not a JSON number")
-    try:
-        return np.fromiter(chain.from_iterable(rows), dtype=np.float64, count=len(rows) * width).reshape(-1, width)
-    except OverflowError:  # an integer beyond every double: the reader's message names it
-        raise _Fallback("a number beyond a double") from None
-
-
-# the ranges by each array's least and greatest value (a NaN makes both NaN, and fails every comparison)
-def _check_quantity(a: np.ndarray) -> None:
-    if a.size and not (a.min() >= 0 and a.max() <= MAX_QUANTITY):  # finite and not negative
-        raise _Fallback("a quantity out of range")
-
-
-def _check_count(a: np.ndarray, top: float = MAX_COUNT) -> None:
-    if a.size and not (a.min() >= 0 and a.max() <= top and (np.floor(a) == a).all()):
-        raise _Fallback("a count out of range")
-
-
-def _check_long(a: np.ndarray) -> None:
-    if a.size and not (a.min() >= 0 and a.max() < _TWO63 and (np.floor(a) == a).all()):
-        raise _Fallback("a long out of range")
-
-
-def _check_bulk(stats_a: np.ndarray, st_a: np.ndarray, lt_a: np.ndarray, top_a: np.ndarray) -> None:
-    """The reader's ranges on the lastStats values (``_STAT_KEYS`` columns) and the bundleData values
-    (``_TAMD_KEYS`` columns, topics); _Fallback on any value out of range."""
-    _check_quantity(stats_a[:, :4])
-    _check_count(stats_a[:, 4:7])
-    _check_long(stats_a[:, 7])
-    for a in (st_a, lt_a):
-        _check_count(a[:, :2])
-        _check_quantity(a[:, 2:])
-        if a.size and not (a[:, 0] >= 1).all():
-            raise _Fallback("maxSamples below 1")
-    _check_count(top_a)
 
 
 # ---------------------------------------------------------------------------------------- the snapshot
@@ -861,8 +773,8 @@ def _load_whole_forked(T: dict, raw: bytes, source: str, probe: dict | None):
     while this process decodes the reports (``brokers`` and the document's small keys), gathers their
     parts and reads them without the bulk by the ordinary reader; then it takes the child's columns and
     assembles the snapshot as :func:`_load_whole` does. The child shares ``raw`` with this process (fork:
-    nothing copied) and hands its columns back through an anonymous in-memory file (the names packed as
-    one string, the values as arrays).
+    nothing copied) and hands its columns back through an anonymous in-memory file (:func:`engine.forked.in_two_processes`; the
+    names packed as one string, the values as arrays).
 
     Each field is decoded by exactly one of the two, with the type ``whole`` gives it (the other passes over
     it as ``msgspec.Raw``, which still checks it is JSON), so a document is taken only when ``whole`` takes
@@ -870,69 +782,29 @@ def _load_whole_forked(T: dict, raw: bytes, source: str, probe: dict | None):
     ``memfd_create``, a decode error or a refusal in either half, the child failing or taking longer than
     :data:`FORK_TIMEOUT_S` — and the caller decodes the document in one process, which gives the answer or
     the refusal. On 10,000 brokers × 1,000,000 bundles (591 MB) on two cores: ~2 s less than one process."""
-    if not _CAN_FORK:
-        return None
-    import mmap
-    import os
-    import pickle
-    import select
-    import warnings
+    unset = T["unset"]
+
+    def bundle_data():  # in the child
+        doc = T["bundles"].decode(raw)
+        bd = doc.bundleData
+        state = "unset" if bd is unset else "null" if bd is None else "given"
+        names, st_a, lt_a, top_a = _bundle_arrays({} if state != "given" else bd)
+        return state, pack_names(names), st_a, lt_a, top_a
+
+    def reports():  # here, meanwhile: the reports, and the document without its bulk by the ordinary reader
+        doc = T["reports"].decode(raw)
+        parts, stats_a = _gather_reports(doc.brokers, unset)
+        top = {k: v for k, v in zip(_TOP_KEYS, attrgetter(*_TOP_KEYS)(doc)) if v is not unset}
+        del doc
+        return parts, stats_a, top, _slim_base(source, top, parts, len(stats_a))
 
     try:
-        fd = os.memfd_create("shedlab-bundle-data", os.MFD_CLOEXEC)
-    except (AttributeError, OSError):
+        got = in_two_processes(bundle_data, reports, FORK_TIMEOUT_S)
+    except (*T["error"], _Fallback, InputError):
         return None
-    r = w = -1
-    pid = 0
-    try:
-        r, w = os.pipe()
-        with warnings.catch_warnings():  # (3.12+ warns on fork in a threaded process: the child only decodes)
-            warnings.simplefilter("ignore", DeprecationWarning)
-            pid = os.fork()
-        if pid == 0:  # the child: only decoding, arrays and writes (no lock another thread may have held)
-            status = b"E"
-            try:
-                os.close(r)
-                doc = T["bundles"].decode(raw)
-                bd = doc.bundleData
-                state = "unset" if bd is T["unset"] else "null" if bd is None else "given"
-                names, st_a, lt_a, top_a = _bundle_arrays({} if state != "given" else bd)
-                data = memoryview(pickle.dumps((state, pack_names(names), st_a, lt_a, top_a),
-                                               protocol=pickle.HIGHEST_PROTOCOL))
-                while len(data):
-                    data = data[os.write(fd, data):]
-                status = b"K"
-            except BaseException:  # noqa: BLE001  (any failure: the parent decodes the document in one process)
-                pass
-            finally:
-                try:
-                    os.write(w, status)
-                finally:
-                    os._exit(0)
-        os.close(w)
-        w = -1
-        try:  # meanwhile, the reports here, and the document without its bulk by the ordinary reader
-            doc = T["reports"].decode(raw)
-        except T["error"]:
-            return None
-        parts, stats_a = _gather_reports(doc.brokers, T["unset"])
-        top = {k: v for k, v in zip(_TOP_KEYS, attrgetter(*_TOP_KEYS)(doc)) if v is not T["unset"]}
-        del doc
-        base = _slim_base(source, top, parts, len(stats_a))
-        ready, _, _ = select.select([r], [], [], FORK_TIMEOUT_S)
-        if not ready or os.read(r, 1) != b"K":
-            return None
-        size = os.fstat(fd).st_size
-        with mmap.mmap(fd, size, access=mmap.ACCESS_READ) as m:
-            bd_state, names, st_a, lt_a, top_a = pickle.loads(m)
-    except (_Fallback, InputError):
+    if got is None:
         return None
-    finally:
-        for x in (r, w, fd):
-            if x >= 0:
-                os.close(x)
-        if pid > 0:
-            _reap(pid)
+    (parts, stats_a, top, base), (bd_state, names, st_a, lt_a, top_a) = got
     parts.finish(top, stats_a, unpack_names(names), st_a, lt_a, top_a)
     if probe is not None:  # as _load_whole's
         shallow = dict(parts.slim_obj, brokers=dict.fromkeys(parts.slim_brokers, {}))
@@ -940,20 +812,6 @@ def _load_whole_forked(T: dict, raw: bytes, source: str, probe: dict | None):
             shallow["bundleData"] = None if bd_state == "null" else dict(parts.index)
         probe["top"] = shallow
     return _assemble(source, parts, base)
-
-
-def _reap(pid: int) -> None:
-    """Wait for the child ``pid``, ended first if it is still running (it writes its parts, then exits)."""
-    import os
-    import signal
-
-    try:
-        done, _ = os.waitpid(pid, os.WNOHANG)
-        if done == 0:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-    except ChildProcessError:
-        pass
 
 
 def _gather_reports(brokers: dict, unset) -> tuple:
