@@ -277,7 +277,7 @@ def test_orjson_differences_fall_back():
 def test_depth_check_refuses_floats_that_may_have_been_longs(value, refused):
     """The fast path leaves to the reader any float of magnitude 2**63 or more (orjson's reading of an
     integer beyond 64 bits) or not a number, wherever it sits; ints, bools and smaller floats pass."""
-    from engine.fastload import _Fallback, _depth
+    from engine.fastcheck import _depth, _Fallback
 
     for doc in ({"a": [1.5, value, 2]}, {"b": {"x": 0.5, "y": value}}):
         if refused:
@@ -392,7 +392,7 @@ def test_typed_decoding_probe_and_fallback():
 def test_one_decode_and_key_by_key_agree(extra):
     """The one-pass decode takes only documents of known keys; any other key (or lastStats beside
     bundleStats) goes key by key or to the reader, with the reader's snapshot and warnings."""
-    from engine import fastload
+    from engine import fastcheck, fastload
 
     obj = random_snapshot(4, 3, seed=2, namespaces=2).to_json()
     rep = next(iter(obj["brokers"].values()))
@@ -409,7 +409,7 @@ def test_one_decode_and_key_by_key_agree(extra):
     one = None
     try:
         one = fastload._load_whole(T, raw, "w.json")
-    except (*T["error"], fastload._Fallback):
+    except (*T["error"], fastcheck._Fallback):
         assert extra != "null-parts"
     want = load_data_from_json(json.loads(raw), "w.json")
     got = load_bytes_typed(raw, "w.json")
@@ -420,17 +420,17 @@ def test_one_decode_and_key_by_key_agree(extra):
 
 def _one_and_two_processes(raw: bytes):
     """The one-process decode and the two-process one of the same bytes, each with its probe."""
-    from engine import fastload
+    from engine import fastcheck, fastload
 
     T = fastload._typed_decoders()
     p1, p2 = {}, {}
     try:
         one = fastload._load_whole(T, raw, "snap.json", p1) if len(raw) < fastload.FORK_MIN_BYTES else None
-    except (*T["error"], fastload._Fallback, InputError):
+    except (*T["error"], fastcheck._Fallback, InputError):
         one = "refused"
     try:
         two = fastload._load_whole_forked(T, raw, "snap.json", p2)
-    except (*T["error"], fastload._Fallback, InputError):
+    except (*T["error"], fastcheck._Fallback, InputError):
         two = "refused"
     return one, p1, two, p2
 
