@@ -1,4 +1,4 @@
-"""``gunicorn app:server`` serves the app (and the layout) on a free 127.0.0.1 port."""
+"""``gunicorn app:server`` and ``python app.py`` serve the app (and the layout) on a free 127.0.0.1 port."""
 import os
 import shutil
 import socket
@@ -32,17 +32,7 @@ def test_serving001_gunicorn(tmp_path):
                              "-t", "60"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         base = f"http://127.0.0.1:{port}"
-        deadline = time.time() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(base + "/", timeout=5) as r:
-                    page = r.read().decode()
-                break
-            except OSError:
-                if time.time() > deadline or proc.poll() is not None:
-                    out = proc.stdout.read().decode() if proc.poll() is not None else ""
-                    pytest.fail(f"gunicorn did not serve: {out[-2000:]}")
-                time.sleep(0.3)
+        page = _first_page(base, proc, 60)
         assert "<title>Shedlab</title>" in page
         with urllib.request.urlopen(base + "/_dash-layout", timeout=10) as r:
             layout = r.read().decode()
@@ -52,8 +42,45 @@ def test_serving001_gunicorn(tmp_path):
         with urllib.request.urlopen(base + "/tuner", timeout=10) as r:
             assert r.status == 200
     finally:
-        proc.terminate()
+        _stop(proc)
+
+
+def _first_page(base: str, proc, seconds: float) -> str:
+    """The page at ``base`` once the server ``proc`` (its output piped) answers; fails with its output."""
+    deadline = time.time() + seconds
+    while True:
         try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+            with urllib.request.urlopen(base + "/", timeout=5) as r:
+                return r.read().decode()
+        except OSError:
+            if time.time() > deadline or proc.poll() is not None:
+                out = proc.stdout.read().decode() if proc.poll() is not None else ""
+                pytest.fail(f"the server did not serve: {out[-2000:]}")
+            time.sleep(0.3)
+
+
+def _stop(proc) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def test_python_app_py_serves_from_the_process_started_again_with_huge_pages(tmp_path):
+    """``python app.py`` (what ``make run`` runs) first starts itself again with glibc asked for huge pages
+    (dashboard.hugepages), where this machine supports them; the process that serves is that one."""
+    from dashboard.hugepages import TUNABLE, huge_pages_env
+
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("GLIBC_TUNABLES", "SHEDLAB_HUGE_PAGES")}
+    env.update(HOST="127.0.0.1", PORT=str(port), SHEDLAB_CACHE_DIR=str(tmp_path / "cache"))
+    proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
+    try:
+        assert "Shedlab" in _first_page(f"http://127.0.0.1:{port}", proc, 90)
+        served = dict(x.split("=", 1) for x in Path(f"/proc/{proc.pid}/environ").read_bytes().decode()
+                      .split("\0") if "=" in x)
+        assert (TUNABLE in served.get("GLIBC_TUNABLES", "")) == (huge_pages_env({}) is not None)
+    finally:
+        _stop(proc)
