@@ -358,10 +358,9 @@ def _assemble(source: str, parts: _Parts, base: LoadData | None = None) -> Colum
     Each bundle name is looked up once per place it occurs (bundleData key, lastStats key, listed bundle),
     in one growing index: the view's bundle order is bundleData's names, then the lastStats bundles without
     bundle data (first report first), then the bundles only listed (brokers in Java map order)."""
-    if base is None:
-        base = _ordinary_part(source, parts)
-    else:  # (read already from the reports, while the bundle data was decoded): the bulk's nesting
-        _check_bulk_depth(parts)
+    _check_bulk_depth(parts)
+    if base is None:  # (else read already from the reports, while the bundle data was decoded)
+        base = _slim_base(source, parts.slim_obj, parts, len(parts.stats_a))
     starts = np.zeros(len(parts.slim_brokers) + 1, dtype=np.int64)
     np.cumsum(parts.per_broker, out=starts[1:])
     _report_totals(base, parts, starts)
@@ -398,13 +397,6 @@ class _Index(dict):
         i = self[name] = len(self.names)
         self.names.append(name)
         return i
-
-
-def _ordinary_part(source: str, parts: _Parts) -> LoadData:
-    """The document without its bulk entries, read by the ordinary reader (same rules, messages and
-    warnings), with each broker's bundle list and the warning on bundles listed by several brokers."""
-    _check_bulk_depth(parts)
-    return _slim_base(source, parts.slim_obj, parts, len(parts.stats_a))
 
 
 def _check_bulk_depth(parts: _Parts) -> None:
@@ -754,18 +746,30 @@ def _load_whole(T: dict, raw: bytes, source: str, probe: dict | None = None) -> 
     doc = T["whole"].decode(raw)
     unset = T["unset"]
     parts, stats_a = _gather_reports(doc.brokers, unset)
-    bd = doc.bundleData
-    bd_names, st_a, lt_a, top_a = _bundle_arrays({} if bd is unset or bd is None else bd)
+    bd_state, bd = _bundle_data_state(doc.bundleData, unset)
+    bd_names, st_a, lt_a, top_a = _bundle_arrays(bd)
     del bd
     parts.finish({k: v for k, v in zip(_TOP_KEYS, attrgetter(*_TOP_KEYS)(doc)) if v is not unset}, stats_a, bd_names,
                  st_a, lt_a, top_a)
-    if probe is not None:  # as _load_typed's, in this decoder's key order
-        shallow = dict(parts.slim_obj, brokers=dict.fromkeys(parts.slim_brokers, {}))
-        if doc.bundleData is not unset:
-            shallow["bundleData"] = None if doc.bundleData is None else dict(parts.index)
-        probe["top"] = shallow
     del doc
+    _whole_probe(probe, parts, bd_state)
     return _assemble(source, parts)
+
+
+def _bundle_data_state(bd, unset) -> tuple:
+    """``("unset" | "null" | "given", its entries)`` of a decoded ``bundleData`` (no entries unless given)."""
+    if bd is unset:
+        return "unset", {}
+    return ("null", {}) if bd is None else ("given", bd)
+
+
+def _whole_probe(probe: dict | None, parts: _Parts, bd_state: str) -> None:
+    """The probe of the one-pass decode (as :func:`_load_typed`'s, in this decoder's key order)."""
+    if probe is not None:
+        shallow = dict(parts.slim_obj, brokers=dict.fromkeys(parts.slim_brokers, {}))
+        if bd_state != "unset":
+            shallow["bundleData"] = None if bd_state == "null" else dict(parts.index)
+        probe["top"] = shallow
 
 
 def _load_whole_forked(T: dict, raw: bytes, source: str, probe: dict | None):
@@ -785,10 +789,8 @@ def _load_whole_forked(T: dict, raw: bytes, source: str, probe: dict | None):
     unset = T["unset"]
 
     def bundle_data():  # in the child
-        doc = T["bundles"].decode(raw)
-        bd = doc.bundleData
-        state = "unset" if bd is unset else "null" if bd is None else "given"
-        names, st_a, lt_a, top_a = _bundle_arrays({} if state != "given" else bd)
+        state, bd = _bundle_data_state(T["bundles"].decode(raw).bundleData, unset)
+        names, st_a, lt_a, top_a = _bundle_arrays(bd)
         return state, pack_names(names), st_a, lt_a, top_a
 
     def reports():  # here, meanwhile: the reports, and the document without its bulk by the ordinary reader
@@ -806,11 +808,7 @@ def _load_whole_forked(T: dict, raw: bytes, source: str, probe: dict | None):
         return None
     (parts, stats_a, top, base), (bd_state, names, st_a, lt_a, top_a) = got
     parts.finish(top, stats_a, unpack_names(names), st_a, lt_a, top_a)
-    if probe is not None:  # as _load_whole's
-        shallow = dict(parts.slim_obj, brokers=dict.fromkeys(parts.slim_brokers, {}))
-        if bd_state != "unset":
-            shallow["bundleData"] = None if bd_state == "null" else dict(parts.index)
-        probe["top"] = shallow
+    _whole_probe(probe, parts, bd_state)
     return _assemble(source, parts, base)
 
 
