@@ -45,7 +45,7 @@ from engine.view import LoadView
 
 from . import uploads
 from .memo import Memo
-from .cache import get_cache
+from .cache import get_cache, get_waiting, is_stored, set_behind
 from .keys import fmt_conf_value
 
 __all__ = ["MAX_UPLOAD_BYTES", "DEFAULT_SOURCE", "HISTORY_PREFIX", "Snapshot", "Ingested", "parse_source_id",
@@ -61,6 +61,9 @@ MAX_UPLOAD_BYTES = int(float(os.getenv("SHEDLAB_MAX_UPLOAD_MB", "100")) * 1024 *
 DEFAULT_SOURCE = "sample:bigo-threshold-first-unload"
 _TTL = int(float(os.getenv("SHEDLAB_UPLOAD_TTL_DAYS", "7")) * 86400)
 _MAX_SESSION_SOURCES = 30
+#: a snapshot of at least this many bundles (times its steps) is written to the diskcache behind the upload
+#: (:func:`dashboard.cache.set_behind`): at 1,000,000 bundles the pickle and the write take ~2 s
+BEHIND_BUNDLES = 100_000
 _ID = re.compile(r"(sample):([a-z0-9][a-z0-9-]{0,80})|(upload|live):([0-9a-f]{20})|(history):([0-9a-f]{24})")
 #: diskcache key prefix of a History minute (``dashboard.history.snapshot.SNAPSHOT_PREFIX``)
 HISTORY_PREFIX = "history-snapshot:"
@@ -195,7 +198,7 @@ def _load_payload(source_id: str) -> dict:
     elif kind == "history":
         payload = _history_payload(source_id, name)
     else:
-        payload = get_cache().get(f"snap:{name}")
+        payload = get_waiting(f"snap:{name}")
         if payload is None:
             raise InputError("this uploaded snapshot is no longer on the server (it expired or the cache was "
                              "cleared): upload it again", source=source_id)
@@ -339,8 +342,8 @@ def list_session_sources(sid) -> list[dict]:
     key = _sess_list_key(sid, "sources")
     items = (get_cache().get(key) if key else None) or []
     cache = get_cache()
-    return [x for x in items if (HISTORY_PREFIX if x.get("kind") == "history" else "snap:") + x["id"].split(":", 1)[1]
-            in cache]
+    return [x for x in items if is_stored((HISTORY_PREFIX if x.get("kind") == "history" else "snap:")
+                                          + x["id"].split(":", 1)[1])]
 
 
 def list_scenarios(sid) -> list[dict]:
@@ -425,7 +428,7 @@ def _token(sid, kind: str, digest: str, stored: str) -> str:
     own = f"own:{sk}:{kind}:{digest}" if sk else None
     if own:
         prev = cache.get(own)
-        if isinstance(prev, str) and stored.format(prev) in cache:
+        if isinstance(prev, str) and is_stored(stored.format(prev)):
             return prev
     tok = secrets.token_hex(10)
     if own:
@@ -449,12 +452,19 @@ def _store(sid, kind: str, digest: str, label: str, lds: list, extra=None) -> di
     digest = _token(sid, kind, digest, "snap:{}")
     source_id = f"{kind}:{digest}"
     info = _info(source_id, kind, label, lds, extra)
-    with no_gc():  # pickling a big snapshot makes ~10^5 short-lived tuples and no cycles: without this, their
-        # allocations set off collections over everything the upload built (a 10,000-broker one: +1.4 s)
-        get_cache().set(f"snap:{digest}", {"lds": lds, "info": info}, expire=_TTL)
-    _remember(sid, "sources", info)
-    _mem.put(("payload", source_id), {"lds": lds, "info": info})
+    payload = {"lds": lds, "info": info}
+    _mem.put(("payload", source_id), payload)
+    if info["bundles"] * max(1, info["steps"]) >= BEHIND_BUNDLES:
+        behind = True  # this process reads it from memory; another waits for the write (get_waiting)
+    else:
+        behind = False
+        with no_gc():  # pickling a big snapshot makes ~10^5 short-lived tuples and no cycles: without this,
+            # their allocations set off collections over everything the upload built
+            get_cache().set(f"snap:{digest}", payload, expire=_TTL)
     freeze_all(collect=False)  # as _freeze, without the full collection (the upload waits for this)
+    if behind:  # after the freeze: the pickling's collections then pass over its own young objects only
+        set_behind(f"snap:{digest}", payload, expire=_TTL)
+    _remember(sid, "sources", info)  # (after the marker: the list shows what is stored or being written)
     return info
 
 

@@ -44,3 +44,67 @@ def test_big_values_are_written_whole_and_read_back(tmp_path, monkeypatch):
     with diskcache.Cache(str(tmp_path / "plain")) as c:
         c.set("v", value)
         assert len(writes) > 100_000  # what the one-call writer avoids
+
+
+class Held:
+    """A value part whose pickling waits until the test lets it go (the write behind is then under way)."""
+
+    def __init__(self, gate, payload):
+        self.gate, self.payload = gate, payload
+
+    def __reduce__(self):
+        assert self.gate.wait(30), "the test never let the write go"
+        return Held._restored, (self.payload,)
+
+    @staticmethod
+    def _restored(payload):
+        return {"held": payload}
+
+
+def test_a_value_written_behind_is_marked_until_stored_and_waited_for():
+    """While the write runs, the key counts as stored and a reader waits; then the reader gets the value,
+    which any other handle on the cache reads back too (pickled straight into diskcache's value file)."""
+    import threading
+    import uuid
+
+    from dashboard.cache import cache_dir, get_cache, get_waiting, is_stored, set_behind
+
+    key = f"test-behind:{uuid.uuid4().hex}"
+    gate = threading.Event()
+    value = {"rows": list(range(50_000)), "part": Held(gate, "names\n" * 1_000)}
+    writer = set_behind(key, value, expire=60)
+    got = {}
+    reader = threading.Thread(target=lambda: got.setdefault("v", get_waiting(key)))
+    reader.start()
+    try:
+        assert is_stored(key) and key not in get_cache()
+        reader.join(0.3)
+        assert reader.is_alive()  # waiting for the write, not answering "missing"
+    finally:
+        gate.set()
+    writer.join(30)
+    reader.join(30)
+    want = {"rows": list(range(50_000)), "part": {"held": "names\n" * 1_000}}
+    assert got["v"] == want
+    assert not any(k.startswith("writing:") and k.endswith(key) for k in get_cache().iterkeys())
+    with diskcache.Cache(str(cache_dir() / "data"), disk=disk_class()) as other:  # another process's handle
+        assert other.get(key) == want
+    get_cache().delete(key)
+
+
+def test_a_write_behind_that_fails_is_logged_leaves_no_file_and_ends_the_wait(caplog):
+    import threading
+    import uuid
+
+    from dashboard.cache import cache_dir, get_waiting, is_stored, set_behind
+
+    def value_files():
+        return sorted((cache_dir() / "data").rglob("*.val"))
+
+    before = value_files()
+    key = f"test-behind:{uuid.uuid4().hex}"
+    set_behind(key, {"rows": list(range(10_000)), "lock": threading.Lock()}).join(30)  # a lock does not pickle
+    assert not is_stored(key)
+    assert get_waiting(key, wait=30) is None  # at once: the failed write removed its marker
+    assert "could not store test-behind in the cache" in caplog.text
+    assert value_files() == before

@@ -40,3 +40,31 @@ def test_default_limit_fits_a_1000_broker_snapshot_and_says_how_to_raise(sid, mo
     monkeypatch.setattr(sources, "MAX_UPLOAD_BYTES", 1000)
     got = sources.ingest_files(sid, [data_url(b"{" + b" " * 2000 + b"}")], ["big.json"])
     assert "upload limit" in got.errors[0] and "SHEDLAB_MAX_UPLOAD_MB" in got.errors[0]
+
+
+def test_a_snapshot_over_the_write_behind_size_is_listed_at_once_and_read_by_another_process(sid, monkeypatch):
+    """The server answers before the diskcache has the snapshot; the session lists it at once and
+    another worker process opens it (waiting for the write if it is still under way), with the same
+    decisions as the process that parsed it."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    monkeypatch.setattr(sources, "BEHIND_BUNDLES", 1_000)
+    obj = random_snapshot(12, 100, seed=3, namespaces=3).to_json()
+    got = sources.ingest_files(sid, [data_url(json.dumps(obj).encode())], ["cluster.json"])
+    assert not got.errors
+    sid_src = got.sources[0]["id"]
+    assert [x["id"] for x in sources.list_session_sources(sid)] == [sid_src]
+    cfg = LoadBalancerConfig()
+    here = analyze(sources.get_snapshot(sid_src), cfg, 0).cycle.to_json()
+    code = ("import json, sys\n"
+            "from dashboard import sources\n"
+            "from dashboard.tuner.analysis import analyze\n"
+            "from engine.config import LoadBalancerConfig\n"
+            f"snap = sources.get_snapshot({sid_src!r})\n"
+            "print(json.dumps(analyze(snap, LoadBalancerConfig(), 0).cycle.to_json()))\n")
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == json.loads(json.dumps(here)) and here["unloads"]
