@@ -2,7 +2,8 @@
 
 The child shares everything this process holds at the fork (nothing is copied: a big input read here is
 read there as it is), computes its half, and hands the result back pickled through an anonymous
-in-memory file; then it ends. Meant for work that builds many short-lived Python objects (decoding a big
+in-memory file, the data of its numpy arrays beside the pickle (protocol 5's out-of-band buffers): this
+process maps the file and the arrays it unpickles use that memory as it is; then the child ends. Meant for work that builds many short-lived Python objects (decoding a big
 document), which one interpreter cannot spread over two cores.
 
 The child does only what its function does (no lock another thread held at the fork is taken: decoding,
@@ -16,6 +17,7 @@ import os
 import pickle
 import select
 import signal
+import struct
 import sys
 import warnings
 from typing import Callable
@@ -32,8 +34,6 @@ def in_two_processes(child: Callable[[], object], here: Callable[[], object], ti
     ended first). ``child()``'s result must pickle."""
     if not CAN_FORK:
         return None
-    import mmap
-
     try:
         fd = os.memfd_create("shedlab-half", os.MFD_CLOEXEC)
     except OSError:
@@ -53,9 +53,7 @@ def in_two_processes(child: Callable[[], object], here: Callable[[], object], ti
         ready, _, _ = select.select([r], [], [], timeout)
         if not ready or os.read(r, 1) != b"K":
             return None
-        with mmap.mmap(fd, os.fstat(fd).st_size, access=mmap.ACCESS_READ) as m:
-            theirs = pickle.loads(m)
-        return mine, theirs
+        return mine, _read_back(fd)
     finally:
         for x in (r, w, fd):
             if x >= 0:
@@ -68,9 +66,7 @@ def _child(child: Callable[[], object], fd: int, r: int, w: int) -> None:
     status = b"E"
     try:
         os.close(r)
-        data = memoryview(pickle.dumps(child(), protocol=pickle.HIGHEST_PROTOCOL))
-        while len(data):
-            data = data[os.write(fd, data):]
+        _hand_back(fd, child())
         status = b"K"
     except BaseException:  # noqa: BLE001  (any failure: the caller computes the whole itself)
         pass
@@ -79,6 +75,58 @@ def _child(child: Callable[[], object], fd: int, r: int, w: int) -> None:
             os.write(w, status)
         finally:
             os._exit(0)
+
+
+#: the hand-back's header: the pickle's length and the number of buffers, then each buffer's length
+_HEAD = struct.Struct("<QQ")
+_LEN = struct.Struct("<Q")
+#: buffers start at multiples of this in the file (aligned for any array type)
+_ALIGN = 64
+
+
+def _hand_back(fd: int, result) -> None:
+    """``result`` pickled into the file ``fd`` with its big buffers (numpy arrays' data) out of band: the
+    header, the pickle, then each buffer at an aligned offset — written as they are, never copied into the
+    pickle."""
+    bufs: list = []
+    stream = pickle.dumps(result, protocol=5, buffer_callback=bufs.append)
+    raws = [b.raw() for b in bufs]
+    head = _HEAD.pack(len(stream), len(raws)) + b"".join(_LEN.pack(r.nbytes) for r in raws)
+    _write_all(fd, head)
+    _write_all(fd, stream)
+    at = len(head) + len(stream)
+    for r in raws:
+        pad = -at % _ALIGN
+        _write_all(fd, b"\0" * pad)
+        _write_all(fd, r)
+        at += pad + r.nbytes
+
+
+def _write_all(fd: int, data) -> None:
+    data = memoryview(data).cast("B")
+    while len(data):
+        data = data[os.write(fd, data):]
+
+
+def _read_back(fd: int):
+    """What :func:`_hand_back` wrote: the buffers are read in place from a private (copy-on-write) map of
+    the file, so the arrays over them are neither copied nor read-only."""
+    import mmap
+
+    m = mmap.mmap(fd, os.fstat(fd).st_size, access=mmap.ACCESS_COPY)  # (kept open by the arrays using it)
+    view = memoryview(m)
+    n_stream, n_bufs = _HEAD.unpack_from(view)
+    at = _HEAD.size
+    lens = [_LEN.unpack_from(view, at + i * _LEN.size)[0] for i in range(n_bufs)]
+    at += n_bufs * _LEN.size
+    stream = view[at:at + n_stream]
+    at += n_stream
+    bufs = []
+    for n in lens:
+        at += -at % _ALIGN
+        bufs.append(view[at:at + n])
+        at += n
+    return pickle.loads(stream, buffers=bufs)
 
 
 def _reap(pid: int) -> None:

@@ -61,19 +61,21 @@ def _dots(view, x, owner, thr, rate, size, bundle_topics) -> dict:
 
 def _boxes(view, order, owner, thr, topics, col) -> dict:
     """Per column (a broker, or a run of :func:`~.theme.per_column` neighbouring brokers in throughput
-    order): quartiles and min-max of its bundles' throughput (large clusters). One sort of every bundle
-    by (column, throughput); the quantiles are read off the sorted runs with numpy's linear interpolation."""
+    order): quartiles and min-max of its bundles' throughput (large clusters). The bundles are grouped
+    by column (a radix sort of the column as a small integer), then each column's throughputs are sorted in
+    place; the quantiles are read off the sorted runs with numpy's linear interpolation. (Only the values'
+    order within a column matters, not which bundle has which: at a million bundles this is ~0.12 s less
+    than one sort of every bundle by (column, throughput).)"""
     ncol = int(col.max()) + 1 if len(col) else 0
     ok = owner >= 0
     kc = col[owner[ok]]
-    v, t = thr[ok], topics[ok]
-    # np.lexsort((v, kc)) in two stable passes: throughput, then the column as a small integer (a radix
-    # sort): the same order, ~0.05 s less at a million bundles
-    srt = np.argsort(v, kind="stable")
-    srt = srt[np.argsort(kc[srt].astype(np.int16 if ncol <= np.iinfo(np.int16).max else np.int64), kind="stable")]
-    v, kc, t = v[srt], kc[srt], t[srt]
+    tsum = np.bincount(kc, topics[ok], minlength=ncol)
+    srt = np.argsort(kc.astype(np.int16 if ncol <= np.iinfo(np.int16).max else np.int64), kind="stable")
+    v, kc = thr[ok][srt], kc[srt]
     n = np.bincount(kc, minlength=ncol)
     start = np.concatenate([[0], np.cumsum(n)[:-1]])
+    for c in np.flatnonzero(n > 1).tolist():
+        v[start[c]:start[c] + n[c]].sort()
     has = n > 0
     vv = np.concatenate([v, [0.0]])  # a column without bundles reads 0
 
@@ -86,7 +88,6 @@ def _boxes(view, order, owner, thr, topics, col) -> dict:
         out = np.where(w >= 0.5, b - (b - a) * (1 - w), a + (b - a) * w)  # numpy.percentile's interpolation
         return np.round(out, 4).tolist()
 
-    tsum = np.bincount(kc, t, minlength=ncol)
     mt = np.round(np.divide(tsum, n, out=np.zeros(ncol), where=has), 1).tolist()
     per = per_column(view.nb)
     if per == 1:
