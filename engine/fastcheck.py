@@ -5,7 +5,8 @@ document the ordinary way.
 * :func:`_depth`: the nesting of a parsed value, as :func:`engine.bounded.json_depth` counts it, and the
   floats that may have been integers beyond 64 bits.
 * :func:`_rows` / :func:`_numbers`: entries holding exactly the known keys, as JSON numbers, as an array.
-* :func:`_check_bulk`: the reader's ranges (:mod:`engine.limits`) on the lastStats and bundleData columns.
+* :func:`_check_stats`, :func:`_check_bundle_data`: the reader's ranges (:mod:`engine.limits`) on the lastStats and
+  bundleData columns.
 """
 from __future__ import annotations
 
@@ -94,12 +95,15 @@ def _check_long(a: np.ndarray) -> None:
         raise _Fallback("a long out of range")
 
 
-def _check_bulk(stats_a: np.ndarray, st_a: np.ndarray, lt_a: np.ndarray, top_a: np.ndarray) -> None:
-    """The reader's ranges on the lastStats values (``_STAT_KEYS`` columns) and the bundleData values
-    (``_TAMD_KEYS`` columns, topics); _Fallback on any value out of range."""
+def _check_stats(stats_a: np.ndarray) -> None:
+    """The reader's ranges on the lastStats values (``_STAT_KEYS`` columns); _Fallback on any out of range."""
     _check_quantity(stats_a[:, :4])
     _check_count(stats_a[:, 4:7])
     _check_long(stats_a[:, 7])
+
+
+def _check_bundle_data(st_a: np.ndarray, lt_a: np.ndarray, top_a: np.ndarray) -> None:
+    """The reader's ranges on the bundleData values (``_TAMD_KEYS`` columns, topics)."""
     for a in (st_a, lt_a):
         _check_count(a[:, :2])
         _check_quantity(a[:, 2:])

@@ -56,7 +56,7 @@ import numpy as np
 
 from .bounded import check_size
 from .errors import InputError
-from .fastcheck import _check_bulk, _depth, _Fallback, _numbers, _rows
+from .fastcheck import _check_bundle_data, _check_stats, _depth, _Fallback, _numbers, _rows
 from .forked import in_two_processes
 from .gcquiet import no_gc
 from .limits import MAX_COUNT, limit
@@ -303,7 +303,7 @@ def _load(obj: dict, source: str) -> ColumnarLoadData:
         top_a = np.zeros(0)
     del bd_rows, bd_vals
     parts.finish({k: v for k, v in obj.items() if k != "bundleData" and k != "brokers"}, stats_a, list(bd_obj),
-                 st_a, lt_a, top_a)
+                 _given_columns(st_a, lt_a, top_a))
     return _assemble(source, parts)
 
 
@@ -311,9 +311,9 @@ class _Parts:
     """What a decoder gathers from a LoadData JSON document, named, for :func:`_assemble`: each report
     without its bulk keys (``slim_brokers``), the lastStats entries' names (broker by broker; ``per_broker``
     counts) and values (``stats_a``, ``_STAT_KEYS`` columns), each broker's bundle list, the bundleData
-    entries' names and values (``st_a``/``lt_a``: ``_TAMD_KEYS`` columns, ``top_a``), and the document
-    without ``brokers`` and ``bundleData`` (``slim_obj``). The values are checked (``_check_bulk``) when
-    the decoder hands them over (:meth:`finish`)."""
+    entries' names and their values as the snapshot's columns (:func:`_given_columns`, checked there), and
+    the document without ``brokers`` and ``bundleData`` (``slim_obj``). The lastStats values are checked
+    when the decoder hands them over (:meth:`finish`)."""
 
     def __init__(self):
         self.slim_brokers: dict = {}
@@ -343,12 +343,19 @@ class _Parts:
         self.per_broker.append(len(stats))
         return stats.values()
 
-    def finish(self, slim_obj: dict, stats_a, bd_names: list, st_a, lt_a, top_a) -> None:
-        """The document's other keys and the bulk columns, checked against the reader's ranges."""
-        _check_bulk(stats_a, st_a, lt_a, top_a)
-        self.slim_obj, self.stats_a, self.bd_names, self.st_a, self.lt_a, self.top_a = (
-            slim_obj, stats_a, bd_names, st_a, lt_a, top_a)
+    def finish(self, slim_obj: dict, stats_a, bd_names: list, given) -> None:
+        """The document's other keys, the lastStats values (checked against the reader's ranges), the
+        bundleData names and their columns: ``given``, a :func:`_given_columns` dict, or a function that
+        returns it when first needed (:meth:`given_columns`; it may set :attr:`name_facts`)."""
+        _check_stats(stats_a)
+        self.slim_obj, self.stats_a, self.bd_names, self._given = slim_obj, stats_a, bd_names, given
+        self.name_facts = None  # engine.view.namespace_facts of bd_names, when the decoder computed them
         self.index = _Index(bd_names)  # grows in _assemble; a probe copies it first (a copy is ~10x cheaper)
+
+    def given_columns(self) -> dict:
+        if callable(self._given):
+            self._given = self._given()
+        return self._given
 
 
 def _assemble(source: str, parts: _Parts, base: LoadData | None = None) -> ColumnarLoadData:
@@ -401,7 +408,7 @@ class _Index(dict):
 
 def _check_bulk_depth(parts: _Parts) -> None:
     """The nesting the bundle data adds (its entries are flat: checked by the decoders)."""
-    if (4 if len(parts.st_a) else (3 if parts.bd_names else 0)) > limit("SHEDLAB_MAX_NESTING"):
+    if (4 if parts.bd_names else 0) > limit("SHEDLAB_MAX_NESTING"):
         raise _Fallback("nested too deep")
 
 
@@ -463,44 +470,46 @@ def _report_totals(base: LoadData, parts: _Parts, starts) -> None:
             L.num_bundles = b - a
 
 
+def _given_columns(st_a, lt_a, top_a) -> dict:
+    """The bundleData values (``_TAMD_KEYS`` columns, topics), checked against the reader's ranges, as the
+    snapshot's columns: the four values of each time average, its sample counts, the topics."""
+    _check_bundle_data(st_a, lt_a, top_a)
+    return {"st": np.ascontiguousarray(st_a[:, 2:]), "lt": np.ascontiguousarray(lt_a[:, 2:]),
+            "st_n": st_a[:, 1].astype(np.int64), "lt_n": lt_a[:, 1].astype(np.int64),
+            "st_max": st_a[:, 0].astype(np.int64), "lt_max": lt_a[:, 0].astype(np.int64),
+            "topics": top_a.astype(np.int64)}
+
+
 def _bundle_columns(parts: _Parts, quotas: dict, derived_rows: list) -> dict:
     """The bundle data as columns: the given entries, then those derived from the first report of each
     bundle without one (``derived_rows``: its lastStats rows; ``ensure_bundle_data``: the default, or the
     quota's, updated once)."""
-    stats_a, stat_names = parts.stats_a, parts.stat_names
+    given = parts.given_columns()
     n_given = len(parts.bd_names)
     nd = len(derived_rows)
-    st = np.empty((n_given + nd, 4))
-    lt = np.empty((n_given + nd, 4))
-    st_n = np.empty(n_given + nd, dtype=np.int64)
-    lt_n = np.empty(n_given + nd, dtype=np.int64)
-    st_max = np.empty(n_given + nd, dtype=np.int64)
-    lt_max = np.empty(n_given + nd, dtype=np.int64)
-    topics = np.empty(n_given + nd, dtype=np.int64)
-    st[:n_given], lt[:n_given] = parts.st_a[:, 2:], parts.lt_a[:, 2:]
-    st_n[:n_given], lt_n[:n_given] = parts.st_a[:, 1], parts.lt_a[:, 1]
-    st_max[:n_given], lt_max[:n_given] = parts.st_a[:, 0], parts.lt_a[:, 0]
-    topics[:n_given] = parts.top_a
-    if nd:
-        rows = np.asarray(derived_rows, dtype=np.int64)
-        sample = stats_a[rows][:, [1, 3, 0, 2]]  # thrIn, thrOut, rateIn, rateOut
-        st_max[n_given:], lt_max[n_given:] = NUM_SHORT_SAMPLES, NUM_LONG_SAMPLES
-        topics[n_given:] = stats_a[rows, 6]
-        for k, i in enumerate(derived_rows):  # default_bundle_data(quota) then one update(sample)
-            q = quotas.get(stat_names[i])
-            if q:
-                d = default_bundle_data(q)
-                r = stats_a[i].tolist()
-                d.update(NamespaceBundleStats(*r[:4]))
-                st[n_given + k] = d.short_term.values()[2:]
-                lt[n_given + k] = d.long_term.values()[2:]
-                st_n[n_given + k], lt_n[n_given + k] = d.short_term.num_samples, d.long_term.num_samples
-            else:  # the default (numSamples 0) updated once: numSamples 1, each value the sample's
-                st[n_given + k] = sample[k]
-                lt[n_given + k] = sample[k]
-                st_n[n_given + k] = lt_n[n_given + k] = 1
-    return {"n_bd": n_given + nd, "st": st, "lt": lt, "st_n": st_n, "lt_n": lt_n, "st_max": st_max,
-            "lt_max": lt_max, "topics": topics}  # rows: bundleData's bundles, then the derived ones
+    if not nd:
+        return {"n_bd": n_given, **given}
+    stats_a, stat_names = parts.stats_a, parts.stat_names
+    cols = {k: np.concatenate([a, np.empty((nd, *a.shape[1:]), dtype=a.dtype)]) for k, a in given.items()}
+    st, lt, st_n, lt_n = cols["st"], cols["lt"], cols["st_n"], cols["lt_n"]
+    rows = np.asarray(derived_rows, dtype=np.int64)
+    sample = stats_a[rows][:, [1, 3, 0, 2]]  # thrIn, thrOut, rateIn, rateOut
+    cols["st_max"][n_given:], cols["lt_max"][n_given:] = NUM_SHORT_SAMPLES, NUM_LONG_SAMPLES
+    cols["topics"][n_given:] = stats_a[rows, 6]
+    for k, i in enumerate(derived_rows):  # default_bundle_data(quota) then one update(sample)
+        q = quotas.get(stat_names[i])
+        if q:
+            d = default_bundle_data(q)
+            r = stats_a[i].tolist()
+            d.update(NamespaceBundleStats(*r[:4]))
+            st[n_given + k] = d.short_term.values()[2:]
+            lt[n_given + k] = d.long_term.values()[2:]
+            st_n[n_given + k], lt_n[n_given + k] = d.short_term.num_samples, d.long_term.num_samples
+        else:  # the default (numSamples 0) updated once: numSamples 1, each value the sample's
+            st[n_given + k] = sample[k]
+            lt[n_given + k] = sample[k]
+            st_n[n_given + k] = lt_n[n_given + k] = 1
+    return {"n_bd": n_given + nd, **cols}  # rows: bundleData's bundles, then the derived ones
 
 
 def _time_averages(base: LoadData, parts: _Parts, cols: dict, stat_idx) -> None:
@@ -526,7 +535,7 @@ def _columnar(base: LoadData, parts: _Parts, cols: dict, order, nidx: _Index, st
               starts) -> ColumnarLoadData:
     """The :class:`ColumnarLoadData` over ``base`` and the columns, with its view (``LoadView.from_load_data``
     from the arrays); the bundles only listed by reports join the index here."""
-    from .view import LoadView, broker_columns, remember_bundle_index
+    from .view import LoadView, broker_columns, remember_bundle_index, remember_namespace_facts
 
     bundles = nidx.names
     per_broker = broker_columns(base.brokers, order, nidx, bundles, _owned_from_stats(base, parts, stat_idx, starts,
@@ -544,6 +553,8 @@ def _columnar(base: LoadData, parts: _Parts, cols: dict, order, nidx: _Index, st
     inbd = np.zeros(nk, dtype=bool)
     inbd[:m] = True
     remember_bundle_index(bundles, dict(nidx))  # a plain dict: looking a name up no longer adds it
+    if parts.name_facts is not None and nk == len(parts.bd_names):  # (the names the decoder's facts are of)
+        remember_namespace_facts(bundles, parts.name_facts)
     ld = ColumnarLoadData.__new__(ColumnarLoadData)
     state = dict(base.__dict__)
     state["_brokers"] = state.pop("brokers")
@@ -721,7 +732,7 @@ def _load_typed(T: dict, raw: bytes, source: str, probe: dict | None):
     bd_names, st_a, lt_a, top_a = _bundle_arrays(bd or {})
     del bd
     parts.finish({k: dec_any(v) for k, v in top.items() if k != "bundleData" and k != "brokers"}, stats_a,
-                 bd_names, st_a, lt_a, top_a)
+                 bd_names, _given_columns(st_a, lt_a, top_a))
     if probe is not None:
         shallow = dict(parts.slim_obj, brokers=dict.fromkeys(parts.slim_brokers, {}))
         if "bundleData" in top:
@@ -750,7 +761,7 @@ def _load_whole(T: dict, raw: bytes, source: str, probe: dict | None = None) -> 
     bd_names, st_a, lt_a, top_a = _bundle_arrays(bd)
     del bd
     parts.finish({k: v for k, v in zip(_TOP_KEYS, attrgetter(*_TOP_KEYS)(doc)) if v is not unset}, stats_a, bd_names,
-                 st_a, lt_a, top_a)
+                 _given_columns(st_a, lt_a, top_a))
     del doc
     _whole_probe(probe, parts, bd_state)
     return _assemble(source, parts)
@@ -773,25 +784,35 @@ def _whole_probe(probe: dict | None, parts: _Parts, bd_state: str) -> None:
 
 
 def _load_whole_forked(T: dict, raw: bytes, source: str, probe: dict | None):
-    """:func:`_load_whole` in two processes: a child forked here decodes ``bundleData`` into its columns
-    while this process decodes the reports (``brokers`` and the document's small keys), gathers their
-    parts and reads them without the bulk by the ordinary reader; then it takes the child's columns and
-    assembles the snapshot as :func:`_load_whole` does. The child shares ``raw`` with this process (fork:
-    nothing copied) and hands its columns back through an anonymous in-memory file
-    (:func:`engine.forked.in_two_processes`; the names packed as one string, the values as arrays).
+    """:func:`_load_whole` in two processes: a child forked here decodes ``bundleData`` while this process
+    decodes the reports (``brokers`` and the document's small keys), gathers their parts and reads them
+    without the bulk by the ordinary reader. The child hands the bundle names back first (packed as one
+    string), then goes on while this process indexes them, looks the reports' bundles up and finds the
+    names' namespaces (:func:`engine.view.namespace_facts`, which the first decision needs): it makes the
+    bundleData columns (:func:`_given_columns`, checked there) and hands them back when :func:`_assemble`
+    asks for them. The child shares ``raw`` with this process (fork: nothing
+    copied) and hands its results back through anonymous in-memory files (:func:`engine.forked.in_two_processes`;
+    the arrays are read in place).
 
     Each field is decoded by exactly one of the two, with the type ``whole`` gives it (the other passes over
     it as ``msgspec.Raw``, which still checks it is JSON), so a document is taken only when ``whole`` takes
     it, with the same parts. Returns ``None`` when it cannot decide — not Linux or no ``fork`` /
     ``memfd_create``, a decode error or a refusal in either half, the child failing or taking longer than
     :data:`FORK_TIMEOUT_S` — and the caller decodes the document in one process, which gives the answer or
-    the refusal. On 10,000 brokers × 1,000,000 bundles (591 MB) on two cores: ~2 s less than one process."""
+    the refusal; a refusal of the bundleData values (or a child that fails after handing the names back)
+    raises ``_Fallback``, which ends in the same answer by the key-by-key reading. On 10,000 brokers ×
+    1,000,000 bundles (591 MB) on two cores: ~3 s less than one process."""
     unset = T["unset"]
+    kept = []  # (in the child) what it decoded: never freed, as the child leaves by os._exit
 
-    def bundle_data():  # in the child
+    def bundle_names():  # in the child
         state, bd = _bundle_data_state(T["bundles"].decode(raw).bundleData, unset)
-        names, st_a, lt_a, top_a = _bundle_arrays(bd)
-        return state, pack_names(names), st_a, lt_a, top_a
+        kept.append(bd)
+        return state, pack_names(list(bd))
+
+    def bundle_columns(_first):  # in the child, once the names are handed back
+        _names, st_a, lt_a, top_a = _bundle_arrays(kept[0])
+        return _given_columns(st_a, lt_a, top_a)
 
     def reports():  # here, meanwhile: the reports, and the document without its bulk by the ordinary reader
         doc = T["reports"].decode(raw)
@@ -801,15 +822,28 @@ def _load_whole_forked(T: dict, raw: bytes, source: str, probe: dict | None):
         return parts, stats_a, top, _slim_base(source, top, parts, len(stats_a))
 
     try:
-        got = in_two_processes(bundle_data, reports, FORK_TIMEOUT_S)
+        got = in_two_processes(bundle_names, reports, FORK_TIMEOUT_S, then=bundle_columns)
     except (*T["error"], _Fallback, InputError):
         return None
     if got is None:
         return None
-    (parts, stats_a, top, base), (bd_state, names, st_a, lt_a, top_a) = got
-    parts.finish(top, stats_a, unpack_names(names), st_a, lt_a, top_a)
-    _whole_probe(probe, parts, bd_state)
-    return _assemble(source, parts, base)
+    (parts, stats_a, top, base), (bd_state, names), later = got
+
+    def columns():  # asked for by _assemble once the names are looked up; the child may still be at work
+        from .view import namespace_facts
+
+        parts.name_facts = namespace_facts(parts.bd_names)  # meanwhile (the first decision needs them)
+        ok, cols = later()
+        if not ok:
+            raise _Fallback("the bundleData columns did not come back")
+        return cols
+
+    try:
+        parts.finish(top, stats_a, unpack_names(names), columns)
+        _whole_probe(probe, parts, bd_state)
+        return _assemble(source, parts, base)
+    finally:
+        later.close()
 
 
 def _gather_reports(brokers: dict, unset) -> tuple:

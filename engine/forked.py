@@ -27,47 +27,100 @@ __all__ = ["CAN_FORK", "in_two_processes"]
 CAN_FORK = sys.platform.startswith("linux") and hasattr(os, "fork") and hasattr(os, "memfd_create")
 
 
-def in_two_processes(child: Callable[[], object], here: Callable[[], object], timeout: float):
+def in_two_processes(child: Callable[[], object], here: Callable[[], object], timeout: float,
+                     then: Callable[[object], object] | None = None):
     """``(here(), child())``, ``child()`` computed in a forked process while ``here()`` runs in this one;
     ``None`` when that cannot be done (not Linux), or the child raised, died or took longer than
     ``timeout`` seconds after ``here()`` returned. An exception of ``here()`` propagates (the child is
-    ended first). ``child()``'s result must pickle."""
+    ended first). ``child()``'s result must pickle.
+
+    With ``then``, the child goes on after handing ``child()``'s result back: it computes
+    ``then(result)`` (its own copy of the result) while this process uses the first result, and the answer
+    is ``(here(), child(), later)``: ``later()`` waits for that second result (at most ``timeout`` seconds)
+    and returns ``(True, value)``, or ``(False, None)`` when the child failed or was late. Call ``later()``
+    or ``later.close()`` (which ends the child) exactly once, also when an exception intervenes."""
     if not CAN_FORK:
         return None
-    try:
-        fd = os.memfd_create("shedlab-half", os.MFD_CLOEXEC)
-    except OSError:
-        return None
-    r = w = -1
+    fds: list = []
     pid = 0
+    later = None
     try:
-        r, w = os.pipe()
-        with warnings.catch_warnings():  # (3.12+ warns on fork in a threaded process: the child only computes)
-            warnings.simplefilter("ignore", DeprecationWarning)
-            pid = os.fork()
-        if pid == 0:
-            _child(child, fd, r, w)  # never returns
-        os.close(w)
-        w = -1
-        mine = here()
-        ready, _, _ = select.select([r], [], [], timeout)
-        if not ready or os.read(r, 1) != b"K":
+        try:
+            fds.append(os.memfd_create("shedlab-half", os.MFD_CLOEXEC))
+            if then is not None:
+                fds.append(os.memfd_create("shedlab-then", os.MFD_CLOEXEC))
+            r, w = os.pipe()
+            fds += [r, w]
+            with warnings.catch_warnings():  # (3.12+ warns on fork in a threaded process: the child only computes)
+                warnings.simplefilter("ignore", DeprecationWarning)
+                pid = os.fork()
+        except OSError:
             return None
-        return mine, _read_back(fd)
+        if pid == 0:
+            _child(child, then, fds[0], fds[1] if then is not None else -1, r, w)  # never returns
+        os.close(w)
+        fds.remove(w)
+        mine = here()
+        if _status(r, timeout) != b"K":
+            return None
+        theirs = _read_back(fds[0])
+        if then is None:
+            return mine, theirs
+        later = _Later(pid, r, fds[1], timeout)
+        fds.remove(r)
+        fds.remove(later.fd)
+        return mine, theirs, later
     finally:
-        for x in (r, w, fd):
-            if x >= 0:
-                os.close(x)
-        if pid > 0:
+        for x in fds:
+            os.close(x)
+        if pid > 0 and later is None:
             _reap(pid)
 
 
-def _child(child: Callable[[], object], fd: int, r: int, w: int) -> None:
+class _Later:
+    """The child's second result (:func:`in_two_processes` with ``then``)."""
+
+    def __init__(self, pid: int, r: int, fd: int, timeout: float):
+        self.pid, self.r, self.fd, self.timeout = pid, r, fd, timeout
+
+    def __call__(self) -> tuple:
+        if self.pid == 0:
+            return False, None
+        try:
+            if _status(self.r, self.timeout) == b"L":
+                return True, _read_back(self.fd)
+            return False, None
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """End the child (if it still runs) and free what it held; the second result is then lost."""
+        if self.pid:
+            pid, self.pid = self.pid, 0
+            os.close(self.r)
+            os.close(self.fd)
+            _reap(pid)
+
+    __del__ = close
+
+
+def _status(r: int, timeout: float) -> bytes:
+    ready, _, _ = select.select([r], [], [], timeout)
+    return os.read(r, 1) if ready else b""
+
+
+def _child(child: Callable[[], object], then, fd: int, fd2: int, r: int, w: int) -> None:
     status = b"E"
     try:
         os.close(r)
-        _hand_back(fd, child())
+        first = child()
+        _hand_back(fd, first)
         status = b"K"
+        if then is not None:
+            os.write(w, status)
+            status = b"E"
+            _hand_back(fd2, then(first))
+            status = b"L"
     except BaseException:  # noqa: BLE001  (any failure: the caller computes the whole itself)
         pass
     finally:

@@ -50,6 +50,31 @@ def _name_facts(bundles: list) -> dict:
     return facts
 
 
+def namespace_facts(bundles: list) -> dict:
+    """The namespaces of the bundle names ``bundles``: ``namespaces`` (sorted), ``namespace_index`` (each
+    one's position there), ``ns_id`` (per bundle, its namespace's position) and ``bad_ns`` (per namespace:
+    an SLA-monitor or heartbeat one). A bundle's namespace is everything before the last ``/``, or the whole
+    name."""
+    # by rpartition in C (a million bundles: ~0.1 s less than a slice each), which gives "" for a name
+    # without "/"
+    per = list(map(itemgetter(0), map(str.rpartition, bundles, repeat("/"))))
+    found = set(per)
+    if "" in found:  # "" is a namespace only of names starting with "/": slice each name
+        per = [b[:i] if (i := b.rfind("/")) >= 0 else b for b in bundles]
+        found = set(per)
+    nss = sorted(found)
+    idx = {ns: i for i, ns in enumerate(nss)}
+    return {"namespaces": nss, "namespace_index": idx, "ns_id": np.array(list(map(idx.__getitem__, per)), dtype=np.int64),
+            "bad_ns": np.array([is_sla_or_heartbeat_namespace(ns) for ns in nss], dtype=bool)}
+
+
+def remember_namespace_facts(bundles: list, facts: dict) -> None:
+    """Give views over ``bundles`` their :func:`namespace_facts`, computed already (by the reader)."""
+    f = _name_facts(bundles)
+    if "namespaces" not in f:
+        f.update(facts)
+
+
 def remember_bundle_index(bundles: list, index: dict) -> None:
     """Give :attr:`LoadView.bundle_index` of views over ``bundles`` the index their reader built already
     (``index``: a plain dict, each name of ``bundles`` to its position)."""
@@ -411,19 +436,7 @@ class LoadView:
     def _ns_facts(self) -> dict:
         f = _name_facts(self.bundles)
         if "namespaces" not in f:
-            # bundle_namespace: everything before the last "/", or the whole name; by rpartition in C (a
-            # million bundles: ~0.1 s less than a slice each), which gives "" for a name without "/"
-            per = list(map(itemgetter(0), map(str.rpartition, self.bundles, repeat("/"))))
-            found = set(per)
-            if "" in found:  # "" is a namespace only of names starting with "/": slice each name
-                per = [b[:i] if (i := b.rfind("/")) >= 0 else b for b in self.bundles]
-                found = set(per)
-            nss = sorted(found)
-            idx = {ns: i for i, ns in enumerate(nss)}
-            f["namespaces"] = nss
-            f["namespace_index"] = idx
-            f["ns_id"] = np.array(list(map(idx.__getitem__, per)), dtype=np.int64)
-            f["bad_ns"] = np.array([is_sla_or_heartbeat_namespace(ns) for ns in nss], dtype=bool)
+            f.update(namespace_facts(self.bundles))
         return f
 
     @property

@@ -49,3 +49,34 @@ def test_arrays_come_back_equal_aligned_and_writable_beside_the_rest():
             assert b.ctypes.data % b.dtype.alignment == 0, k
     back["arrays"]["f"][0, 0] = -1.0  # written here only (the map is private)
     assert back["arrays"]["f"][0, 0] == -1.0 and arrays["f"][0, 0] != -1.0
+
+
+def test_a_second_result_comes_later_from_the_same_child():
+    """With ``then`` the child hands its first result back at once, goes on from its own copy of it,
+    and the second result arrives when asked for; a failing or dying second stage gives (False, None)
+    after the first was used, and ``close`` ends a child nobody waits for."""
+    import time
+
+    big = np.arange(1_000_000, dtype=np.int64)
+    got = in_two_processes(lambda: big[:10].copy(), lambda: "here", 30.0,
+                           then=lambda first: (os.getpid(), first * 2, big[::1000].copy()))
+    assert got is not None
+    mine, first, later = got
+    assert mine == "here" and np.array_equal(first, big[:10])
+    first[0] = 99  # this process's copy: the child's is its own
+    ok, (pid, doubled, sampled) = later()
+    assert ok and pid != os.getpid()
+    assert np.array_equal(doubled, big[:10] * 2) and np.array_equal(sampled, big[::1000])
+    assert later() == (False, None)  # asked once
+
+    def boom(_):
+        raise ValueError("then")
+
+    for bad in (boom, lambda _: os._exit(4)):
+        got = in_two_processes(lambda: 1, lambda: 2, 30.0, then=bad)
+        assert got[:2] == (2, 1) and got[2]() == (False, None)
+
+    slow = in_two_processes(lambda: 1, lambda: 2, 30.0, then=lambda _: time.sleep(60))
+    slow[2].close()  # not waited for: ended at once (not after its minute)
+    assert slow[2]() == (False, None)
+    assert in_two_processes(lambda: 3, lambda: 4, 30.0) == (4, 3)  # and the next call works
