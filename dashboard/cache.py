@@ -113,6 +113,8 @@ def disk_class():
                 return super()._write(full_path, iterator, mode, encoding)
 
             def store(self, value, read, key=diskcache.core.UNKNOWN):
+                if type(value) is _Prewritten:  # pickled into its file already (by a forked child)
+                    return value.size, diskcache.core.MODE_PICKLE, value.filename, None
                 if type(value) is not _Streamed:
                     return super().store(value, read, key=key)
                 filename, full_path = self.filename(key, value)  # as diskcache's own pickled value file
@@ -156,10 +158,14 @@ def set_behind(key: str, value, expire: float | None = None) -> threading.Thread
 
     For a value whose pickle and write take seconds (a million-bundle snapshot: ~0.8 s of pickling, then
     ~1.5 s in the kernel writing 260 MB): the caller, which keeps the value in memory, answers at once.
-    The value is pickled straight into its file, frame by frame, and the interpreter is free for the
-    other threads during each frame's write (it is held while a frame is pickled). A failed write is
-    logged and its marker removed, so readers stop waiting; the value then lives only in the caller's
-    memory. The thread is not a daemon: a process that exits first waits for the write."""
+    On Linux the thread forks a child that pickles the value straight into diskcache's value file and
+    ends (the child shares the value with this process: nothing is copied, and its pickling does not hold
+    this interpreter, so the requests that come meanwhile — the first decision on an upload — run at full
+    speed); the thread waits for it and enters the file in the cache. The child takes no lock (it pickles
+    and writes a file, and leaves with ``os._exit``). Elsewhere the thread pickles the value into the file
+    itself, frame by frame (the interpreter is free for the other threads during each frame's write). A
+    failed write is logged and its marker removed, so readers stop waiting; the value then lives only in
+    the caller's memory. The thread is not a daemon: a process that exits first waits for the write."""
     cache = get_cache()
     cache.set(_WRITING + key, os.getpid(), expire=WRITE_BEHIND_S)
     t = threading.Thread(target=_write_behind, args=(key, value, expire), name="cache-write-behind")
@@ -175,10 +181,49 @@ class _Streamed:
         self.obj = obj
 
 
+class _Prewritten:
+    """A value pickled into the cache's value file ``filename`` (``size`` bytes) already."""
+    __slots__ = ("filename", "size")
+
+    def __init__(self, filename: str, size: int):
+        self.filename, self.size = filename, size
+
+
+def _pickled_by_child(disk, value) -> _Prewritten:
+    """``value`` pickled into a new value file of ``disk`` by a child forked for it."""
+    import warnings
+
+    filename, full_path = disk.filename()
+    os.makedirs(os.path.dirname(full_path), exist_ok=True)
+    with warnings.catch_warnings():  # (3.12+ warns on fork in a threaded process: the child only pickles)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:  # the child: pickle, write, leave
+        code = 1
+        try:
+            import gc
+
+            gc.disable()
+            with open(full_path, "xb") as f:
+                pickle.Pickler(f, protocol=disk.pickle_protocol).dump(value)
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        with contextlib.suppress(OSError):
+            os.remove(full_path)  # (no half-written file left behind)
+        raise RuntimeError(f"the process pickling it ended with status {code}")
+    return _Prewritten(filename, os.path.getsize(full_path))
+
+
 def _write_behind(key: str, value, expire) -> None:
+    from engine.forked import CAN_FORK
+
     cache = get_cache()
     try:
-        cache.set(key, _Streamed(value), expire=expire)
+        cache.set(key, _pickled_by_child(cache.disk, value) if CAN_FORK else _Streamed(value), expire=expire)
     except Exception:  # noqa: BLE001  (a full disk, a removed directory: the caller still has the value)
         log.exception("could not store %s in the cache", key.split(":", 1)[0])
     finally:

@@ -47,13 +47,22 @@ def test_big_values_are_written_whole_and_read_back(tmp_path, monkeypatch):
 
 
 class Held:
-    """A value part whose pickling waits until the test lets it go (the write behind is then under way)."""
+    """A value part whose pickling waits until the test lets it go (the write behind is then under way).
+    The gate is a file: the pickling may run in a child process (Linux) or in a thread."""
 
     def __init__(self, gate, payload):
-        self.gate, self.payload = gate, payload
+        self.gate, self.payload = str(gate), payload
 
     def __reduce__(self):
-        assert self.gate.wait(30), "the test never let the write go"
+        import os
+        import time
+
+        deadline = time.monotonic() + 30
+        while not os.path.exists(self.gate):
+            assert time.monotonic() < deadline, "the test never let the write go"
+            time.sleep(0.01)
+        with open(self.gate + ".pid", "w") as f:  # who pickled it
+            f.write(str(os.getpid()))
         return Held._restored, (self.payload,)
 
     @staticmethod
@@ -61,16 +70,17 @@ class Held:
         return {"held": payload}
 
 
-def test_a_value_written_behind_is_marked_until_stored_and_waited_for():
+def test_a_value_written_behind_is_marked_until_stored_and_waited_for(tmp_path):
     """While the write runs, the key counts as stored and a reader waits; then the reader gets the value,
     which any other handle on the cache reads back too (pickled straight into diskcache's value file)."""
+    import os
     import threading
     import uuid
 
     from dashboard.cache import cache_dir, get_cache, get_waiting, is_stored, set_behind
 
     key = f"test-behind:{uuid.uuid4().hex}"
-    gate = threading.Event()
+    gate = tmp_path / "go"
     value = {"rows": list(range(50_000)), "part": Held(gate, "names\n" * 1_000)}
     writer = set_behind(key, value, expire=60)
     got = {}
@@ -81,11 +91,15 @@ def test_a_value_written_behind_is_marked_until_stored_and_waited_for():
         reader.join(0.3)
         assert reader.is_alive()  # waiting for the write, not answering "missing"
     finally:
-        gate.set()
+        gate.touch()
     writer.join(30)
     reader.join(30)
     want = {"rows": list(range(50_000)), "part": {"held": "names\n" * 1_000}}
     assert got["v"] == want
+    from engine.forked import CAN_FORK
+
+    if CAN_FORK:  # pickled by a child forked for it, not by this interpreter
+        assert int((tmp_path / "go.pid").read_text()) != os.getpid()
     assert not any(k.startswith("writing:") and k.endswith(key) for k in get_cache().iterkeys())
     with diskcache.Cache(str(cache_dir() / "data"), disk=disk_class()) as other:  # another process's handle
         assert other.get(key) == want
