@@ -18,10 +18,10 @@ a fresh single-threaded process (started once, on the first job, with ``callback
 starts at once); each job is forked from it with no lock held. Each job is joined by a small thread of
 the web process, so a finished job never lingers as a zombie.
 
-A big value can be written behind the request that made it (:func:`set_behind`): a thread pickles and
-writes it while the request goes on (the process that made it keeps it in memory), and a marker entry
-``writing:<key>`` tells the other processes it is coming — :func:`get_waiting` waits for it, and
-:func:`is_stored` counts it as stored.
+A big value can be written behind the request that made it (:func:`set_behind`): a child forked for it
+(on Linux; elsewhere a thread) pickles it into its file while the request goes on (the process that made
+it keeps it in memory), and a marker entry ``writing:<key>`` tells the other processes it is coming —
+:func:`get_waiting` waits for it, and :func:`is_stored` counts it as stored.
 """
 from __future__ import annotations
 
@@ -96,8 +96,9 @@ def disk_class():
     so a 500 MB upload was stored in millions of small writes (2.4 s of a 10,000-broker upload).
 
     A value :func:`set_behind` stores is pickled straight into its file (diskcache's own file format for a
-    pickled value, read back by diskcache as any other): no copy of it in memory, and each ~64 KB frame is
-    written by a system call that lets the interpreter's other threads run."""
+    pickled value, read back by diskcache as any other), no copy of it in memory: by a forked child, the
+    file then entered as it is (``_Prewritten``), or by the writing thread (``_Streamed``; each ~64 KB
+    frame is written by a system call that lets the interpreter's other threads run)."""
     global _DISK
     if _DISK is None:
         import io

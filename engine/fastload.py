@@ -790,9 +790,9 @@ def _load_whole_forked(T: dict, raw: bytes, source: str, probe: dict | None):
     string), then goes on while this process indexes them, looks the reports' bundles up and finds the
     names' namespaces (:func:`engine.view.namespace_facts`, which the first decision needs): it makes the
     bundleData columns (:func:`_given_columns`, checked there) and hands them back when :func:`_assemble`
-    asks for them. The child shares ``raw`` with this process (fork: nothing
-    copied) and hands its results back through anonymous in-memory files (:func:`engine.forked.in_two_processes`;
-    the arrays are read in place).
+    asks for them. The child shares ``raw`` with this process (fork: nothing copied) and hands its results
+    back through anonymous in-memory files (:func:`engine.forked.in_two_processes`; the arrays are read in
+    place).
 
     Each field is decoded by exactly one of the two, with the type ``whole`` gives it (the other passes over
     it as ``msgspec.Raw``, which still checks it is JSON), so a document is taken only when ``whole`` takes

@@ -3,8 +3,9 @@
 The child shares everything this process holds at the fork (nothing is copied: a big input read here is
 read there as it is), computes its half, and hands the result back pickled through an anonymous
 in-memory file, the data of its numpy arrays beside the pickle (protocol 5's out-of-band buffers): this
-process maps the file and the arrays it unpickles use that memory as it is; then the child ends. Meant for work that builds many short-lived Python objects (decoding a big
-document), which one interpreter cannot spread over two cores.
+process maps the file, and the arrays it unpickles use that memory as it is. The child may go on to a
+second stage from its result, handed back when asked for; then it ends. Meant for work that builds many
+short-lived Python objects (decoding a big document), which one interpreter cannot spread over two cores.
 
 The child does only what its function does (no lock another thread held at the fork is taken: decoding,
 numpy, pickling and writes), and leaves with ``os._exit``. Linux only (``fork`` and ``memfd_create``);

@@ -64,7 +64,8 @@ def namespace_facts(bundles: list) -> dict:
         found = set(per)
     nss = sorted(found)
     idx = {ns: i for i, ns in enumerate(nss)}
-    return {"namespaces": nss, "namespace_index": idx, "ns_id": np.array(list(map(idx.__getitem__, per)), dtype=np.int64),
+    return {"namespaces": nss, "namespace_index": idx,
+            "ns_id": np.array(list(map(idx.__getitem__, per)), dtype=np.int64),
             "bad_ns": np.array([is_sla_or_heartbeat_namespace(ns) for ns in nss], dtype=bool)}
 
 

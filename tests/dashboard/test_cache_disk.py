@@ -3,6 +3,7 @@ import builtins
 
 import diskcache
 import diskcache.core as core
+import pytest
 
 from dashboard.cache import disk_class
 
@@ -70,14 +71,21 @@ class Held:
         return {"held": payload}
 
 
-def test_a_value_written_behind_is_marked_until_stored_and_waited_for(tmp_path):
+@pytest.mark.parametrize("forked", [True, False], ids=["pickled by a forked child", "pickled by the thread"])
+def test_a_value_written_behind_is_marked_until_stored_and_waited_for(tmp_path, monkeypatch, forked):
     """While the write runs, the key counts as stored and a reader waits; then the reader gets the value,
-    which any other handle on the cache reads back too (pickled straight into diskcache's value file)."""
+    which any other handle on the cache reads back too (pickled straight into diskcache's value file, by a
+    forked child on Linux, by the writing thread elsewhere)."""
     import os
     import threading
     import uuid
 
     from dashboard.cache import cache_dir, get_cache, get_waiting, is_stored, set_behind
+    from engine import forked as forked_mod
+
+    if forked and not forked_mod.CAN_FORK:
+        pytest.skip("fork and memfd_create are Linux's")
+    monkeypatch.setattr(forked_mod, "CAN_FORK", forked)
 
     key = f"test-behind:{uuid.uuid4().hex}"
     gate = tmp_path / "go"
@@ -96,21 +104,24 @@ def test_a_value_written_behind_is_marked_until_stored_and_waited_for(tmp_path):
     reader.join(30)
     want = {"rows": list(range(50_000)), "part": {"held": "names\n" * 1_000}}
     assert got["v"] == want
-    from engine.forked import CAN_FORK
-
-    if CAN_FORK:  # pickled by a child forked for it, not by this interpreter
-        assert int((tmp_path / "go.pid").read_text()) != os.getpid()
+    assert (int((tmp_path / "go.pid").read_text()) != os.getpid()) == forked  # who pickled it
     assert not any(k.startswith("writing:") and k.endswith(key) for k in get_cache().iterkeys())
     with diskcache.Cache(str(cache_dir() / "data"), disk=disk_class()) as other:  # another process's handle
         assert other.get(key) == want
     get_cache().delete(key)
 
 
-def test_a_write_behind_that_fails_is_logged_leaves_no_file_and_ends_the_wait(caplog):
+@pytest.mark.parametrize("forked", [True, False], ids=["pickled by a forked child", "pickled by the thread"])
+def test_a_write_behind_that_fails_is_logged_leaves_no_file_and_ends_the_wait(caplog, monkeypatch, forked):
     import threading
     import uuid
 
     from dashboard.cache import cache_dir, get_waiting, is_stored, set_behind
+    from engine import forked as forked_mod
+
+    if forked and not forked_mod.CAN_FORK:
+        pytest.skip("fork and memfd_create are Linux's")
+    monkeypatch.setattr(forked_mod, "CAN_FORK", forked)
 
     def value_files():
         return sorted((cache_dir() / "data").rglob("*.val"))
