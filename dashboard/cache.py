@@ -210,13 +210,28 @@ def _pickled_by_child(disk, value) -> _Prewritten:
             code = 0
         finally:
             os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    code = os.waitstatus_to_exitcode(status)
+    code = _wait_child(pid, WRITE_BEHIND_S)
     if code != 0:
         with contextlib.suppress(OSError):
             os.remove(full_path)  # (no half-written file left behind)
         raise RuntimeError(f"the process pickling it ended with status {code}")
     return _Prewritten(filename, os.path.getsize(full_path))
+
+
+def _wait_child(pid: int, timeout: float) -> int:
+    """The exit code of the child ``pid``, ended (killed) when it runs longer than ``timeout`` seconds
+    (then -9): a child stuck for good must not keep the process from exiting, which waits for this thread."""
+    import signal
+
+    deadline = time.monotonic() + timeout
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        time.sleep(0.02)
 
 
 def _write_behind(key: str, value, expire) -> None:

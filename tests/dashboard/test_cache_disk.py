@@ -133,3 +133,25 @@ def test_a_write_behind_that_fails_is_logged_leaves_no_file_and_ends_the_wait(ca
     assert get_waiting(key, wait=30) is None  # at once: the failed write removed its marker
     assert "could not store test-behind in the cache" in caplog.text
     assert value_files() == before
+
+
+def test_a_pickling_child_that_never_ends_is_ended(tmp_path, monkeypatch, caplog):
+    """A child stuck in the pickling is killed after its time: the write fails (logged, no file left,
+    the marker gone), and the thread ends, so the process can exit."""
+    import uuid
+
+    from dashboard import cache as cache_mod
+    from engine.forked import CAN_FORK
+
+    if not CAN_FORK:
+        pytest.skip("fork and memfd_create are Linux's")
+    monkeypatch.setattr(cache_mod, "WRITE_BEHIND_S", 0.5)
+    files = lambda: sorted((cache_mod.cache_dir() / "data").rglob("*.val"))  # noqa: E731
+    before = files()
+    key = f"test-behind:{uuid.uuid4().hex}"
+    writer = cache_mod.set_behind(key, {"part": Held(tmp_path / "never", "x")})  # its gate never opens
+    writer.join(30)
+    assert not writer.is_alive()
+    assert not cache_mod.is_stored(key)
+    assert "ended with status -9" in caplog.text
+    assert files() == before
