@@ -341,7 +341,6 @@ def list_session_sources(sid) -> list[dict]:
     """This session's uploaded and collected sources, newest first (still on the server)."""
     key = _sess_list_key(sid, "sources")
     items = (get_cache().get(key) if key else None) or []
-    cache = get_cache()
     return [x for x in items if is_stored((HISTORY_PREFIX if x.get("kind") == "history" else "snap:")
                                           + x["id"].split(":", 1)[1])]
 
@@ -454,10 +453,9 @@ def _store(sid, kind: str, digest: str, label: str, lds: list, extra=None) -> di
     info = _info(source_id, kind, label, lds, extra)
     payload = {"lds": lds, "info": info}
     _mem.put(("payload", source_id), payload)
-    if info["bundles"] * max(1, info["steps"]) >= BEHIND_BUNDLES:
-        behind = True  # this process reads it from memory; another waits for the write (get_waiting)
-    else:
-        behind = False
+    # a big one is written behind: this process reads it from memory, another waits for it (get_waiting)
+    behind = info["bundles"] * max(1, info["steps"]) >= BEHIND_BUNDLES
+    if not behind:
         with no_gc():  # pickling a big snapshot makes ~10^5 short-lived tuples and no cycles: without this,
             # their allocations set off collections over everything the upload built
             get_cache().set(f"snap:{digest}", payload, expire=_TTL)
