@@ -191,47 +191,27 @@ class _Prewritten:
 
 
 def _pickled_by_child(disk, value) -> _Prewritten:
-    """``value`` pickled into a new value file of ``disk`` by a child forked for it."""
-    import warnings
+    """``value`` pickled into a new value file of ``disk`` by a child forked for it (ended when it runs
+    longer than :data:`WRITE_BEHIND_S`: a child stuck for good must not keep the process from exiting,
+    which waits for the writing thread)."""
+    from engine.forked import in_child
 
     filename, full_path = disk.filename()
     os.makedirs(os.path.dirname(full_path), exist_ok=True)
-    with warnings.catch_warnings():  # (3.12+ warns on fork in a threaded process: the child only pickles)
-        warnings.simplefilter("ignore", DeprecationWarning)
-        pid = os.fork()
-    if pid == 0:  # the child: pickle, write, leave
-        code = 1
-        try:
-            import gc
 
-            gc.disable()
-            with open(full_path, "xb") as f:
-                pickle.Pickler(f, protocol=disk.pickle_protocol).dump(value)
-            code = 0
-        finally:
-            os._exit(code)
-    code = _wait_child(pid, WRITE_BEHIND_S)
+    def pickle_it():
+        import gc
+
+        gc.disable()
+        with open(full_path, "xb") as f:
+            pickle.Pickler(f, protocol=disk.pickle_protocol).dump(value)
+
+    code = in_child(pickle_it, WRITE_BEHIND_S)
     if code != 0:
         with contextlib.suppress(OSError):
             os.remove(full_path)  # (no half-written file left behind)
         raise RuntimeError(f"the process pickling it ended with status {code}")
     return _Prewritten(filename, os.path.getsize(full_path))
-
-
-def _wait_child(pid: int, timeout: float) -> int:
-    """The exit code of the child ``pid``, ended (killed) when it runs longer than ``timeout`` seconds
-    (then -9): a child stuck for good must not keep the process from exiting, which waits for this thread."""
-    import signal
-
-    deadline = time.monotonic() + timeout
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return os.waitstatus_to_exitcode(status)
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
-        time.sleep(0.02)
 
 
 def _write_behind(key: str, value, expire) -> None:

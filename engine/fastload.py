@@ -733,11 +733,7 @@ def _load_typed(T: dict, raw: bytes, source: str, probe: dict | None):
     del bd
     parts.finish({k: dec_any(v) for k, v in top.items() if k != "bundleData" and k != "brokers"}, stats_a,
                  bd_names, _given_columns(st_a, lt_a, top_a))
-    if probe is not None:
-        shallow = dict(parts.slim_obj, brokers=dict.fromkeys(parts.slim_brokers, {}))
-        if "bundleData" in top:
-            shallow["bundleData"] = dict(parts.index) if bd_raw is not None else None
-        probe["top"] = {k: shallow[k] for k in top}
+    _whole_probe(probe, parts, "given" if "bundleData" in top else "unset")  # (a null is its Raw here: given, empty)
     return _assemble(source, parts)
 
 
@@ -775,7 +771,8 @@ def _bundle_data_state(bd, unset) -> tuple:
 
 
 def _whole_probe(probe: dict | None, parts: _Parts, bd_state: str) -> None:
-    """The probe of the one-pass decode (as :func:`_load_typed`'s, in this decoder's key order)."""
+    """The probe of a typed decode (``bd_state``: bundleData unset, null or given), in the decoder's key
+    order (which nothing reads)."""
     if probe is not None:
         shallow = dict(parts.slim_obj, brokers=dict.fromkeys(parts.slim_brokers, {}))
         if bd_state != "unset":

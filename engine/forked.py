@@ -20,10 +20,11 @@ import select
 import signal
 import struct
 import sys
+import time
 import warnings
 from typing import Callable
 
-__all__ = ["CAN_FORK", "in_two_processes"]
+__all__ = ["CAN_FORK", "in_two_processes", "in_child"]
 
 CAN_FORK = sys.platform.startswith("linux") and hasattr(os, "fork") and hasattr(os, "memfd_create")
 
@@ -52,9 +53,7 @@ def in_two_processes(child: Callable[[], object], here: Callable[[], object], ti
                 fds.append(os.memfd_create("shedlab-then", os.MFD_CLOEXEC))
             r, w = os.pipe()
             fds += [r, w]
-            with warnings.catch_warnings():  # (3.12+ warns on fork in a threaded process: the child only computes)
-                warnings.simplefilter("ignore", DeprecationWarning)
-                pid = os.fork()
+            pid = _fork()
         except OSError:
             return None
         if pid == 0:
@@ -183,12 +182,39 @@ def _read_back(fd: int):
     return pickle.loads(stream, buffers=bufs)
 
 
-def _reap(pid: int) -> None:
-    """Wait for the child ``pid``, ended first if it is still running."""
+def in_child(work: Callable[[], None], timeout: float) -> int:
+    """``work()`` in a child forked for it, which then leaves with ``os._exit``; the child's exit code: 0
+    when ``work()`` returned, 1 when it raised, -9 when it ran longer than ``timeout`` seconds (ended then).
+    The child shares what this process holds (nothing is copied), and must take no lock another thread may
+    have held at the fork. Linux only (:data:`CAN_FORK`)."""
+    pid = _fork()
+    if pid == 0:
+        code = 1
+        try:
+            work()
+            code = 0
+        finally:
+            os._exit(code)
+    return _reap(pid, timeout)
+
+
+def _fork() -> int:
+    with warnings.catch_warnings():  # (3.12+ warns on fork in a threaded process: the child only computes)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return os.fork()
+
+
+def _reap(pid: int, timeout: float = 0.0) -> int:
+    """The exit code of the child ``pid``, waited for at most ``timeout`` seconds, then ended (-9)."""
+    deadline = time.monotonic() + timeout
     try:
-        done, _ = os.waitpid(pid, os.WNOHANG)
-        if done == 0:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return os.waitstatus_to_exitcode(status)
+            if time.monotonic() >= deadline:
+                os.kill(pid, signal.SIGKILL)
+                return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+            time.sleep(0.02)
     except ChildProcessError:
-        pass
+        return -1
