@@ -322,14 +322,14 @@ def _compute(state: TunerState, shown, base_msgs) -> dict:
         topics = no_update
     elif same_snapshot and shown.get("topics"):
         topics = Patch()
-        ov = selected_overlay(v, a.unloaded_bundles)
+        ov = selected_overlay(v, a.unloaded_index)
         topics["layout"]["shapes"] = ring_shapes(ov, y_span(v), v.nb)
         if v.nk > rings_limit(v.nb):  # the title may say "the 300 busiest of ... ringed"
             topics["layout"]["annotations"][0]["text"] = dots_title(v.nk > MANY, ov, v.nb)
         topics["layout"]["editrevision"] = revs["topics"]
     else:
         with plain_figures():
-            topics = topic_distribution(v, snap.ld.bundle_topics, selected=a.unloaded_bundles, rev=revs["topics"])
+            topics = topic_distribution(v, snap.ld.bundle_topics, selected=a.unloaded_index, rev=revs["topics"])
     is_avg = a.result is not None and "pairs" in registry.explains(a.result.strategy)  # a pairing strategy: its pairs
     ts = is_transfer(a.result)
 

@@ -643,47 +643,19 @@ class ModularLoadManager(HoldsStrategyStates):
             res.notes.extend(n for n in self.notes if n not in res.notes)
         cyc.shedding = res
         by_broker: dict[str, list] = {}
-        for s in res.selected:
-            by_broker.setdefault(s.broker, []).append(s)
+        for p, s in enumerate(res.selected):
+            by_broker.setdefault(s.broker, []).append(p)
         keys = list(by_broker)
         rank = unload_broker_rank(self.shedding, keys)
-        excluded = self._conf_facts()[1]
-        place = self._cycle_placer()
+        order = [p for bi in np.argsort(rank).tolist() for p in by_broker[keys[bi]]]  # positions in selected
+        many = getattr(self.placement, "select_many", None)
         with self._cycle_draws(len(res.selected)):
-            for bi in np.argsort(rank).tolist():
-                broker = keys[bi]
-                any_unloaded = False
-                for s in by_broker[broker]:
-                    u = Unload(broker, s.bundle, None, "", s.msg_rate, s.throughput)
-                    share_reason(u, s)
-                    cyc.processed.append(u)
-                    ns = bundle_namespace(s.bundle)
-                    if ns in excluded:
-                        u.skipped = f"namespace {ns} is in loadBalancerSheddingExcludedNamespaces"
-                        cyc.skipped.append(u)
-                        continue
-                    ok, why = self.policies.should_unload(s.bundle, broker, v)
-                    if not ok:
-                        u.skipped = why
-                        cyc.skipped.append(u)
-                        continue
-                    dec = place(s.bundle, ns)  # (not an excluded namespace's)
-                    u.placement = dec
-                    if dec.broker is None:
-                        u.skipped = "no broker available to unload the bundle to"
-                        cyc.skipped.append(u)
-                        continue
-                    u.destination = dec.broker
-                    if dec.broker == broker:
-                        u.skipped = f"the destination broker {broker} is the same as the current owner"
-                        cyc.skipped.append(u)
-                        continue
-                    self.recently_unloaded[s.bundle] = self.now
-                    self.unload_bundle_count += 1
-                    any_unloaded = True
-                    cyc.unloads.append(u)
-                if any_unloaded:
-                    self.unload_broker_count += 1
+            if many is not None and self.policies.__class__ is NamespacePolicies and not self.preallocated:
+                self._unload_many(cyc, res, order, many)
+            else:
+                self._unload_each(cyc, [res.selected[p] for p in order])
+        self.unload_bundle_count += len(cyc.unloads)
+        self.unload_broker_count += len({u.broker for u in cyc.unloads})
         if cyc.unloads:
             cyc.reason = res.reason
         elif res.selected:
@@ -692,6 +664,125 @@ class ModularLoadManager(HoldsStrategyStates):
         else:
             cyc.reason = res.reason or "nothing to unload"
         return cyc
+
+    def _unload_each(self, cyc: Cycle, order: list) -> None:
+        """The selections in the order the leader walks them: skipped (an excluded namespace, a policy,
+        no destination or the same broker) or unloaded to the placement's choice."""
+        excluded, v = self._conf_facts()[1], self.view
+        place = self._cycle_placer()
+        for s in order:
+            broker = s.broker
+            u = Unload(broker, s.bundle, None, "", s.msg_rate, s.throughput)
+            share_reason(u, s)
+            cyc.processed.append(u)
+            ns = bundle_namespace(s.bundle)
+            if ns in excluded:
+                u.skipped = f"namespace {ns} is in loadBalancerSheddingExcludedNamespaces"
+                cyc.skipped.append(u)
+                continue
+            ok, why = self.policies.should_unload(s.bundle, broker, v)
+            if not ok:
+                u.skipped = why
+                cyc.skipped.append(u)
+                continue
+            self._placed(cyc, u, place(s.bundle, ns))  # (not an excluded namespace's)
+
+    def _placed(self, cyc: Cycle, u: Unload, dec: PlacementDecision) -> bool:
+        """Unload ``u`` with its placement: issued (True), or skipped without a destination or to its own
+        broker."""
+        u.placement = dec
+        if dec.broker is None:
+            u.skipped = "no broker available to unload the bundle to"
+            cyc.skipped.append(u)
+            return False
+        u.destination = dec.broker
+        if dec.broker == u.broker:
+            u.skipped = f"the destination broker {u.broker} is the same as the current owner"
+            cyc.skipped.append(u)
+            return False
+        self.recently_unloaded[u.bundle] = self.now
+        cyc.unloads.append(u)
+        return True
+
+    def _unload_many(self, cyc: Cycle, res, order: list, many) -> None:
+        """:meth:`_unload_each` for a placement strategy that places a run of bundles at once
+        (``select_many``), without namespace policies or preallocations: nothing a placement reads
+        changes between the bundles of a cycle but the strategy's own memory, and the policies let
+        every bundle be unloaded. The strategy stops after a choice of an overloaded broker, whose
+        retry (:meth:`_overload_retry`) runs before the next bundle's choice, as bundle by bundle: the
+        same decisions, draws and memory. ``order``: positions in ``res.selected``.
+
+        A strategy that knows each selection's view index and ``BundleData`` value key gives them
+        (``res._for_placement``: two lists in selection order): the namespaces then come from the view's
+        and no name is looked up in its million-entry index. The cycle is given the indices of its
+        unloads (:meth:`~engine.results.Cycle.give_index`) when every bundle is in the view's bundle data."""
+        excluded, v, ctx, conf = self._conf_facts()[1], self.view, self.ctx(), self._conf_facts()
+        sel, bidx = res.selected, v.broker_index
+        given = getattr(res, "_for_placement", None)
+        if given is not None and len(given[0]) != len(sel):
+            given = None
+        if given is not None:
+            ks = [given[0][p] for p in order]
+            ns_names, ns_ids = v.namespaces, v.bundle_namespace_id[np.array(ks, dtype=np.int64)].tolist()
+        todo, nss, pos, src, at = [], [], [], [], []  # (at: each one's position in the processed)
+        processed, skipped = cyc.processed, cyc.skipped
+        last, jb = None, -1
+        for i, p in enumerate(order):
+            s = sel[p]
+            u = Unload(s.broker, s.bundle, None, "", s.msg_rate, s.throughput)
+            share_reason(u, s)
+            processed.append(u)
+            if s.broker is not last:
+                last, jb = s.broker, bidx.get(s.broker, -1)
+            src.append(jb)
+            ns = ns_names[ns_ids[i]] if given is not None else bundle_namespace(s.bundle)
+            if ns in excluded:
+                u.skipped = f"namespace {ns} is in loadBalancerSheddingExcludedNamespaces"
+                skipped.append(u)
+                continue
+            todo.append(u)
+            nss.append(ns)
+            pos.append(p)
+            at.append(i)
+        if not todo:
+            if given is not None:
+                cyc.give_index(v, np.array(src, dtype=np.int64), np.array(ks, dtype=np.int64),
+                               np.full(len(ks), -1, dtype=np.int64), np.zeros(len(ks), dtype=bool))
+            return
+        bundles = [u.bundle for u in todo]
+        pipes, steps, cands = {}, [], []
+        for bundle, ns in zip(bundles, nss):
+            got = pipes.get(ns)
+            if got is None:
+                got = pipes[ns] = self._pipeline(bundle, ns, False, ctx)
+            steps.append(got[0])
+            cands.append(got[1])
+        tk = [given[0][p] for p in pos] if given is not None else list(map(v.bundle_index.get, bundles))
+        if not all(k is not None for k in tk) or not v.in_bundle_data[np.array(tk, dtype=np.int64)].all():
+            keys, tk = [self._placement_data(b).value_key() for b in bundles], None
+        else:
+            keys = [given[1][p] for p in pos] if given is not None else v.bundle_value_keys(tk)
+        over = (self._usage_with_weight() > conf[2]).tolist()
+        i, n, dst, issued = 0, len(todo), [-1] * len(order), [False] * len(order)
+        while i < n:
+            decs = many(bundles, keys, cands, i, over, v, self.config, ctx)
+            for dec in decs:
+                dec.filters = steps[i]
+                j = -1
+                if dec.broker is not None:
+                    j = getattr(dec, "_j", None)
+                    if j is None:
+                        j = bidx[dec.broker]
+                    if over[j]:
+                        dec = self._overload_retry(dec, bundles[i], False, steps[i], None, conf)
+                        j = getattr(dec, "_j", None)
+                        j = bidx[dec.broker] if j is None else j
+                issued[at[i]] = self._placed(cyc, todo[i], dec)
+                dst[at[i]] = j
+                i += 1
+        if given is not None and tk is not None:  # what the cycle's readers index by (no name looked up)
+            cyc.give_index(v, np.array(src, dtype=np.int64), np.array(ks, dtype=np.int64),
+                           np.array(dst, dtype=np.int64), np.array(issued, dtype=bool))
 
     def _cycle_placer(self):
         """``place(bundle, namespace)``: ``selectBroker`` for the unloads of one shedding cycle (a

@@ -315,6 +315,7 @@ class SheddingResult:
             getattr(self, name)
         state = dict(self.__dict__)
         state.pop("_deferred", None)
+        state.pop("_for_placement", None)  # (the load manager's, read during the cycle only)
         return state
 
 
@@ -582,6 +583,34 @@ class Cycle:
     def reason_code(self) -> str | None:
         """The strategy's reason code (Pulsar's ``UnloadDecision.Reason`` names, plus ``HitCount``)."""
         return self.shedding.reason_code if self.shedding is not None else self.skip_code
+
+    def processed_index(self, view) -> tuple:
+        """``(broker, bundle, destination, issued)``: for each processed unload (:attr:`processed`, in
+        order) the index in ``view`` of its broker, its bundle and its destination (-1: none, or a name
+        the view does not have) and whether it was issued, as arrays. The load manager gives them when
+        it placed the cycle knowing the indices (:meth:`give_index`); otherwise each name is looked up
+        once. Kept for that view while the lists keep their lengths; never pickled."""
+        got = self.__dict__.get("_index")
+        if got is not None and got[0] is view and len(got[1]) == len(self.processed) \
+                and got[5] == len(self.unloads):
+            return got[1:5]
+        p, b_idx, k_idx = self.processed, view.broker_index, view.bundle_index
+        n = len(p)
+        issued_ids = {id(u) for u in self.unloads}
+        self.give_index(view, np.fromiter((b_idx.get(u.broker, -1) for u in p), np.int64, n),
+                        np.fromiter((k_idx.get(u.bundle, -1) for u in p), np.int64, n),
+                        np.fromiter((b_idx.get(u.destination, -1) if u.destination else -1 for u in p), np.int64, n),
+                        np.fromiter((id(u) in issued_ids for u in p), bool, n))
+        return self.__dict__["_index"][1:5]
+
+    def give_index(self, view, broker, bundle, destination, issued) -> None:
+        """Set what :meth:`processed_index` returns for ``view`` (arrays aligned with :attr:`processed`)."""
+        self.__dict__["_index"] = (view, broker, bundle, destination, issued, int(np.count_nonzero(issued)))
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_index", None)  # (holds the view)
+        return state
 
     def to_json(self, candidates: bool = True) -> dict[str, Any]:
         """The cycle as JSON; ``candidates=False``: each placement without its per-candidate detail

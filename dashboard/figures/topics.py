@@ -167,23 +167,28 @@ def y_span(view) -> float:
 
 
 def selected_overlay(view, selected) -> dict:
-    """``{"x", "y", "customdata"}`` of the ringed overlay for the bundles ``selected``."""
-    xs, ys, cd = [], [], []
-    if selected:  # the selected bundles drawn in the strip (known, with an owner), read at once
+    """``{"x", "y", "customdata"}`` of the ringed overlay for the bundles ``selected`` (names, or their
+    indices in the view as an integer array, -1 for a bundle it does not have)."""
+    if isinstance(selected, np.ndarray):
+        ks = selected.astype(np.int64, copy=False)
+    else:
+        ks = np.fromiter(map(view.bundle_index.get, selected, repeat(-1)), dtype=np.int64) if len(selected) else \
+            np.zeros(0, dtype=np.int64)
+    if len(ks):  # the selected bundles drawn in the strip (known, with an owner), read at once
         _, x, owner, _ = _layout_positions(view)
-        names = list(selected)
-        ks = np.fromiter(map(view.bundle_index.get, names, repeat(-1)), dtype=np.int64, count=len(names))
-        drawn = ks >= 0
-        drawn[drawn] = owner[ks[drawn]] >= 0
-        ks = ks[drawn]
-        xs, ys = x[ks].astype(float).tolist(), (view.short_throughput[ks] / MB).tolist()
-        cd = [names[i] for i in np.flatnonzero(drawn).tolist()]
-    total = len(xs)
+        ks = ks[ks >= 0]
+        ks = ks[owner[ks] >= 0]
+    total = len(ks)
+    if not total:
+        return {"x": [], "y": [], "customdata": [], "total": 0}
+    ys = view.short_throughput[ks] / MB
     limit = rings_limit(view.nb)
     if total > limit:  # the busiest, in their order
-        keep = sorted(np.argsort(-np.asarray(ys), kind="stable")[:limit].tolist())
-        xs, ys, cd = [xs[i] for i in keep], [ys[i] for i in keep], [cd[i] for i in keep]
-    return {"x": xs, "y": ys, "customdata": cd, "total": total}
+        ks = ks[np.sort(np.argsort(-ys, kind="stable")[:limit])]
+        ys = view.short_throughput[ks] / MB
+    names = view.bundles
+    return {"x": x[ks].astype(float).tolist(), "y": ys.tolist(), "customdata": [names[k] for k in ks.tolist()],
+            "total": total}
 
 
 def dots_title(many: bool, overlay: dict | None = None, n_brokers: int = 0) -> str:

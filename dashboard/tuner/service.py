@@ -11,6 +11,8 @@ import hashlib
 from dataclasses import dataclass, field
 from operator import attrgetter
 
+import numpy as np
+
 from engine.config import LoadBalancerConfig
 from engine.releases import VersionReading, broker_versions, version_from_reports
 
@@ -125,6 +127,15 @@ def _rows_token(key: str, rows) -> str:
     return hashlib.blake2s(f"{key!r}{text}".encode(), digest_size=6).hexdigest()
 
 
+def _arrays_token(key: str, arrays: tuple, rest) -> str:
+    """:func:`token` of index arrays (their bytes) and ``rest``."""
+    h = hashlib.blake2s(f"{key!r}{rest!r}".encode(), digest_size=6)
+    for a in arrays:
+        h.update(np.ascontiguousarray(a).tobytes())
+        h.update(b"|")
+    return h.hexdigest()
+
+
 def revisions(a: Analysis) -> dict:
     """What each part of the page shows for analysis ``a``, as short tokens: a part whose token the
     page already shows is neither rebuilt nor re-sent.
@@ -136,12 +147,17 @@ def revisions(a: Analysis) -> dict:
     """
     snap = a.snap
     key = f"{snap.id}|{snap.step}"
-    decided = _rows_token(key, map(_DECIDED, a.cycle.processed))
+    src, k, dst, issued = a.cycle.processed_index(a.view)
+    p = a.cycle.processed
+    if len(k) and (k.min() < 0 or src.min() < 0 or any(p[i].destination for i in np.flatnonzero(dst < 0).tolist())):
+        decided = _rows_token(key, map(_DECIDED, p))  # (a name the view does not have)
+    else:  # the same moves by the view's indices, with the texts of the skipped ones
+        decided = _arrays_token(key, (src, k, dst, issued), [(u.bundle, u.skipped) for u in a.cycle.skipped])
     dec = a.first_placement
     return {"snapshot": key, "scores": a.rev, "pairs": a.rev,
             # what the placement figure draws (the full JSON lists every filter's candidates: 10 ms at 1,000)
             "placement": token(decided, (dec.to_json(candidates=False), dec.scores, dec.best) if dec is not None
                                else None),
-            "before_after": decided, "topics": token(key, a.unloaded_bundles),
+            "before_after": decided, "topics": _arrays_token(key, (k[issued],), ()),
             # what the plan table shows: its first rows and the count (hashing all ~1,400 rows cost 10 ms)
             "plan": token(a.plan[:PLAN_ROWS], len(a.plan), a.cycle.reason if is_transfer(a.result) else "")}

@@ -304,6 +304,15 @@ def _fill(largest: tuple, budget: float, names: list, recent) -> list:
     as looking at each bundle. ``largest``: see :func:`_largest_first`."""
     idx, vals, neg, p, n = largest
     picked = []
+    if not recent and neg is not None:  # nothing unloaded recently: no name to check (a jump per pick)
+        while budget > 0:
+            p = bisect_left(neg, -budget, p, n)
+            if p >= n or not vals[p] > 0:
+                break
+            budget -= vals[p]
+            picked.append((idx[p], vals[p]))
+            p += 1
+        return picked
     if neg is None:
         for q in range(p, n):
             if budget <= 0:
@@ -509,8 +518,11 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
             mode = "rate" if need_rate > min_msg else "throughput" if need_thr > min_thr else "small"
             amounts.append((need_rate, need_thr, mode))
             hot[mode].append(hi)
-        if len(fired) > 1:  # the hot brokers' bundles sorted at once, per amount unit
-            _prefill_largest(view, "rate", hot["rate"])
+        if len(fired) > 1:  # the hot brokers' bundles sorted at once, per amount unit. When a quarter of the
+            # pairs or more move by message rate, every broker that can be a pair's hot one (at most four times
+            # the work; the pairs are the same at any threshold, so a slider's next move finds them sorted)
+            rate_hot = hot["rate"]
+            _prefill_largest(view, "rate", rate_hot + hi_l if 4 * len(rate_hot) >= m else rate_hot)
             _prefill_largest(view, "throughput", hot["throughput"])
         small = no_fit = 0
         recent = recently_unloaded or {}
@@ -556,8 +568,10 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
                 res.selected.append(sel)
         if self.keep_plans and planned:  # the planned destinations, pair after pair (value keys read at once)
             plans = self.plans
-            for key, (_b, name, _t, _u, lo_b, _w) in zip(view.bundle_value_keys(planned), chosen):
+            keys = view.bundle_value_keys(planned)
+            for key, (_b, name, _t, _u, lo_b, _w) in zip(keys, chosen):
                 plans[key] = (lo_b, name, "shedding")
+            res._for_placement = (planned, keys)  # what the load manager's placement reads (select_many)
         held = len(counted) - len(fired)
         if not res.selected:
             res.reason = "; ".join(pair.reason for pair in table.fired.values()) or "no pair reached its hit count"
@@ -633,6 +647,49 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
         self._touch()
         self.plans[key] = (dec.broker, bundle, "placement")
         return dec
+
+    def select_many(self, bundles, keys, cands, start, stop, view, conf, ctx) -> list:
+        """:meth:`select_broker` for ``bundles[start:]`` in turn (``keys``: their ``BundleData`` value keys,
+        ``cands``: their candidates), until and with the first choice of a broker ``j`` with ``stop[j]``
+        (an overloaded one, whose retry the load manager runs before the next choice): the same
+        decisions, draws and plans as one call per bundle."""
+        out = []
+        if start >= len(bundles):
+            return out
+        self._touch()
+        plans, bidx, names, name = self.plans, view.broker_index, view.brokers, self.name
+        facts = {}  # id(candidates) -> (candidates as an index, mask, sorted by name, as a list)
+        for i in range(start, len(bundles)):
+            cand, key, bundle = cands[i], keys[i], bundles[i]
+            f = facts.get(id(cand))
+            if f is None or f[0] is not cand:
+                if len(cand) == 0:
+                    out.append(self.select_broker(cand, bundle, None, view, conf, ctx))
+                    continue
+                idx = as_index(cand)
+                srt = ctx.by_name(view, idx)
+                mask = np.zeros(view.nb, dtype=bool)
+                mask[idx] = True
+                f = facts[id(cand)] = (cand, idx, mask, srt, srt.tolist())
+            _, idx, mask, srt, srt_l = f
+            plan = plans.get(key)
+            if plan is not None:
+                j = bidx.get(plan[0])
+                if j is not None and mask[j]:
+                    out.append(PlannedDecision(bundle, name, names, idx, plan, j))
+                    if stop[j]:
+                        break
+                    continue
+            h = java_abs_int(guava_crc32_as_int(str(ctx.int32())))
+            if h == INT_MIN:  # (as in select_broker)
+                h = abs(hash(key)) & 0x7FFFFFFF
+            j = srt_l[h % len(srt_l)]
+            dec = DrawnDecision(bundle, name, names, idx, srt, j, plan is not None)
+            plans[key] = (dec.broker, bundle, "placement")
+            out.append(dec)
+            if stop[j]:
+                break
+        return out
 
 SPEC = StrategySpec(
     name="AvgShedder", fqn="org.apache.pulsar.broker.loadbalance.impl.AvgShedder",

@@ -183,17 +183,30 @@ def test_a_cycles_placements_with_steps_taken_once_per_namespace_equal_the_whole
         "loadBalancerLoadSheddingStrategy": IMPL + shed, "loadBalancerLoadPlacementStrategy": IMPL + place,
         "loadBalancerAvgShedderLowThreshold": "2", "loadBalancerAvgShedderHitCountLowThreshold": "1",
         "loadBalancerAvgShedderHitCountHighThreshold": "1", "maxUnloadPercentage": "0.6",
-        "loadBalancerBrokerThresholdShedderPercentage": "2", "loadBalancerBrokerOverloadedThresholdPercentage": "45"})
+        "loadBalancerBrokerThresholdShedderPercentage": "2", "loadBalancerBrokerOverloadedThresholdPercentage": "45",
+        "loadBalancerSheddingExcludedNamespaces": "tenant/ns4,tenant/ns11"})
 
     def run(**kw):
         lm = ModularLoadManager(v, cfg, seed=5, **kw)
-        return [[(u.bundle, u.destination, u.skipped, *_decision_facts(u.placement)) for u in c.processed
-                 if u.placement] for c in lm.run_cycles(3)]
+        cycles = lm.run_cycles(3)
+        assert any(u.skipped and "ExcludedNamespaces" in u.skipped for c in cycles for u in c.processed)
+        for c in cycles:  # the unloads' indices the manager gave (where it did) equal looking each name up
+            given = c.__dict__.pop("_index", None)
+            if given is not None:
+                assert [x.tolist() for x in given[1:5]] == [x.tolist() for x in c.processed_index(v)]
+                gave.append(c.cycle)
+        got = [[(u.bundle, u.destination, u.skipped, *_decision_facts(u.placement)) for u in c.processed
+                if u.placement] + [(u.bundle, u.skipped) for u in c.processed] for c in cycles]
+        return got, lm.rng.bit_generator.state, lm.placement.state(), lm.unload_bundle_count, lm.unload_broker_count
 
-    kept, whole = run(), run(policies=SamePolicies())
+    gave = []
+    (kept, *left_k), (whole, *left_w) = run(), run(policies=SamePolicies())
     assert kept == whole
-    placed = [x for c in kept for x in c]
+    assert left_k == left_w  # the RNG, the strategy's memory (AvgShedder's plans) and the counts left behind
+    assert bool(gave) == (place == "AvgShedder")  # (a strategy placing a run at once gives the indices)
+    placed = [x for c in kept for x in c if len(x) > 2]
     assert len({b.split("/")[1] for b, *_ in placed}) > 5  # many namespaces in one cycle
+    assert not {b.split("/")[1] for b, *_ in placed} & {"ns4", "ns11"}  # (the excluded ones are not placed)
     if place != "LeastResourceUsageWithWeight":  # (it picks a broker under the overload line)
         assert any(x[6] for x in placed)  # some placements went through the overload retry
 
