@@ -57,11 +57,12 @@ Success Overloaded 1 bundle(s) from 1 broker(s) [('b1:8080', 't/ns/80-6', 'b3:80
 from __future__ import annotations
 
 from bisect import bisect_left
+from zlib import crc32
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..javacompat import INT_MIN, guava_crc32_as_int, java_abs_int, java_map_rank
+from ..javacompat import java_map_rank
 from ..javasort import ContractViolation, java_int_cast, java_sort
 from ..placement.base import PlacementStrategy, as_index, new_decision
 from ..results import (BALANCED, FAILURE, HIT_COUNT, NO_BUNDLES, UNKNOWN, AvgPair, BrokerVerdict, Details, LazyText,
@@ -365,6 +366,18 @@ def _joined(a, b) -> str:
     return f"{a}{b}"
 
 
+def _drawn_hash(r: int, key: tuple) -> int:
+    """What a placement without a plan indexes the candidates with: ``Math.abs`` of the CRC-32 of the
+    random int's decimal text as a signed int; where that overflows (``Integer.MIN_VALUE``, a negative
+    index) Pulsar falls back to the absolute hash code, here of the value key."""
+    v = crc32(str(r).encode())  # unsigned: the signed int's absolute value is v, or 2**32 - v from 2**31
+    if v < 0x80000000:
+        return v
+    if v != 0x80000000:
+        return 0x100000000 - v
+    return abs(hash(key)) & 0x7FFFFFFF
+
+
 class PlannedDecision(LeanDecision):
     """A placement that follows a plan (the destination planned when shedding, or remembered for an
     identical BundleData value). A cycle makes one per unloaded bundle, so it holds the plan and
@@ -638,11 +651,7 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
                 return PlannedDecision(bundle, self.name, view.brokers, cand, plan, j)
         cand = as_index(cand)
         srt = ctx.by_name(view, cand)
-        r = ctx.int32()
-        h = java_abs_int(guava_crc32_as_int(str(r)))
-        if h == INT_MIN:  # Math.abs overflow -> negative index -> Pulsar's fallback abs(hashCode) % n
-            h = abs(hash(key)) & 0x7FFFFFFF
-        j = int(srt[h % len(srt)])
+        j = int(srt[_drawn_hash(ctx.int32(), key) % len(srt)])
         dec = DrawnDecision(bundle, self.name, view.brokers, cand, srt, j, plan is not None)
         self._touch()
         self.plans[key] = (dec.broker, bundle, "placement")
@@ -657,20 +666,22 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
         if start >= len(bundles):
             return out
         self._touch()
-        plans, bidx, names, name = self.plans, view.broker_index, view.brokers, self.name
-        facts = {}  # id(candidates) -> (candidates as an index, mask, sorted by name, as a list)
+        plans, bidx, names, name, int32 = self.plans, view.broker_index, view.brokers, self.name, ctx.int32
+        facts, last, f = {}, None, None  # id(candidates) -> (candidates, as an index, mask, by name, as a list)
         for i in range(start, len(bundles)):
             cand, key, bundle = cands[i], keys[i], bundles[i]
-            f = facts.get(id(cand))
-            if f is None or f[0] is not cand:
-                if len(cand) == 0:
-                    out.append(self.select_broker(cand, bundle, None, view, conf, ctx))
-                    continue
-                idx = as_index(cand)
-                srt = ctx.by_name(view, idx)
-                mask = np.zeros(view.nb, dtype=bool)
-                mask[idx] = True
-                f = facts[id(cand)] = (cand, idx, mask, srt, srt.tolist())
+            if cand is not last:
+                f = facts.get(id(cand))
+                if f is None or f[0] is not cand:
+                    if len(cand) == 0:
+                        out.append(self.select_broker(cand, bundle, None, view, conf, ctx))
+                        continue
+                    idx = as_index(cand)
+                    srt = ctx.by_name(view, idx)
+                    mask = np.zeros(view.nb, dtype=bool)
+                    mask[idx] = True
+                    f = facts[id(cand)] = (cand, idx, mask.tolist(), srt, srt.tolist())
+                last = cand
             _, idx, mask, srt, srt_l = f
             plan = plans.get(key)
             if plan is not None:
@@ -680,10 +691,7 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
                     if stop[j]:
                         break
                     continue
-            h = java_abs_int(guava_crc32_as_int(str(ctx.int32())))
-            if h == INT_MIN:  # (as in select_broker)
-                h = abs(hash(key)) & 0x7FFFFFFF
-            j = srt_l[h % len(srt_l)]
+            j = srt_l[_drawn_hash(int32(), key) % len(srt_l)]
             dec = DrawnDecision(bundle, name, names, idx, srt, j, plan is not None)
             plans[key] = (dec.broker, bundle, "placement")
             out.append(dec)

@@ -166,3 +166,38 @@ def test_after_moves_applies_each_unload_in_order_bit_for_bit():
         got_r, got_t = _after_moves(idx, us, br, bt)
         assert got_r.tobytes() == ar.tobytes() and got_t.tobytes() == at.tobytes()
         assert not np.shares_memory(got_r, br)
+
+
+def test_broker_status_from_the_cycles_indices_equals_walking_every_unload():
+    """The brokers' states read from the cycle's unload indices equal walking the unloads one by one (a
+    broker an unload leaves is over; a destination stays over when its verdict or an earlier unload says
+    so), for a cycle whose manager gave the indices (AvgShedder) and one looked up (ThresholdShedder)."""
+    from engine.config import IMPL, LoadBalancerConfig
+    from engine.load_manager import ModularLoadManager
+    from engine.synth import random_view
+
+    from dashboard.tuner.analysis import broker_status
+
+    v = random_view(60, 20, seed=9)
+    seen = 0
+    for shed, place in (("AvgShedder", "AvgShedder"), ("ThresholdShedder", "LeastLongTermMessageRate")):
+        cfg = LoadBalancerConfig().with_values({
+            "loadBalancerLoadSheddingStrategy": IMPL + shed, "loadBalancerLoadPlacementStrategy": IMPL + place,
+            "loadBalancerAvgShedderLowThreshold": "2", "loadBalancerAvgShedderHitCountLowThreshold": "1",
+            "loadBalancerAvgShedderHitCountHighThreshold": "1", "maxUnloadPercentage": "0.6",
+            "loadBalancerBrokerThresholdShedderPercentage": "2"})
+        for c in ModularLoadManager(v, cfg, seed=5).run_cycles(3):
+            walked = broker_status(c)
+            assert broker_status(c, v) == walked
+            seen += len(c.unloads)
+            # both ways round: a broker that receives and then sends (or the reverse) is over
+            both = {u.broker for u in c.unloads} & {u.destination for u in c.unloads}
+            assert all(walked[b] == "over" for b in both)
+    assert seen > 50
+    # without verdicts: A -> B, B -> C, D -> A (a destination that leaves later, a source that receives later)
+    from engine.results import Cycle, Unload
+
+    a_, b_, c_, d_ = v.brokers[:4]
+    us = [Unload(x, v.bundles[i], y, "") for i, (x, y) in enumerate(((a_, b_), (b_, c_), (d_, a_)))]
+    c = Cycle(1, 0, None, unloads=list(us), processed=list(us))
+    assert broker_status(c, v) == broker_status(c) == {a_: "over", b_: "over", c_: "destination", d_: "over"}

@@ -335,3 +335,20 @@ def test_pairs_more_than_max_arcs_draws_the_largest_gaps_and_says_so(sid, monkey
     drawn = "".join(sh["path"] for sh in paths)
     assert all(f"M{p.low_score:.3f}," in drawn and f" {p.high_score:.3f}," in drawn for p in widest)
     assert any(f"the 20 largest-gap pairs of {n:,}" in an["text"] for an in d["layout"]["annotations"])
+
+
+def test_score_order_is_a_stable_sort_highest_first_with_non_finite_scores_first():
+    """The brokers' order on the scores figure: highest score first, a NaN or infinite score before all,
+    ties (equal scores, both zeros) in the dict's order — as ``sorted`` with that key."""
+    import math
+    import random
+
+    from dashboard.figures.scores import _order
+
+    rng = random.Random(11)
+    for _ in range(200):
+        n = rng.choice([0, 1, 5, 40])
+        scores = {f"b{i}": rng.choice([0.0, -0.0, 1.5, 1.5, 99.0, math.nan, math.inf, -math.inf, rng.random() * 100])
+                  for i in rng.sample(range(1000), n)}
+        want = sorted(scores, key=lambda b: -(scores[b] if math.isfinite(scores[b]) else 1e300))
+        assert _order(scores) == want

@@ -209,3 +209,21 @@ def test_entry_points_decide_quietly_and_leave_the_process_as_it_was():
             gc.enable()
     finally:
         np.seterr(**old)
+
+
+def test_avgshedder_drawn_hash_is_math_abs_of_the_crc32_as_a_signed_int():
+    """AvgShedder's placement without a plan indexes its candidates by ``Math.abs`` of the CRC-32 (as a
+    signed int) of the random int's decimal text; the written-out form equals composing the Java helpers
+    for every draw whose CRC is not Integer.MIN_VALUE (half of them have the sign bit set)."""
+    import numpy as np
+
+    from engine.shedding.avg_shedder import _drawn_hash
+
+    rs = np.random.default_rng(4).integers(-2**31, 2**31, size=5000).tolist() + [0, -1, 2**31 - 1, -2**31]
+    signed = 0
+    for r in rs:
+        want = java_abs_int(guava_crc32_as_int(str(r)))
+        assert want != -(2**31)
+        assert _drawn_hash(r, (1.0, 2)) == want
+        signed += guava_crc32_as_int(str(r)) < 0
+    assert 2000 < signed < 3000
