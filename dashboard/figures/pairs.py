@@ -85,13 +85,17 @@ def avg_pairs(result, cfg, status: dict, *, rev: str = "", height: int = 360) ->
     scores = {b: float(s) for b, s in result.scores.items()}
     low, high = cfg.loadBalancerAvgShedderLowThreshold, cfg.loadBalancerAvgShedderHighThreshold
     n_low, n_high = cfg.loadBalancerAvgShedderHitCountLowThreshold, cfg.loadBalancerAvgShedderHitCountHighThreshold
-    brokers = sorted(scores, key=lambda b: scores[b])
+    names = list(scores)  # by score, lowest first, ties in the dict's order (a stable sort)
+    brokers = [names[i] for i in np.argsort(np.fromiter(scores.values(), dtype=np.float64, count=len(names)),
+                                            kind="stable").tolist()]
     short = short_name_map(brokers)
     max_gap = max([p.gap for p in pairs] + [1.0])
     span0 = max(1.0, (max(scores.values()) - min(scores.values())) if scores else 1.0)
     ypos, stacked, prev, rank = {}, set(), None, 0
-    for b in brokers:  # brokers with (nearly) the same score are stacked downwards, names to the right
-        if len(brokers) <= 12 and prev is not None and scores[b] - scores[prev] < 0.03 * span0:
+    if len(brokers) > 12:
+        ypos = dict.fromkeys(brokers, 0.0)
+    for b in brokers if len(brokers) <= 12 else ():  # brokers with (nearly) the same score are stacked
+        if prev is not None and scores[b] - scores[prev] < 0.03 * span0:  # downwards, names to the right
             rank += 1
             stacked.update({b, prev})
         else:
