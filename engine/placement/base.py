@@ -152,7 +152,14 @@ class NamespacePolicies:
 
 
 class PlacementStrategy(Stateful):
-    """Interface: choose one broker among ``candidates`` for a bundle."""
+    """Interface: choose one broker among ``candidates`` for a bundle.
+
+    A strategy may also offer ``select_many(bundles, keys, cands, start, stop, view, conf, ctx)``: the
+    choices for ``bundles[start:]`` in turn (their ``BundleData`` value keys and candidate arrays given),
+    stopping after the first choice of a broker ``j`` with ``stop[j]``, with the same decisions and state
+    as one :meth:`select_broker` each. The modular load manager then places a shedding cycle's bundles as
+    one run where no namespace policy or preallocation is in play (AvgShedder does).
+    """
 
     name: str = ""
     config_keys: tuple = ()
