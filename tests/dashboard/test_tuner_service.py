@@ -64,3 +64,38 @@ def test_service003_why_not_and_revisions():
     long.plan[0] = dict(long.plan[0], reason="changed in a shown row")
     assert service.revisions(long)["plan"] != before
     assert service.revisions(replace(long, plan=long.plan + [dict(a.plan[0])]))["plan"] != service.revisions(long)["plan"]
+
+
+def test_service004_decided_moves_token_follows_every_move_and_skip():
+    """The token of the decided moves (what the before/after and placement figures draw) is read from the
+    cycle's indices: the same moves give the same token; another destination, another skip reason or
+    one more unload give another; so does the ringed bundles' token when the unloaded bundles change."""
+    import copy
+
+    a = service.tune(_state(shed="AvgShedder", place="AvgShedder", loadBalancerAvgShedderHitCountLowThreshold=1,
+                            loadBalancerAvgShedderHitCountHighThreshold=1, loadBalancerAvgShedderLowThreshold=2)).analysis
+    assert a.cycle.unloads and "_index" in vars(a.cycle)  # (the indices the load manager gave)
+    revs = service.revisions(a)
+
+    def with_cycle(edit):
+        c = copy.deepcopy(a.cycle)  # (its indices are not copied: looked up again from the names)
+        edit(c)
+        return service.revisions(replace(a, cycle=c))
+
+    same = with_cycle(lambda c: None)
+    assert (same["before_after"], same["topics"]) == (revs["before_after"], revs["topics"])
+    other = next(b for b in a.view.brokers if b not in (a.cycle.unloads[0].destination, a.cycle.unloads[0].broker))
+    moved = with_cycle(lambda c: setattr(c.unloads[0], "destination", other))
+    assert moved["before_after"] != revs["before_after"] and moved["topics"] == revs["topics"]
+
+    def skip_first(c):
+        u = c.unloads.pop(0)
+        u.skipped = "the destination broker is the same as the current owner"
+        c.skipped.append(u)
+    skipped = with_cycle(skip_first)
+    assert skipped["before_after"] != revs["before_after"] and skipped["topics"] != revs["topics"]
+
+    def reword(c):
+        skip_first(c)
+        c.skipped[-1].skipped = "no broker available to unload the bundle to"
+    assert with_cycle(reword)["before_after"] != skipped["before_after"]
