@@ -671,21 +671,29 @@ class ModularLoadManager(HoldsStrategyStates):
         excluded, v = self._conf_facts()[1], self.view
         place = self._cycle_placer()
         for s in order:
-            broker = s.broker
-            u = Unload(broker, s.bundle, None, "", s.msg_rate, s.throughput)
-            share_reason(u, s)
-            cyc.processed.append(u)
             ns = bundle_namespace(s.bundle)
-            if ns in excluded:
-                u.skipped = f"namespace {ns} is in loadBalancerSheddingExcludedNamespaces"
-                cyc.skipped.append(u)
+            u = self._opened(cyc, s, ns, excluded)
+            if u is None:
                 continue
-            ok, why = self.policies.should_unload(s.bundle, broker, v)
+            ok, why = self.policies.should_unload(s.bundle, s.broker, v)
             if not ok:
                 u.skipped = why
                 cyc.skipped.append(u)
                 continue
             self._placed(cyc, u, place(s.bundle, ns))  # (not an excluded namespace's)
+
+    @staticmethod
+    def _opened(cyc: Cycle, s, ns: str, excluded) -> Unload | None:
+        """The unload of selection ``s`` (of namespace ``ns``), processed; ``None`` when it is skipped as
+        a namespace of ``loadBalancerSheddingExcludedNamespaces``."""
+        u = Unload(s.broker, s.bundle, None, "", s.msg_rate, s.throughput)
+        share_reason(u, s)
+        cyc.processed.append(u)
+        if ns in excluded:
+            u.skipped = f"namespace {ns} is in loadBalancerSheddingExcludedNamespaces"
+            cyc.skipped.append(u)
+            return None
+        return u
 
     def _placed(self, cyc: Cycle, u: Unload, dec: PlacementDecision) -> bool:
         """Unload ``u`` with its placement: issued (True), or skipped without a destination or to its own
@@ -716,34 +724,28 @@ class ModularLoadManager(HoldsStrategyStates):
         (``res._for_placement``: two lists in selection order): the namespaces then come from the view's
         and no name is looked up in its million-entry index. The cycle is given the indices of its
         unloads (:meth:`~engine.results.Cycle.give_index`) when every bundle is in the view's bundle data."""
-        excluded, v, ctx, conf = self._conf_facts()[1], self.view, self.ctx(), self._conf_facts()
-        sel, bidx = res.selected, v.broker_index
+        v, ctx, conf = self.view, self.ctx(), self._conf_facts()
+        excluded, sel, bidx = conf[1], res.selected, v.broker_index
         given = getattr(res, "_for_placement", None)
         if given is not None and len(given[0]) != len(sel):
             given = None
         if given is not None:
             ks = [given[0][p] for p in order]
             ns_names, ns_ids = v.namespaces, v.bundle_namespace_id[np.array(ks, dtype=np.int64)].tolist()
-        todo, nss, pos, src, at = [], [], [], [], []  # (at: each one's position in the processed)
-        processed, skipped = cyc.processed, cyc.skipped
+        todo, nss, src, at = [], [], [], []  # (at: each one's position in the processed)
+        opened = self._opened
         last, jb = None, -1
         for i, p in enumerate(order):
             s = sel[p]
-            u = Unload(s.broker, s.bundle, None, "", s.msg_rate, s.throughput)
-            share_reason(u, s)
-            processed.append(u)
             if s.broker is not last:
                 last, jb = s.broker, bidx.get(s.broker, -1)
             src.append(jb)
             ns = ns_names[ns_ids[i]] if given is not None else bundle_namespace(s.bundle)
-            if ns in excluded:
-                u.skipped = f"namespace {ns} is in loadBalancerSheddingExcludedNamespaces"
-                skipped.append(u)
-                continue
-            todo.append(u)
-            nss.append(ns)
-            pos.append(p)
-            at.append(i)
+            u = opened(cyc, s, ns, excluded)
+            if u is not None:
+                todo.append(u)
+                nss.append(ns)
+                at.append(i)
         if not todo:
             if given is not None:
                 cyc.give_index(v, np.array(src, dtype=np.int64), np.array(ks, dtype=np.int64),
@@ -757,11 +759,11 @@ class ModularLoadManager(HoldsStrategyStates):
                 got = pipes[ns] = self._pipeline(bundle, ns, False, ctx)
             steps.append(got[0])
             cands.append(got[1])
-        tk = [given[0][p] for p in pos] if given is not None else list(map(v.bundle_index.get, bundles))
+        tk = [ks[i] for i in at] if given is not None else list(map(v.bundle_index.get, bundles))
         if not all(k is not None for k in tk) or not v.in_bundle_data[np.array(tk, dtype=np.int64)].all():
             keys, tk = [self._placement_data(b).value_key() for b in bundles], None
         else:
-            keys = [given[1][p] for p in pos] if given is not None else v.bundle_value_keys(tk)
+            keys = [given[1][order[i]] for i in at] if given is not None else v.bundle_value_keys(tk)
         over = (self._usage_with_weight() > conf[2]).tolist()
         i, n, dst, issued = 0, len(todo), [-1] * len(order), [False] * len(order)
         while i < n:

@@ -102,15 +102,19 @@ class PlacementContext:
             got = f["by_name"] = cand[np.argsort(view.name_rank[cand], kind="stable")]
         return got
 
-    def is_candidate(self, view: LoadView, cand: np.ndarray, j: int) -> bool:
-        """Whether broker index ``j`` is in ``cand``."""
+    def mask(self, view: LoadView, cand: np.ndarray) -> np.ndarray:
+        """Per broker of ``view``: whether it is in ``cand`` (a boolean array, kept with ``cand``)."""
         f = self._facts(view, cand)
         got = f.get("mask")
         if got is None:
             got = np.zeros(view.nb, dtype=bool)
             got[cand] = True
             f["mask"] = got
-        return bool(got[j])
+        return got
+
+    def is_candidate(self, view: LoadView, cand: np.ndarray, j: int) -> bool:
+        """Whether broker index ``j`` is in ``cand``."""
+        return bool(self.mask(view, cand)[j])
 
     def prealloc_rate(self, view: LoadView) -> np.ndarray:
         if self.pre_rate is None or len(self.pre_rate) != view.nb:

@@ -305,15 +305,6 @@ def _fill(largest: tuple, budget: float, names: list, recent) -> list:
     as looking at each bundle. ``largest``: see :func:`_largest_first`."""
     idx, vals, neg, p, n = largest
     picked = []
-    if not recent and neg is not None:  # nothing unloaded recently: no name to check (a jump per pick)
-        while budget > 0:
-            p = bisect_left(neg, -budget, p, n)
-            if p >= n or not vals[p] > 0:
-                break
-            budget -= vals[p]
-            picked.append((idx[p], vals[p]))
-            p += 1
-        return picked
     if neg is None:
         for q in range(p, n):
             if budget <= 0:
@@ -328,7 +319,7 @@ def _fill(largest: tuple, budget: float, names: list, recent) -> list:
         if p >= n or not vals[p] > 0:
             break  # none left, or only values <= 0 (sorted: all after it too)
         k = idx[p]
-        if names[k] not in recent:
+        if not recent or names[k] not in recent:  # (no name read when nothing was unloaded recently)
             budget -= vals[p]
             picked.append((k, vals[p]))
         p += 1
@@ -678,9 +669,7 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
                         continue
                     idx = as_index(cand)
                     srt = ctx.by_name(view, idx)
-                    mask = np.zeros(view.nb, dtype=bool)
-                    mask[idx] = True
-                    f = facts[id(cand)] = (cand, idx, mask.tolist(), srt, srt.tolist())
+                    f = facts[id(cand)] = (cand, idx, ctx.mask(view, idx).tolist(), srt, srt.tolist())
                 last = cand
             _, idx, mask, srt, srt_l = f
             plan = plans.get(key)
