@@ -165,6 +165,7 @@ class Broker:
     binary_port: int
     conf: dict
     proc: Proc | None = None
+    cgroup: str | None = None
 
     @property
     def broker_id(self) -> str:
@@ -262,19 +263,27 @@ class Cluster:
         self.brokers.append(b)
         return b
 
-    def start_broker(self, b: Broker, timeout: float = 300.0) -> None:
+    def start_broker(self, b: Broker, timeout: float = 300.0, limit: bool = True) -> None:
+        """Start ``b`` and wait until it is ready. Its CPU quota is set then (a JVM starting on a quarter
+        of a core takes minutes); with ``limit=False`` it is left to :meth:`limit`, so a broker can first
+        load its topics at full speed (the first producers create topics, ledgers and ownerships on cold
+        code, which on a quarter core under load can outlast the client's operation timeout)."""
         path = self.workdir / f"{b.name}.conf"
         path.write_text("".join(f"{k}={v}\n" for k, v in b.conf.items()))
-        cg = None
+        b.cgroup = None
         if self.cgroups_ok is not False:
             cg = f"shedlab-{self.base_port}-{b.name}"
             self.cgroups_ok = make_cgroup(cg, -1)
-            if not self.cgroups_ok:
-                cg = None
-        b.proc = self._java(b.name, "org.apache.pulsar.PulsarBrokerStarter", ["-c", str(path)], cgroup=cg)
+            b.cgroup = cg if self.cgroups_ok else None
+        b.proc = self._java(b.name, "org.apache.pulsar.PulsarBrokerStarter", ["-c", str(path)], cgroup=b.cgroup)
         self.wait_ready(b, timeout)
-        if cg:  # the quota once the broker is up (a JVM starting on a quarter of a core takes minutes)
-            set_quota(cg, self.cpu_quota_us)
+        if limit:
+            self.limit(b)
+
+    def limit(self, b: Broker) -> None:
+        """Set ``b``'s CPU quota (a no-op without cgroups)."""
+        if b.cgroup:
+            set_quota(b.cgroup, self.cpu_quota_us)
 
     def wait_ready(self, b: Broker, timeout: float) -> None:
         end = time.time() + timeout

@@ -90,7 +90,7 @@ def record(scenario: str, out: Path, workdir: Path, cycles: int = 6, until_unloa
         cluster.start_metadata()
         brokers = [cluster.add_broker(sc["conf"]) for _ in range(sc["brokers"])]
         log("broker-1 (the leader)")
-        cluster.start_broker(brokers[0])
+        cluster.start_broker(brokers[0], limit=False)
         service = f"pulsar://{HOST}:{brokers[0].binary_port}"
         if sc.get("elm"):
             rec = ElmRecorder(cluster, out, brokers[0].proc.log, service)
@@ -105,6 +105,7 @@ def record(scenario: str, out: Path, workdir: Path, cycles: int = 6, until_unloa
         log(f"traffic on broker-1: {len(rates)} topics, {sum(SKEW_RATES)} msg/s")
         traffic = Traffic(service, rates, cluster.workdir / "client.log")
         traffic.start()
+        cluster.limit(brokers[0])  # its topics are loaded: from now on it runs on its quota
         time.sleep(30)
         log("broker-2 joins")
         cluster.start_broker(brokers[1])

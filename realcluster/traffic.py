@@ -26,10 +26,18 @@ class Traffic:
         self.sent: dict = {t: 0 for t in rates}
         self.errors = 0
 
-    def open(self, topic: str):
-        # no batching: one entry per message, so a broker's CPU follows its message rate
-        return self.client.create_producer(topic, block_if_queue_full=True, batching_enabled=False,
-                                           max_pending_messages=2000, send_timeout_millis=60000)
+    def open(self, topic: str, attempts: int = 3):
+        """A producer on ``topic``. A creation that times out is tried again (``attempts`` in all): a
+        broker on a CPU quota under load can take longer than the operation timeout to load a new
+        topic, and it goes on loading it, so the next attempt finds it loaded."""
+        for attempt in range(1, attempts + 1):
+            try:
+                # no batching: one entry per message, so a broker's CPU follows its message rate
+                return self.client.create_producer(topic, block_if_queue_full=True, batching_enabled=False,
+                                                   max_pending_messages=2000, send_timeout_millis=60000)
+            except self._pulsar.Timeout:
+                if attempt == attempts:
+                    raise
 
     def _run(self, topic: str, rate: float, producer) -> None:
         period = 0.1  # send rate/10 messages every 100 ms
