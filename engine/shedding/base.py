@@ -110,11 +110,16 @@ def _ties_in_map_order(view: LoadView, out: np.ndarray, s: np.ndarray, g) -> np.
     tied = np.zeros(n, dtype=bool)
     tied[1:] = tie
     tied[:-1] |= tie
-    key_new = np.zeros(n, dtype=np.int64)  # the keys of the untied bundles are never compared
-    key_chm = np.zeros(n, dtype=np.int64)
-    key_new[tied], key_chm[tied] = view.shed_keys(out[tied])
-    keys = (out, key_chm, key_new, s) if g is None else (out, key_chm, key_new, s, g)
-    return out[np.lexsort(keys)]
+    # only the tied bundles move, each within its run of equal values: those are sorted alone, by (run,
+    # HashMap keys, index), and written back to the run's places
+    at = np.flatnonzero(tied)
+    run = np.cumsum(~tie[at[1:] - 1]) if len(at) > 1 else np.zeros(0, dtype=np.int64)
+    run = np.concatenate(([0], run))  # (a tied place after the first starts a run unless tied to the one before)
+    sub = out[at]
+    key_new, key_chm = view.shed_keys(sub)
+    out = out.copy()
+    out[at] = sub[np.lexsort((sub, key_chm, key_new, run))]
+    return out
 
 
 def select_largest_first(view: LoadView, j: int, recent: np.ndarray, need: float) -> list[tuple[int, float]]:

@@ -71,6 +71,34 @@ def test_sort_desc_without_ties_is_by_value_and_hashes_nothing():
     assert not javacompat._hash_cache
 
 
+def test_runs_sorted_at_once_put_every_run_of_ties_in_hashmap_order():
+    """``sort_desc_runs`` over even runs (one padded table) and over very uneven ones (one sort on
+    (run, value)): per run largest first, NaNs last, and every run of equal values — NaNs among them —
+    in the global HashMap rank, while untied bundles stay where their value puts them."""
+    from engine.shedding.base import sort_desc_runs
+
+    names = names_with_system(900)
+    v = tied_view(names)
+    rank = tied_view(list(names)).shed_rank
+    rng = np.random.default_rng(11)
+    vals = rng.choice([0.0, 1.0, 2.5, np.nan, 7.0, 3.25], size=900)
+    vals[rng.choice(900, 300, replace=False)] = rng.random(300)  # untied values between the ties
+    for lengths in ([40, 55, 38, 61], [400, 3, 1, 2, 90]):  # even: the table; uneven: the lexsort
+        idx = rng.permutation(900)[: sum(lengths)]
+        counts = np.array(lengths)
+        got = sort_desc_runs(v, idx, counts, vals).tolist()
+        at, expected = 0, []
+        for n in lengths:
+            run = idx[at:at + n]
+            key = np.where(np.isnan(vals[run]), np.inf, -vals[run])
+            expected += run[np.lexsort((rank[run], key))].tolist()
+            at += n
+        assert got == expected
+        # the ties decide: by index within each run the order would differ
+        assert got != [k for a, n in zip(np.cumsum([0] + lengths[:-1]), lengths)
+                       for k in sorted(idx[a:a + n].tolist(), key=lambda k: (np.nan_to_num(-vals[k], nan=np.inf), k))]
+
+
 def test_sheddable_drops_heartbeat_and_sla_bundles_only():
     names = ["pulsar/10.0.0.1:8080/0x00000000_0xffffffff",  # heartbeat, first in the list
              "public/default/0x00000000_0x40000000",
