@@ -34,7 +34,6 @@ import random
 import socket
 import statistics
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -47,7 +46,9 @@ if __name__ == "__main__":  # the server's memory as `python app.py` sets it (da
 
     reexec_with_huge_pages()
 import rows as rows_out  # noqa: E402  (bench/rows.py: the one-table rows)
-os.environ.setdefault("SHEDLAB_CACHE_DIR", tempfile.mkdtemp(prefix="shedlab-bench-"))
+from scratch import use_cache_dir  # noqa: E402  (bench/scratch.py)
+
+use_cache_dir("shedlab-bench-")
 
 BUDGET_MS = 300.0
 HUGE_BUDGET_MS = 500.0

@@ -35,7 +35,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("SHEDLAB_CACHE_DIR", tempfile.mkdtemp(prefix="shedlab-bench-snap-"))
+sys.path.insert(1, str(ROOT / "bench"))
+from scratch import scratch_dir, use_cache_dir  # noqa: E402  (bench/scratch.py)
+
+use_cache_dir("shedlab-bench-snap-")
 
 BUDGET_S = 1.0
 
@@ -91,7 +94,7 @@ def main(argv=None) -> int:
     ap.add_argument("--compare", action="store_true", help="also time the object reader once")
     args = ap.parse_args(argv)
 
-    d = Path(args.keep or tempfile.mkdtemp(prefix="shedlab-bench-snap-"))
+    d = Path(args.keep or scratch_dir("shedlab-bench-snap-"))
     d.mkdir(parents=True, exist_ok=True)
     snap = d / f"cluster-{args.brokers}x{args.bundles_per_broker}.json"
     if not snap.exists():

@@ -222,8 +222,13 @@ class Cluster:
         """ZooKeeper + one bookie (the standalone starter without its broker), then the cluster metadata."""
         self.workdir.mkdir(parents=True, exist_ok=True)
         (self.workdir / "log4j2.properties").write_text(LOG4J)
+        # the bookie stays writable on a nearly full disk: BookKeeper turns it read-only above 95 % of the
+        # disk used (diskUsageThreshold), and then every new topic fails with "Not enough non-faulty
+        # bookies"; a test run writes a few megabytes
         (self.workdir / "standalone.conf").write_text(f"clusterName={CLUSTER}\nbindAddress={HOST}\n"
-                                                       f"advertisedAddress={HOST}\n")
+                                                       f"advertisedAddress={HOST}\n"
+                                                       "diskUsageThreshold=0.9999\ndiskUsageWarnThreshold=0.9999\n"
+                                                       "diskUsageLwmThreshold=0.9999\n")
         p = self._java("meta", "org.apache.pulsar.PulsarStandaloneStarter",
                        ["--config", str(self.workdir / "standalone.conf"), "--no-broker", "--no-functions-worker",
                         "--no-stream-storage", "--advertised-address", HOST,
