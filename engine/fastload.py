@@ -784,12 +784,12 @@ def _load_whole_forked(T: dict, raw: bytes, source: str, probe: dict | None):
     """:func:`_load_whole` in two processes: a child forked here decodes ``bundleData`` while this process
     decodes the reports (``brokers`` and the document's small keys), gathers their parts and reads them
     without the bulk by the ordinary reader. The child hands the bundle names back first (packed as one
-    string), then goes on while this process indexes them, looks the reports' bundles up and finds the
-    names' namespaces (:func:`engine.view.namespace_facts`, which the first decision needs): it makes the
-    bundleData columns (:func:`_given_columns`, checked there) and hands them back when :func:`_assemble`
-    asks for them. The child shares ``raw`` with this process (fork: nothing copied) and hands its results
-    back through anonymous in-memory files (:func:`engine.forked.in_two_processes`; the arrays are read in
-    place).
+    string), then goes on while this process indexes them and looks the reports' bundles up: it makes the
+    bundleData columns (:func:`_given_columns`, checked there) and finds the names' namespaces
+    (:func:`engine.view.namespace_facts`, which the first decision needs), and hands both back when
+    :func:`_assemble` asks for them. The child shares ``raw`` with this process (fork: nothing copied) and
+    hands its results back through anonymous in-memory files (:func:`engine.forked.in_two_processes`; the
+    arrays are read in place).
 
     Each field is decoded by exactly one of the two, with the type ``whole`` gives it (the other passes over
     it as ``msgspec.Raw``, which still checks it is JSON), so a document is taken only when ``whole`` takes
@@ -808,8 +808,12 @@ def _load_whole_forked(T: dict, raw: bytes, source: str, probe: dict | None):
         return state, pack_names(list(bd))
 
     def bundle_columns(_first):  # in the child, once the names are handed back
-        _names, st_a, lt_a, top_a = _bundle_arrays(kept[0])
-        return _given_columns(st_a, lt_a, top_a)
+        from .view import namespace_facts
+
+        names, st_a, lt_a, top_a = _bundle_arrays(kept[0])
+        facts = namespace_facts(names)
+        del facts["namespace_index"]  # (rebuilt here from the sorted namespaces: fewer objects to hand back)
+        return _given_columns(st_a, lt_a, top_a), facts
 
     def reports():  # here, meanwhile: the reports, and the document without its bulk by the ordinary reader
         doc = T["reports"].decode(raw)
@@ -827,12 +831,12 @@ def _load_whole_forked(T: dict, raw: bytes, source: str, probe: dict | None):
     (parts, stats_a, top, base), (bd_state, names), later = got
 
     def columns():  # asked for by _assemble once the names are looked up; the child may still be at work
-        from .view import namespace_facts
-
-        parts.name_facts = namespace_facts(parts.bd_names)  # meanwhile (the first decision needs them)
-        ok, cols = later()
+        ok, got = later()
         if not ok:
             raise _Fallback("the bundleData columns did not come back")
+        cols, facts = got
+        facts["namespace_index"] = {ns: i for i, ns in enumerate(facts["namespaces"])}
+        parts.name_facts = facts  # (the first decision needs them)
         return cols
 
     try:

@@ -38,7 +38,8 @@ from .release_lines import modular_startup
 from .model import BundleData, LoadData, bundle_namespace
 from .placement.base import Int32Draws, NamespacePolicies, PlacementContext
 from .placement.round_robin import RoundRobinBrokerSelector
-from .results import NO_BROKERS, Cycle, FilterStep, PlacementDecision, Unload, open_cycle, share_reason
+from .results import (NO_BROKERS, Cycle, FilterStep, PlacementDecision, Unload, UnloadRows, UnloadTable, open_cycle,
+                      selection_column, share_reason, unload_column)
 from .cadence import forget_expired
 from .strategies import make_placement, make_shedding, placement_name, registry, shedding_name
 from .strategies.state import HoldsStrategyStates
@@ -255,20 +256,26 @@ class ModularLoadManager(HoldsStrategyStates):
         return k is not None and bool(np.any(self.view.owned[j] == k))
 
     def _class_mask(self) -> np.ndarray:
-        """Brokers passing the load-manager-class and version filters (cached per view)."""
+        """Brokers passing the load-manager-class and version filters (cached per view and these two
+        settings, on the view: every manager the Tuner builds on it reads them)."""
         key = (id(self.view), self.config.loadManagerClassName, self.config.preferLaterVersions)
         if self._mask_key != key:
             v, cfg = self.view, self.config
-            ok = np.ones(v.nb, dtype=bool)
-            vers = []
-            for j, info in enumerate(v.broker_info or []):
-                if info.load_manager_class_name is not None and info.load_manager_class_name != cfg.loadManagerClassName:
-                    ok[j] = False
-                if cfg.preferLaterVersions:
-                    sv = java_semver(info.version or "")
-                    vers.append(sv[0] if sv else None)  # precedence (build metadata does not count)
-            self._mask_key, self._mask, self._vers = key, ok, vers
-            self._mask_all = bool(ok.all())
+            kept = v.__dict__.setdefault("_class_masks", {})
+            got = kept.get(key[1:])
+            if got is None:
+                ok = np.ones(v.nb, dtype=bool)
+                vers = []
+                for j, info in enumerate(v.broker_info or []):
+                    if (info.load_manager_class_name is not None
+                            and info.load_manager_class_name != cfg.loadManagerClassName):
+                        ok[j] = False
+                    if cfg.preferLaterVersions:
+                        sv = java_semver(info.version or "")
+                        vers.append(sv[0] if sv else None)  # precedence (build metadata does not count)
+                got = kept[key[1:]] = (ok, vers, bool(ok.all()))
+            self._mask_key = key
+            self._mask, self._vers, self._mask_all = got
         return self._mask
 
     def _filter_pipeline(self, c: np.ndarray) -> np.ndarray:
@@ -643,8 +650,8 @@ class ModularLoadManager(HoldsStrategyStates):
             res.notes.extend(n for n in self.notes if n not in res.notes)
         cyc.shedding = res
         by_broker: dict[str, list] = {}
-        for p, s in enumerate(res.selected):
-            by_broker.setdefault(s.broker, []).append(p)
+        for p, b in enumerate(selection_column(res.selected, "broker")):
+            by_broker.setdefault(b, []).append(p)
         keys = list(by_broker)
         rank = unload_broker_rank(self.shedding, keys)
         order = [p for bi in np.argsort(rank).tolist() for p in by_broker[keys[bi]]]  # positions in selected
@@ -655,12 +662,12 @@ class ModularLoadManager(HoldsStrategyStates):
             else:
                 self._unload_each(cyc, [res.selected[p] for p in order])
         self.unload_bundle_count += len(cyc.unloads)
-        self.unload_broker_count += len({u.broker for u in cyc.unloads})
+        self.unload_broker_count += len(set(unload_column(cyc.unloads, "broker")))
         if cyc.unloads:
             cyc.reason = res.reason
         elif res.selected:
             cyc.reason = "selected bundles were not unloaded: " + "; ".join(
-                sorted({u.skipped for u in cyc.skipped if u.skipped}))
+                sorted({x for x in unload_column(cyc.skipped, "skipped") if x}))
         else:
             cyc.reason = res.reason or "nothing to unload"
         return cyc
@@ -720,6 +727,10 @@ class ModularLoadManager(HoldsStrategyStates):
         retry (:meth:`_overload_retry`) runs before the next bundle's choice, as bundle by bundle: the
         same decisions, draws and memory. ``order``: positions in ``res.selected``.
 
+        The cycle's unloads are kept as columns (:class:`~engine.results.UnloadTable`): the same lists,
+        in the same order (the skipped ones: those of excluded namespaces first, then those the placement
+        could not move), each :class:`~engine.results.Unload` built when first read.
+
         A strategy that knows each selection's view index and ``BundleData`` value key gives them
         (``res._for_placement``: two lists in selection order): the namespaces then come from the view's
         and no name is looked up in its million-entry index. The cycle is given the indices of its
@@ -732,26 +743,33 @@ class ModularLoadManager(HoldsStrategyStates):
         if given is not None:
             ks = [given[0][p] for p in order]
             ns_names, ns_ids = v.namespaces, v.bundle_namespace_id[np.array(ks, dtype=np.int64)].tolist()
-        todo, nss, src, at = [], [], [], []  # (at: each one's position in the processed)
-        opened = self._opened
+        n_all = len(order)
+        src, nss, at, excl = [], [], [], []  # (at: the rows placed; excl: the rows of excluded namespaces)
+        skip, decs = [None] * n_all, [None] * n_all
+        owners, names = selection_column(sel, "broker"), selection_column(sel, "bundle")
         last, jb = None, -1
         for i, p in enumerate(order):
-            s = sel[p]
-            if s.broker is not last:
-                last, jb = s.broker, bidx.get(s.broker, -1)
+            b = owners[p]
+            if b is not last:
+                last, jb = b, bidx.get(b, -1)
             src.append(jb)
-            ns = ns_names[ns_ids[i]] if given is not None else bundle_namespace(s.bundle)
-            u = opened(cyc, s, ns, excluded)
-            if u is not None:
-                todo.append(u)
+            ns = ns_names[ns_ids[i]] if given is not None else bundle_namespace(names[p])
+            if ns in excluded:
+                skip[i] = f"namespace {ns} is in loadBalancerSheddingExcludedNamespaces"
+                excl.append(i)
+            else:
                 nss.append(ns)
                 at.append(i)
-        if not todo:
+        table = UnloadTable(sel, order, decs, skip)
+        issued_rows, placed_skips = [], []
+        cyc.processed, cyc.unloads = UnloadRows(table, range(n_all)), UnloadRows(table, issued_rows)
+        cyc.skipped = UnloadRows(table, placed_skips if not excl else excl)  # (joined below when both)
+        if not at:
             if given is not None:
                 cyc.give_index(v, np.array(src, dtype=np.int64), np.array(ks, dtype=np.int64),
                                np.full(len(ks), -1, dtype=np.int64), np.zeros(len(ks), dtype=bool))
             return
-        bundles = [u.bundle for u in todo]
+        bundles = [names[order[i]] for i in at]
         pipes, steps, cands = {}, [], []
         for bundle, ns in zip(bundles, nss):
             got = pipes.get(ns)
@@ -765,23 +783,36 @@ class ModularLoadManager(HoldsStrategyStates):
         else:
             keys = [given[1][order[i]] for i in at] if given is not None else v.bundle_value_keys(tk)
         over = (self._usage_with_weight() > conf[2]).tolist()
-        i, n, dst, issued = 0, len(todo), [-1] * len(order), [False] * len(order)
+        recent, now = self.recently_unloaded, self.now
+        i, n, dst, issued = 0, len(at), [-1] * n_all, [False] * n_all
         while i < n:
-            decs = many(bundles, keys, cands, i, over, v, self.config, ctx)
-            for dec in decs:
+            decs_i = many(bundles, keys, cands, i, over, v, self.config, ctx)
+            for dec in decs_i:
                 dec.filters = steps[i]
-                j = -1
-                if dec.broker is not None:
+                j, r, b = -1, at[i], dec.broker
+                if b is not None:
                     j = getattr(dec, "_j", None)
                     if j is None:
-                        j = bidx[dec.broker]
+                        j = bidx[b]
                     if over[j]:
                         dec = self._overload_retry(dec, bundles[i], False, steps[i], None, conf)
+                        b = dec.broker
                         j = getattr(dec, "_j", None)
-                        j = bidx[dec.broker] if j is None else j
-                issued[at[i]] = self._placed(cyc, todo[i], dec)
-                dst[at[i]] = j
+                        j = bidx[b] if j is None else j
+                decs[r], dst[r] = dec, j
+                if b is None:
+                    skip[r] = "no broker available to unload the bundle to"
+                    placed_skips.append(r)
+                elif b == owners[order[r]]:
+                    skip[r] = f"the destination broker {b} is the same as the current owner"
+                    placed_skips.append(r)
+                else:
+                    recent[bundles[i]] = now
+                    issued_rows.append(r)
+                    issued[r] = True
                 i += 1
+        if excl and placed_skips:
+            cyc.skipped = UnloadRows(table, excl + placed_skips)
         if given is not None and tk is not None:  # what the cycle's readers index by (no name looked up)
             cyc.give_index(v, np.array(src, dtype=np.int64), np.array(ks, dtype=np.int64),
                            np.array(dst, dtype=np.int64), np.array(issued, dtype=bool))

@@ -18,6 +18,8 @@ All results have ``to_json()`` giving the documented, stable JSON contract of th
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from operator import itemgetter
 
 import numpy as np
 from dataclasses import asdict, dataclass, field, is_dataclass
@@ -38,6 +40,15 @@ __all__ = [
     "PlacementDecision",
     "LeanDecision",
     "Unload",
+    "BuiltOnRead",
+    "column_of",
+    "SelectionRows",
+    "selection_column",
+    "VerdictRows",
+    "verdict_column",
+    "UnloadRows",
+    "UnloadTable",
+    "unload_column",
     "open_cycle",
     "UnloadDecision",
     "Cycle",
@@ -57,7 +68,7 @@ def _clean(v):
         return {k: _clean(x) for k, x in asdict(v).items()}
     if isinstance(v, dict):
         return {k: _clean(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
+    if isinstance(v, (list, tuple, BuiltOnRead)):
         return [_clean(x) for x in v]
     try:
         import numpy as np
@@ -249,6 +260,133 @@ class AvgPair:
 
 AvgPair.reason = _LazyReason()  # see lazy_reason
 Selection.reason = _LazyReason()
+
+
+class BuiltOnRead(Sequence):
+    """A read-only sequence of result objects kept as columns, each object built when first read (and
+    then kept): a subclass gives :meth:`_item` (the ``i``-th object), ``__len__`` and :meth:`column` (a
+    field of every item, read from the columns without building them). It equals a list with the same
+    objects, and pickles and copies as a list (what a stored result holds)."""
+
+    __slots__ = ()
+
+    def _item(self, i: int):
+        raise NotImplementedError
+
+    def column(self, name: str) -> list:
+        return [getattr(x, name) for x in self]
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self._item(k) for k in range(*i.indices(len(self)))]
+        return self._item(range(len(self))[i])
+
+    def __iter__(self):
+        return map(self._item, range(len(self)))
+
+    def __eq__(self, other):
+        if isinstance(other, (BuiltOnRead, list)):
+            return len(self) == len(other) and list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None
+
+    def __add__(self, other):
+        return list(self) + list(other)
+
+    def __radd__(self, other):
+        return list(other) + list(self)
+
+    def __reduce__(self):
+        return list, (list(self),)
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+
+def column_of(items, name: str) -> list:
+    """Field ``name`` of each object of ``items``: a list's by reading each object, a :class:`BuiltOnRead`'s
+    from its columns without building the objects."""
+    if isinstance(items, BuiltOnRead):
+        return items.column(name)
+    return [getattr(x, name) for x in items]
+
+
+class SelectionRows(BuiltOnRead):
+    """A strategy's selections kept as columns (:class:`BuiltOnRead`): ``rows`` are ``(broker, bundle,
+    value, value unit, planned destination, reason)`` tuples (the reason a :class:`LazyText` or a string),
+    ``rates`` and ``throughputs`` the bundles' short-term traffic. A cycle that selects 20,000 bundles reads
+    its columns and builds only the selections a page shows."""
+
+    __slots__ = ("_rows", "_rates", "_thrs", "_items")
+
+    _FIELDS = {"broker": 0, "bundle": 1, "value": 2, "value_unit": 3, "planned_destination": 4}
+
+    def __init__(self, rows: list, rates: list, throughputs: list):
+        self._rows, self._rates, self._thrs = rows, rates, throughputs
+        self._items: list = [None] * len(rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def _item(self, i: int) -> Selection:
+        s = self._items[i]
+        if s is None:
+            broker, bundle, value, unit, dest, why = self._rows[i]
+            s = Selection(broker, bundle, value, unit, self._rates[i], self._thrs[i], planned_destination=dest)
+            if isinstance(why, LazyText):
+                lazy_reason(s, why)
+            else:
+                s.reason = why
+            self._items[i] = s
+        return s
+
+    def column(self, name: str) -> list:
+        if name == "msg_rate":
+            return self._rates
+        if name == "throughput":
+            return self._thrs
+        k = self._FIELDS.get(name)
+        if k is None:
+            return super().column(name)
+        return list(map(itemgetter(k), self._rows))
+
+
+class VerdictRows(BuiltOnRead):
+    """Verdicts without a line, amount or reason (:class:`BrokerVerdict`), kept as columns
+    (:class:`BuiltOnRead`): each broker's name, score and status. 10,000 brokers' verdicts are read by
+    their columns on every slider release; only those a page names are built."""
+
+    __slots__ = ("_brokers", "_scores", "_status", "_items")
+
+    _CONST = {"line": None, "line_name": "", "need": None, "need_unit": "", "reason": ""}
+
+    def __init__(self, brokers: list, scores: list, status: list):
+        self._brokers, self._scores, self._status = brokers, scores, status
+        self._items: list = [None] * len(brokers)
+
+    def __len__(self) -> int:
+        return len(self._brokers)
+
+    def _item(self, i: int) -> BrokerVerdict:
+        v = self._items[i]
+        if v is None:
+            v = self._items[i] = BrokerVerdict(self._brokers[i], self._scores[i], None, "", self._status[i])
+        return v
+
+    def column(self, name: str) -> list:
+        got = {"broker": self._brokers, "score": self._scores, "status": self._status}.get(name)
+        if got is not None:
+            return list(got)
+        if name in self._CONST:
+            return [self._CONST[name]] * len(self._brokers)
+        return super().column(name)
+
+
+#: field ``name`` of each selection of a list or a :class:`SelectionRows` (see :func:`column_of`)
+selection_column = column_of
+#: field ``name`` of each verdict (see :func:`column_of`)
+verdict_column = column_of
 
 
 @dataclass
@@ -561,6 +699,73 @@ class Unload:
 
 
 Unload.reason = _LazyReason()  # a shedding selection's reason, formatted when first read (share_reason)
+
+
+class UnloadTable:
+    """A cycle's processed unloads as columns, each :class:`Unload` built when first read (and then kept, so
+    the cycle's lists share it). Row ``r`` is the selection ``sel[order[r]]`` (its broker, bundle, traffic and
+    reason), placed by ``decs[r]`` (``None``: not placed) and skipped because of ``skip[r]`` (``None``:
+    issued); its destination is the placement's broker. A cycle that unloads 20,000 bundles at 10,000
+    brokers then reads only the rows a page shows."""
+
+    __slots__ = ("sel", "order", "decs", "skip", "units", "_cols")
+
+    def __init__(self, sel: list, order: list, decs: list, skip: list):
+        self.sel, self.order, self.decs, self.skip = sel, order, decs, skip
+        self.units: list = [None] * len(order)
+        self._cols: dict = {}
+
+    def unit(self, r: int) -> Unload:
+        u = self.units[r]
+        if u is None:
+            s, dec = self.sel[self.order[r]], self.decs[r]
+            u = Unload(s.broker, s.bundle, None if dec is None else dec.broker, "", s.msg_rate, s.throughput,
+                       self.skip[r], dec)
+            share_reason(u, s)
+            self.units[r] = u
+        return u
+
+    def column(self, rows, name: str) -> list:
+        """Field ``name`` of the unloads of ``rows``, read from the columns (no unit built)."""
+        if name == "placement":
+            return [self.decs[r] for r in rows]
+        if name == "destination":
+            return [None if d is None else d.broker for d in (self.decs[r] for r in rows)]
+        if name == "skipped":
+            return [self.skip[r] for r in rows]
+        cols = self._cols
+        col = cols.get(name)
+        if col is None:  # the field of each row's selection
+            col = cols[name] = list(map(selection_column(self.sel, name).__getitem__, self.order))
+        if type(rows) is range and rows == range(len(col)):
+            return list(col)
+        return list(map(col.__getitem__, rows))
+
+
+class UnloadRows(BuiltOnRead):
+    """The unloads of rows ``rows`` of an :class:`UnloadTable`, in that order (:class:`BuiltOnRead`; two
+    sequences over one table give the same objects)."""
+
+    __slots__ = ("_table", "_rows")
+
+    def __init__(self, table: UnloadTable, rows):
+        self._table, self._rows = table, rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def _item(self, i: int) -> Unload:
+        return self._table.unit(self._rows[i])
+
+    def __iter__(self):
+        return map(self._table.unit, self._rows)
+
+    def column(self, name: str) -> list:
+        return self._table.column(self._rows, name)
+
+
+#: field ``name`` of each unload of a list or an :class:`UnloadRows` (see :func:`column_of`)
+unload_column = column_of
 
 
 @dataclass

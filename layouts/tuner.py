@@ -17,7 +17,7 @@ from dashboard import ids, permalink
 from dashboard.figures.theme import STATUS, empty_figure, graph_config
 from dashboard.keys import (MANAGER_KEYS, WEIGHT_KEYS, KeySpec, conf_to_value, default_conf, format_value, groups_for,
                             key_spec, spaced_marks)
-from engine.results import has_reason
+from engine.results import has_reason, unload_column, verdict_column
 from engine.strategies import registry
 from dashboard.sources import DEFAULT_SOURCE, history_source_id, sample_state, source_info
 from engine.errors import InputError
@@ -172,10 +172,12 @@ def decision_card(a, inline: int = 3) -> list:
     # reason is written when first read: thousands of pairs at a low AvgShedder threshold)
     items = []
     if res is not None:
-        for v in res.verdicts:
-            if v.status in ("over", "skipped") and v.reason:
-                items.append((lambda v=v: html.Li([_status_chip(v.status), html.Code(v.broker), " ", v.reason]),
-                              lambda v=v: f"{v.broker}: {v.reason}"))
+        vs = res.verdicts
+        for i in [i for i, (st, why) in enumerate(zip(verdict_column(vs, "status"), verdict_column(vs, "reason")))
+                  if st in ("over", "skipped") and why]:
+            v = vs[i]
+            items.append((lambda v=v: html.Li([_status_chip(v.status), html.Code(v.broker), " ", v.reason]),
+                          lambda v=v: f"{v.broker}: {v.reason}"))
         low = a.config.loadBalancerAvgShedderLowThreshold
         for p in res.pairs:
             if (p.triggered or p.gap >= low) and has_reason(p):
@@ -187,7 +189,8 @@ def decision_card(a, inline: int = 3) -> list:
                                                html.B(d.reason), ": ", d.detail or ""]),
                           lambda d=d: f"{d.label} {d.reason}: {d.detail or ''}"))
     # placements: their words are made only for those shown (thousands on a 10,000-broker cycle)
-    placed = [u for u in c.processed if u.placement is not None]
+    # (their positions from the placement column: only the unloads shown are read)
+    at = [i for i, d in enumerate(unload_column(c.processed, "placement")) if d is not None]
 
     def place_text(u) -> str:
         dec = u.placement
@@ -198,13 +201,13 @@ def decision_card(a, inline: int = 3) -> list:
         out.append(html.Ul([rich() for rich, _ in items[:inline]], className="decision-why"))
     keep = max(1, inline - 1)
     out += [html.Div([html.Code(u.bundle), " → ", html.B(u.destination or "—"), place_text(u)],
-                     className="decision-place") for u in placed[:keep]]
-    rest_items, rest_places = items[inline:], placed[keep:]
+                     className="decision-place") for u in (c.processed[i] for i in at[:keep])]
+    rest_items, rest_places = items[inline:], at[keep:]
     if rest_items or rest_places:
         what = " and ".join(x for x in (f"{len(rest_items)} more reasons" if rest_items else "",
                                         f"{len(rest_places)} more placements" if rest_places else "") if x)
         lines = [t() for _, t in rest_items[:60]] + [f"{u.bundle} → {u.destination or '—'}{place_text(u)}"
-                                                    for u in rest_places[:30]]
+                                                    for u in (c.processed[i] for i in rest_places[:30])]
         if len(rest_items) > 60 or len(rest_places) > 30:
             lines.append("… the report lists everything")
         out.append(html.Details([html.Summary(f"Show {what}", className="decision-more"),

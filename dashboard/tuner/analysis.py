@@ -14,7 +14,6 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
-from operator import attrgetter
 
 import numpy as np
 
@@ -22,7 +21,7 @@ from engine.config import LoadBalancerConfig, to_broker_conf
 from engine.javacompat import java_double_math
 from engine.load_manager import ModularLoadManager
 from engine.managers import make_manager, manager_kind
-from engine.results import Cycle, PlacementDecision
+from engine.results import Cycle, PlacementDecision, unload_column, verdict_column
 from engine.strategies.spec import MODULAR
 
 from engine.strategies.registry import explains
@@ -104,9 +103,11 @@ class Analysis:
 
     @property
     def first_placement(self) -> PlacementDecision | None:
-        for u in self.cycle.unloads + self.cycle.processed:
-            if u.placement is not None:
-                return u.placement
+        """The placement of the first issued unload, else of the first processed one that has one."""
+        for units in (self.cycle.unloads, self.cycle.processed):
+            for dec in unload_column(units, "placement"):
+                if dec is not None:
+                    return dec
         return None
 
     def headline(self) -> str:
@@ -125,8 +126,8 @@ class Analysis:
     def _headline(self) -> str:
         c = self.cycle
         if c.unloads:
-            srcs = sorted({u.broker for u in c.unloads})
-            dsts = sorted({u.destination for u in c.unloads if u.destination})
+            srcs = sorted(set(unload_column(c.unloads, "broker")))
+            dsts = sorted({d for d in unload_column(c.unloads, "destination") if d})
             n = len(c.unloads)
 
             def who(xs):
@@ -198,9 +199,9 @@ def broker_status(cycle: Cycle, view=None) -> dict:
     sh = cycle.shedding
     if sh is not None:
         out = dict.fromkeys(sh.scores, "ok")
-        for v in sh.verdicts:
-            st = v.status if v.status in STATUS_ORDER else "ok"
-            out[v.broker] = st
+        vs = sh.verdicts
+        for b, st in zip(verdict_column(vs, "broker"), verdict_column(vs, "status")):
+            out[b] = st if st in STATUS_ORDER else "ok"
     if view is not None and cycle.unloads:
         src, _, dst, issued = cycle.processed_index(view)
         src, dst = src[issued], dst[issued]
@@ -228,9 +229,6 @@ def _ratio(a: np.ndarray):
     return hi / lo
 
 
-_BROKER, _DEST, _RATE, _THR = (attrgetter(f) for f in ("broker", "destination", "msg_rate", "throughput"))
-
-
 def _after_moves(idx: dict, unloads: list, br: np.ndarray, bt: np.ndarray, ends=None):
     """Each broker's message rate and throughput after the unloads: each unload's rate and throughput
     taken from its broker and added to its destination (when known), one unload after the other — as one
@@ -244,11 +242,12 @@ def _after_moves(idx: dict, unloads: list, br: np.ndarray, bt: np.ndarray, ends=
     if ends is not None:
         ks[0::2], ks[1::2] = ends
     else:
-        ks[0::2] = np.fromiter(map(idx.get, map(_BROKER, unloads), repeat(-1)), dtype=np.int64, count=n)
-        ks[1::2] = np.fromiter((idx.get(d, -1) if d else -1 for d in map(_DEST, unloads)), dtype=np.int64, count=n)
+        ks[0::2] = np.fromiter(map(idx.get, unload_column(unloads, "broker"), repeat(-1)), dtype=np.int64, count=n)
+        ks[1::2] = np.fromiter((idx.get(d, -1) if d else -1 for d in unload_column(unloads, "destination")),
+                               dtype=np.int64, count=n)
     rate, thr = np.empty(2 * n), np.empty(2 * n)
-    rate[1::2] = np.fromiter(map(_RATE, unloads), dtype=np.float64, count=n)
-    thr[1::2] = np.fromiter(map(_THR, unloads), dtype=np.float64, count=n)
+    rate[1::2] = unload_column(unloads, "msg_rate")
+    thr[1::2] = unload_column(unloads, "throughput")
     np.negative(rate[1::2], out=rate[0::2])  # a - x is a + (-x), exactly
     np.negative(thr[1::2], out=thr[0::2])
     keep = ks >= 0
@@ -299,7 +298,28 @@ def analyze(snap: Snapshot, cfg: LoadBalancerConfig, seed: int = 0) -> Analysis:
         _memo[key] = got
         while len(_memo) > _MEMO_MAX:
             _memo.popitem(last=False)
+    _prepare_later(lm.shedding, snap.view, cfg)
     return got
+
+
+def _prepare_later(strategy, view, cfg: LoadBalancerConfig) -> None:
+    """Start the strategy's preparation of ``view`` for the next rounds (``prepare``: AvgShedder sorts the
+    bundles of every broker that can be hot) in a background thread, once per view and weights: the
+    user's next slider release then finds that work done. It changes no decision."""
+    prepare = getattr(strategy, "prepare", None)
+    if prepare is None or view.nk < _PREPARE_MIN_BUNDLES:
+        return
+    key = (type(strategy).__name__, tuple(float(x) for x in cfg.weights))
+    with _lock:
+        done = view.__dict__.setdefault("_prepared", set())  # (kept with the view it is about)
+        if key in done:
+            return
+        done.add(key)
+    threading.Thread(target=prepare, args=(view, cfg), name="shedlab-prepare", daemon=True).start()
+
+
+#: below this many bundles a round sorts its hot brokers' bundles in a few milliseconds: nothing to prepare
+_PREPARE_MIN_BUNDLES = 100_000
 
 
 def run_cycles(snap: Snapshot, cfg: LoadBalancerConfig, seed: int, n: int) -> list[Cycle]:

@@ -15,6 +15,7 @@ import numpy as np
 
 from engine.config import LoadBalancerConfig
 from engine.releases import VersionReading, broker_versions, version_from_reports
+from engine.results import unload_column
 
 from .. import sources
 from ..memo import Memo
@@ -148,11 +149,12 @@ def revisions(a: Analysis) -> dict:
     snap = a.snap
     key = f"{snap.id}|{snap.step}"
     src, k, dst, issued = a.cycle.processed_index(a.view)
-    p = a.cycle.processed
+    p, sk = a.cycle.processed, a.cycle.skipped
     if len(k) and (k.min() < 0 or src.min() < 0 or any(p[i].destination for i in np.flatnonzero(dst < 0).tolist())):
         decided = _rows_token(key, map(_DECIDED, p))  # (a name the view does not have)
     else:  # the same moves by the view's indices, with the texts of the skipped ones
-        decided = _arrays_token(key, (src, k, dst, issued), [(u.bundle, u.skipped) for u in a.cycle.skipped])
+        decided = _arrays_token(key, (src, k, dst, issued),
+                                list(zip(unload_column(sk, "bundle"), unload_column(sk, "skipped"))))
     dec = a.first_placement
     return {"snapshot": key, "scores": a.rev, "pairs": a.rev,
             # what the placement figure draws (the full JSON lists every filter's candidates: 10 ms at 1,000)

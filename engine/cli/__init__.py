@@ -21,6 +21,7 @@ import os
 import sys
 
 from ..errors import ShedlabError
+from ..results import BuiltOnRead
 
 __all__ = ["main", "build_parser", "COMMAND_MODULES", "print_json"]
 
@@ -90,7 +91,7 @@ def _json_default(o):
         return None
     if isinstance(o, (bool, int, float, str)):  # a numpy scalar, as its Python value
         return o
-    if isinstance(o, (set, frozenset, tuple)):
+    if isinstance(o, (set, frozenset, tuple, BuiltOnRead)):
         return list(o)
     if hasattr(o, "to_json"):
         return o.to_json()

@@ -57,6 +57,7 @@ Success Overloaded 1 bundle(s) from 1 broker(s) [('b1:8080', 't/ns/80-6', 'b3:80
 from __future__ import annotations
 
 from bisect import bisect_left
+from itertools import repeat
 from zlib import crc32
 from dataclasses import dataclass, field
 
@@ -66,7 +67,7 @@ from ..javacompat import java_map_rank
 from ..javasort import ContractViolation, java_int_cast, java_sort
 from ..placement.base import PlacementStrategy, as_index, new_decision
 from ..results import (BALANCED, FAILURE, HIT_COUNT, NO_BUNDLES, UNKNOWN, AvgPair, BrokerVerdict, Details, LazyText,
-                       LeanDecision, Selection, SheddingResult, fmt_bytes, fmt_rate, lazy_reason)
+                       LeanDecision, SelectionRows, SheddingResult, VerdictRows, fmt_bytes, fmt_rate, lazy_reason)
 from ..strategies.spec import MODULAR, StrategySpec
 from ..strategies.state import StateValue, pairs, pairs_from_json, pairs_json
 from .base import SheddingStrategy, finish_result, sort_desc, sort_desc_runs
@@ -563,13 +564,10 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
             for k, t in picked:
                 planned.append(k)
                 chosen.append((hi_b, names[k], t, unit, lo_b, why))
-        if planned:  # the selections, pair after pair (their other traffic figure read at once)
-            sel_new = Selection
-            for (hi_b, name, t, unit, lo_b, why), sr, sth in zip(chosen, view.short_rate[planned].tolist(),
-                                                                view.short_throughput[planned].tolist()):
-                sel = sel_new(hi_b, name, t, unit, sr, sth, planned_destination=lo_b)
-                lazy_reason(sel, why)  # the pair's reason, formatted when first read
-                res.selected.append(sel)
+        if planned:  # the selections, pair after pair, as columns (their other traffic figure read at once;
+            # each pair's reason formatted when first read)
+            res.selected = SelectionRows(chosen, view.short_rate[planned].tolist(),
+                                         view.short_throughput[planned].tolist())
         if self.keep_plans and planned:  # the planned destinations, pair after pair (value keys read at once)
             plans = self.plans
             keys = view.bundle_value_keys(planned)
@@ -620,13 +618,24 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
                     st[hi_b], st[lo_b] = "over", "under"
                 else:
                     st[hi_b] = st[lo_b] = s
-            return [BrokerVerdict(b, s, None, "", st.get(b, "ok")) for b, s in zip(brokers, scores.tolist())]
+            return VerdictRows(brokers, scores.tolist(), list(map(st.get, brokers, repeat("ok"))))
 
         res.defer(scores=lambda: dict(zip(brokers, scores.tolist())), verdicts=verdicts,
                   pairs=lambda: list(table.pairs()),
                   state=lambda: {"hit_low": snap[0], "hit_high": snap[1],
                                  "plans": {bundle: dest for dest, bundle, *_ in snap[2].values()}})
         res.details = AvgShedderDetails.of_table(table)
+
+    @staticmethod
+    def prepare(view, conf) -> None:
+        """Sort, once per view, the bundles of every broker that can be a pair's hot one by message rate
+        (what a low threshold's round sorts when a quarter of its pairs or more fire): a caller that will
+        run more rounds on the view (the Tuner while a slider is still) calls it when it is idle, and the
+        rounds find them sorted. It changes no decision: the same bundles, in the same order, as each
+        round sorting them."""
+        pairing = _pairing(view, conf.weights, not conf.has("avg_shedder_double_comparator"))
+        if not isinstance(pairing, ContractViolation):
+            _prefill_largest(view, "rate", pairing[3])
 
     # ------------------------------------------------------------------ placement
     def select_broker(self, cand, bundle, data, view, conf, ctx):
@@ -657,7 +666,8 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
         if start >= len(bundles):
             return out
         self._touch()
-        plans, bidx, names, name, int32 = self.plans, view.broker_index, view.brokers, self.name, ctx.int32
+        plans, bidx, names, name = self.plans, view.broker_index, view.brokers, self.name
+        int32 = ctx.int32 if ctx.draws is None else ctx.draws.next  # (the cycle's draws: one call less each)
         facts, last, f = {}, None, None  # id(candidates) -> (candidates, as an index, mask, by name, as a list)
         for i in range(start, len(bundles)):
             cand, key, bundle = cands[i], keys[i], bundles[i]
@@ -680,7 +690,9 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
                     if stop[j]:
                         break
                     continue
-            j = srt_l[_drawn_hash(int32(), key) % len(srt_l)]
+            r = int32()
+            h = crc32(b"%d" % r)  # (_drawn_hash, its common case inline: ~20,000 a cycle at 10,000 brokers)
+            j = srt_l[(h if h < 0x80000000 else _drawn_hash(r, key)) % len(srt_l)]
             dec = DrawnDecision(bundle, name, names, idx, srt, j, plan is not None)
             plans[key] = (dec.broker, bundle, "placement")
             out.append(dec)

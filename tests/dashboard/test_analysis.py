@@ -201,3 +201,39 @@ def test_broker_status_from_the_cycles_indices_equals_walking_every_unload():
     us = [Unload(x, v.bundles[i], y, "") for i, (x, y) in enumerate(((a_, b_), (b_, c_), (d_, a_)))]
     c = Cycle(1, 0, None, unloads=list(us), processed=list(us))
     assert broker_status(c, v) == broker_status(c) == {a_: "over", b_: "over", c_: "destination", d_: "over"}
+
+
+def test_analysis_prepares_the_next_avgshedder_rounds_in_the_background_once_per_view(monkeypatch):
+    """After an AvgShedder decision on a big enough view the Tuner sorts, in a background thread, the
+    bundles of every broker that can be a pair's hot one (once per view and weights); a strategy without
+    a preparation, or a small view, starts nothing."""
+    import threading
+
+    from engine.shedding.avg_shedder import _pairing
+
+    snap = sources.get_snapshot("sample:cluster-100-brokers")
+    v = snap.view
+    v.__dict__.pop("_prepared", None)
+    v.__dict__.pop("_avg_largest", None)
+    started = []
+    real = threading.Thread
+
+    class Spy(real):
+        def __init__(self, *a, **k):
+            super().__init__(*a, **k)
+            if k.get("name") == "shedlab-prepare":
+                started.append(self)
+
+    monkeypatch.setattr(analysis.threading, "Thread", Spy)
+    cfg = _cfg("cluster-100-brokers", "AvgShedder", "AvgShedder", loadBalancerAvgShedderLowThreshold=40)
+    analysis.analyze(snap, cfg, 0)
+    assert started == []  # 10,000 bundles: below the size worth preparing
+    monkeypatch.setattr(analysis, "_PREPARE_MIN_BUNDLES", 1)
+    analysis.analyze(snap, cfg.with_values({"loadBalancerAvgShedderLowThreshold": "41"}), 0)
+    assert len(started) == 1
+    started[0].join(30)
+    hot = _pairing(v, cfg.weights, not cfg.has("avg_shedder_double_comparator"))[3]
+    assert {("rate", j) for j in hot} <= set(v.__dict__["_avg_largest"])
+    analysis.analyze(snap, cfg.with_values({"loadBalancerAvgShedderLowThreshold": "42"}), 0)
+    analysis.analyze(snap, _cfg("cluster-100-brokers", "ThresholdShedder", "LeastLongTermMessageRate"), 0)
+    assert len(started) == 1  # once per view and weights; ThresholdShedder prepares nothing

@@ -337,3 +337,77 @@ def test_avgshedder_cycles_with_a_cycles_draws_taken_at_once_equal_one_draw_per_
     flat = [f for c in batched for f in c]
     assert sum(f[-1] for f in flat) > 20  # many random placements ...
     assert any(f[6] for f in flat)  # ... and some retried on an overloaded first choice
+
+
+def test_a_cycle_kept_as_columns_lists_the_same_unloads_as_the_whole_path():
+    """A cycle placed at once keeps its unloads as columns, each built when read: the same processed,
+    issued and skipped unloads in the same order (excluded namespaces first among the skipped) as the
+    whole path, one object per unload across the three lists, the same columns read without building
+    them, the same grace-period memory and counters, and the same lists after a pickle."""
+    import pickle
+
+    from engine.config import IMPL
+    from engine.results import UnloadRows, unload_column
+    from engine.synth import random_view
+
+    v = random_view(40, 12, seed=5)
+    cfg = LoadBalancerConfig().with_values({
+        "loadBalancerLoadSheddingStrategy": IMPL + "AvgShedder", "loadBalancerLoadPlacementStrategy": IMPL + "AvgShedder",
+        "loadBalancerAvgShedderLowThreshold": "2", "loadBalancerAvgShedderHitCountLowThreshold": "1",
+        "loadBalancerAvgShedderHitCountHighThreshold": "1", "loadBalancerBrokerOverloadedThresholdPercentage": "45",
+        "loadBalancerSheddingExcludedNamespaces": "tenant/ns0,tenant/ns1"})
+    cols = ModularLoadManager(v, cfg, seed=3)
+    whole = ModularLoadManager(v, cfg, seed=3, policies=SamePolicies())
+    seen = set()
+    for _ in range(3):
+        a, b = cols.do_load_shedding(), whole.do_load_shedding()
+        assert isinstance(a.processed, UnloadRows) and isinstance(b.processed, list)
+        for name in ("processed", "unloads", "skipped"):
+            got, want = getattr(a, name), getattr(b, name)
+            assert [u.to_json() for u in got] == [u.to_json() for u in want]
+            for f in ("broker", "bundle", "destination", "msg_rate", "throughput", "skipped"):
+                assert unload_column(got, f) == [getattr(u, f) for u in want]
+        assert all(any(u is p for p in a.processed) for u in list(a.unloads) + list(a.skipped))
+        assert len(a.unloads) + len(a.skipped) == len(a.processed)
+        seen.update(u.skipped.split(" ")[0] for u in a.skipped)
+        again = pickle.loads(pickle.dumps(a))
+        assert [u.to_json() for u in again.processed] == [u.to_json() for u in b.processed]
+        assert again.unloads[0] is again.processed[next(i for i, u in enumerate(b.processed) if not u.skipped)]
+        assert a.reason == b.reason and cols.recently_unloaded == whole.recently_unloaded
+    assert (cols.unload_bundle_count, cols.unload_broker_count) == (whole.unload_bundle_count, whole.unload_broker_count)
+    assert "namespace" in seen and sum(len(c) for c in (a.unloads,)) > 0
+
+
+def test_avgshedder_selections_kept_as_columns_read_as_the_selections_they_build():
+    """AvgShedder keeps its selections as columns: each column reads as the built selections' field, a
+    selection's reason is its pair's, its broker and planned destination the pair's hot and cool broker,
+    and the sequence equals (and pickles as) the list of its selections."""
+    import pickle
+
+    from engine.config import IMPL
+    from engine.results import SelectionRows, selection_column
+    from engine.shedding.avg_shedder import AvgShedder
+    from engine.synth import random_view
+
+    v = random_view(40, 12, seed=5)
+    cfg = LoadBalancerConfig().with_values({
+        "loadBalancerLoadSheddingStrategy": IMPL + "AvgShedder", "loadBalancerLoadPlacementStrategy": IMPL + "AvgShedder",
+        "loadBalancerAvgShedderLowThreshold": "2", "loadBalancerAvgShedderHitCountLowThreshold": "1"})
+    res = AvgShedder().find_bundles_for_unloading(v, cfg, {})
+    sel = res.selected
+    assert isinstance(sel, SelectionRows) and len(sel) > 10
+    cols = {f: selection_column(sel, f) for f in ("broker", "bundle", "value", "value_unit", "msg_rate",
+                                                  "throughput", "planned_destination")}
+    built = list(sel)
+    for f, col in cols.items():
+        assert col == [getattr(s, f) for s in built]
+    pairs = {(p.high, p.low): p for p in res.pairs if p.triggered}
+    for s in built:
+        p = pairs[(s.broker, s.planned_destination)]
+        assert s.reason == p.reason and s.value_unit == p.amount_unit
+    k = v.bundle_index[built[0].bundle]
+    assert built[0].msg_rate == float(v.short_rate[k]) and built[0].throughput == float(v.short_throughput[k])
+    assert sel[-1] is built[-1] and sel[1:3] == built[1:3] and sel == built
+    again = pickle.loads(pickle.dumps(sel))
+    assert type(again) is list and again == built
+    assert res.reason == f"{len(built)} bundle(s) from {len(set(cols['broker']))} broker(s)"

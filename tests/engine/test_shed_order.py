@@ -206,3 +206,30 @@ def test_avgshedder_bundles_of_many_hot_brokers_sorted_at_once_equal_each_broker
         # ties decide: the order of the indices alone would differ
         assert alone[0][0] != sorted(alone[0][0], key=lambda k: (-v.short_rate[k] if mode == "rate"
                                                                   else -v.short_throughput[k], k))
+
+
+def test_avgshedder_prepared_view_decides_as_an_unprepared_one():
+    """``AvgShedder.prepare`` sorts the bundles of every broker that can be a pair's hot one, once per
+    view; rounds on the prepared view then select the same bundles, with the same reasons and plans, at
+    every threshold, as rounds that sort for themselves."""
+    from engine.config import IMPL, LoadBalancerConfig
+    from engine.shedding.avg_shedder import AvgShedder, _pairing
+    from engine.synth import random_view
+
+    cfg0 = LoadBalancerConfig().with_values({
+        "loadBalancerLoadSheddingStrategy": IMPL + "AvgShedder", "loadBalancerLoadPlacementStrategy": IMPL + "AvgShedder",
+        "loadBalancerAvgShedderHitCountLowThreshold": "1", "loadBalancerAvgShedderHitCountHighThreshold": "1"})
+    prepared = random_view(60, 15, seed=4)
+    AvgShedder.prepare(prepared, cfg0)
+    hot = _pairing(prepared, cfg0.weights, not cfg0.has("avg_shedder_double_comparator"))[3]
+    assert {("rate", j) for j in hot} <= set(prepared.__dict__["_avg_largest"])
+    counts = []
+    for low in (1, 3, 8, 20, 60):
+        cfg = cfg0.with_values({"loadBalancerAvgShedderLowThreshold": str(low)})
+        a = AvgShedder().find_bundles_for_unloading(prepared, cfg, {})
+        b = AvgShedder().find_bundles_for_unloading(random_view(60, 15, seed=4), cfg, {})
+        assert [(s.broker, s.bundle, s.value, s.planned_destination, s.reason) for s in a.selected] == \
+            [(s.broker, s.bundle, s.value, s.planned_destination, s.reason) for s in b.selected]
+        assert a.reason == b.reason
+        counts.append(len(a.selected))
+    assert counts[0] > 20 and counts[-1] < counts[0]
