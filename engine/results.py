@@ -263,15 +263,27 @@ Selection.reason = _LazyReason()
 
 
 class BuiltOnRead(Sequence):
-    """A read-only sequence of result objects kept as columns, each object built when first read (and
-    then kept): a subclass gives :meth:`_item` (the ``i``-th object), ``__len__`` and :meth:`column` (a
-    field of every item, read from the columns without building them). It equals a list with the same
-    objects, and pickles and copies as a list (what a stored result holds)."""
+    """A read-only sequence of ``n`` result objects kept as columns, each object built when first read
+    (and then kept): a subclass gives :meth:`_build` (the ``i``-th object) and :meth:`column` (a field of
+    every item, read from the columns without building them). It equals a list with the same objects,
+    and pickles and copies as a list (what a stored result holds)."""
 
-    __slots__ = ()
+    __slots__ = ("_items",)
+
+    def __init__(self, n: int):
+        self._items: list = [None] * n
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def _build(self, i: int):
+        raise NotImplementedError
 
     def _item(self, i: int):
-        raise NotImplementedError
+        x = self._items[i]
+        if x is None:
+            x = self._items[i] = self._build(i)
+        return x
 
     def column(self, name: str) -> list:
         return [getattr(x, name) for x in self]
@@ -318,34 +330,28 @@ class SelectionRows(BuiltOnRead):
     ``rates`` and ``throughputs`` the bundles' short-term traffic. A cycle that selects 20,000 bundles reads
     its columns and builds only the selections a page shows."""
 
-    __slots__ = ("_rows", "_rates", "_thrs", "_items")
+    __slots__ = ("_rows", "_rates", "_thrs")
 
     _FIELDS = {"broker": 0, "bundle": 1, "value": 2, "value_unit": 3, "planned_destination": 4}
 
     def __init__(self, rows: list, rates: list, throughputs: list):
+        super().__init__(len(rows))
         self._rows, self._rates, self._thrs = rows, rates, throughputs
-        self._items: list = [None] * len(rows)
 
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    def _item(self, i: int) -> Selection:
-        s = self._items[i]
-        if s is None:
-            broker, bundle, value, unit, dest, why = self._rows[i]
-            s = Selection(broker, bundle, value, unit, self._rates[i], self._thrs[i], planned_destination=dest)
-            if isinstance(why, LazyText):
-                lazy_reason(s, why)
-            else:
-                s.reason = why
-            self._items[i] = s
+    def _build(self, i: int) -> Selection:
+        broker, bundle, value, unit, dest, why = self._rows[i]
+        s = Selection(broker, bundle, value, unit, self._rates[i], self._thrs[i], planned_destination=dest)
+        if isinstance(why, LazyText):
+            lazy_reason(s, why)
+        else:
+            s.reason = why
         return s
 
     def column(self, name: str) -> list:
         if name == "msg_rate":
-            return self._rates
+            return list(self._rates)
         if name == "throughput":
-            return self._thrs
+            return list(self._thrs)
         k = self._FIELDS.get(name)
         if k is None:
             return super().column(name)
@@ -357,22 +363,16 @@ class VerdictRows(BuiltOnRead):
     (:class:`BuiltOnRead`): each broker's name, score and status. 10,000 brokers' verdicts are read by
     their columns on every slider release; only those a page names are built."""
 
-    __slots__ = ("_brokers", "_scores", "_status", "_items")
+    __slots__ = ("_brokers", "_scores", "_status")
 
     _CONST = {"line": None, "line_name": "", "need": None, "need_unit": "", "reason": ""}
 
     def __init__(self, brokers: list, scores: list, status: list):
+        super().__init__(len(brokers))
         self._brokers, self._scores, self._status = brokers, scores, status
-        self._items: list = [None] * len(brokers)
 
-    def __len__(self) -> int:
-        return len(self._brokers)
-
-    def _item(self, i: int) -> BrokerVerdict:
-        v = self._items[i]
-        if v is None:
-            v = self._items[i] = BrokerVerdict(self._brokers[i], self._scores[i], None, "", self._status[i])
-        return v
+    def _build(self, i: int) -> BrokerVerdict:
+        return BrokerVerdict(self._brokers[i], self._scores[i], None, "", self._status[i])
 
     def column(self, name: str) -> list:
         got = {"broker": self._brokers, "score": self._scores, "status": self._status}.get(name)
@@ -748,7 +748,7 @@ class UnloadRows(BuiltOnRead):
 
     __slots__ = ("_table", "_rows")
 
-    def __init__(self, table: UnloadTable, rows):
+    def __init__(self, table: UnloadTable, rows):  # (the table keeps the built objects: no cache of its own)
         self._table, self._rows = table, rows
 
     def __len__(self) -> int:

@@ -18,6 +18,16 @@ def hot_spec(n=6):
             "cold:1": dict(cpu=10, bundles={"t/n/c": dict(rate=10)})}
 
 
+def avg_config(**values) -> LoadBalancerConfig:
+    """AvgShedder shedding and placement, low threshold 2, both hit counts 1, and ``values``."""
+    from engine.config import IMPL
+
+    return LoadBalancerConfig().with_values({
+        "loadBalancerLoadSheddingStrategy": IMPL + "AvgShedder", "loadBalancerLoadPlacementStrategy": IMPL + "AvgShedder",
+        "loadBalancerAvgShedderLowThreshold": "2", "loadBalancerAvgShedderHitCountLowThreshold": "1",
+        "loadBalancerAvgShedderHitCountHighThreshold": "1", **values})
+
+
 def test_unloaded_bundles_enter_grace_period_and_cycles_advance_time():
     lm = ModularLoadManager(make_snapshot(hot_spec()), OVERLOAD)
     cycles = lm.run_cycles(3)
@@ -313,16 +323,11 @@ def test_avgshedder_cycles_with_a_cycles_draws_taken_at_once_equal_one_draw_per_
     """AvgShedder's placements without a plan hash a random int; the load manager takes a cycle's ints
     at once. Every decision (broker, reason, overload retry) over several cycles and the RNG left
     behind must equal drawing one int per placement."""
-    from engine.config import IMPL
     from engine.shedding.avg_shedder import AvgShedder
     from engine.synth import random_view
 
     v = random_view(60, 20, seed=9)
-    cfg = LoadBalancerConfig().with_values({
-        "loadBalancerLoadSheddingStrategy": IMPL + "AvgShedder", "loadBalancerLoadPlacementStrategy": IMPL + "AvgShedder",
-        "loadBalancerAvgShedderLowThreshold": "2", "loadBalancerAvgShedderHitCountLowThreshold": "1",
-        "loadBalancerAvgShedderHitCountHighThreshold": "1", "maxUnloadPercentage": "0.6",
-        "loadBalancerBrokerOverloadedThresholdPercentage": "45"})
+    cfg = avg_config(maxUnloadPercentage="0.6", loadBalancerBrokerOverloadedThresholdPercentage="45")
 
     def run():
         lm = ModularLoadManager(v, cfg, seed=5)
@@ -346,16 +351,12 @@ def test_a_cycle_kept_as_columns_lists_the_same_unloads_as_the_whole_path():
     them, the same grace-period memory and counters, and the same lists after a pickle."""
     import pickle
 
-    from engine.config import IMPL
     from engine.results import UnloadRows, unload_column
     from engine.synth import random_view
 
     v = random_view(40, 12, seed=5)
-    cfg = LoadBalancerConfig().with_values({
-        "loadBalancerLoadSheddingStrategy": IMPL + "AvgShedder", "loadBalancerLoadPlacementStrategy": IMPL + "AvgShedder",
-        "loadBalancerAvgShedderLowThreshold": "2", "loadBalancerAvgShedderHitCountLowThreshold": "1",
-        "loadBalancerAvgShedderHitCountHighThreshold": "1", "loadBalancerBrokerOverloadedThresholdPercentage": "45",
-        "loadBalancerSheddingExcludedNamespaces": "tenant/ns0,tenant/ns1"})
+    cfg = avg_config(loadBalancerBrokerOverloadedThresholdPercentage="45",
+                     loadBalancerSheddingExcludedNamespaces="tenant/ns0,tenant/ns1")
     cols = ModularLoadManager(v, cfg, seed=3)
     whole = ModularLoadManager(v, cfg, seed=3, policies=SamePolicies())
     seen = set()
@@ -384,15 +385,12 @@ def test_avgshedder_selections_kept_as_columns_read_as_the_selections_they_build
     and the sequence equals (and pickles as) the list of its selections."""
     import pickle
 
-    from engine.config import IMPL
     from engine.results import SelectionRows, selection_column
     from engine.shedding.avg_shedder import AvgShedder
     from engine.synth import random_view
 
     v = random_view(40, 12, seed=5)
-    cfg = LoadBalancerConfig().with_values({
-        "loadBalancerLoadSheddingStrategy": IMPL + "AvgShedder", "loadBalancerLoadPlacementStrategy": IMPL + "AvgShedder",
-        "loadBalancerAvgShedderLowThreshold": "2", "loadBalancerAvgShedderHitCountLowThreshold": "1"})
+    cfg = avg_config()
     res = AvgShedder().find_bundles_for_unloading(v, cfg, {})
     sel = res.selected
     assert isinstance(sel, SelectionRows) and len(sel) > 10
