@@ -47,7 +47,7 @@ import pandas as pd
 from .cadence import forget_expired, shedding_due
 from .config import LoadBalancerConfig
 from .errors import UsageError
-from .results import selection_column
+from .results import column_of
 from .view import LoadView
 
 __all__ = ["Backtest", "BacktestSet", "backtest_frames", "backtest_set_frames", "EVENT_COLUMNS", "BROKER_METRICS", "BUNDLE_COLUMNS", "MINUTE_MS",
@@ -393,7 +393,7 @@ class Backtest:
         if not res.selected:
             return
         if not warm and self.tally is not None:
-            n = len(set(selection_column(res.selected, "broker")))  # one event per broker that unloads
+            n = len(set(column_of(res.selected, "broker")))  # one event per broker that unloads
             t = self.tally.get(now_ms // DAY_MS)
             if t is None:
                 t = self.tally[now_ms // DAY_MS] = [0, 0, 0]
@@ -409,7 +409,7 @@ class Backtest:
                     e["state"] = state
             self.n_events += len(evs)
             self._sink(evs)
-        for b in selection_column(res.selected, "bundle"):
+        for b in column_of(res.selected, "bundle"):
             self.recently[b] = now_ms
 
     def take_tally(self) -> list[tuple[int, int, int, int]]:

@@ -38,8 +38,8 @@ from .release_lines import modular_startup
 from .model import BundleData, LoadData, bundle_namespace
 from .placement.base import Int32Draws, NamespacePolicies, PlacementContext
 from .placement.round_robin import RoundRobinBrokerSelector
-from .results import (NO_BROKERS, Cycle, FilterStep, PlacementDecision, Unload, UnloadRows, UnloadTable, open_cycle,
-                      selection_column, share_reason, unload_column)
+from .results import (NO_BROKERS, Cycle, FilterStep, PlacementDecision, Unload, UnloadRows, UnloadTable, column_of,
+                      open_cycle, share_reason)
 from .cadence import forget_expired
 from .strategies import make_placement, make_shedding, placement_name, registry, shedding_name
 from .strategies.state import HoldsStrategyStates
@@ -75,6 +75,20 @@ def as_rng(seed=None) -> np.random.Generator:
 
 class _FilterError(Exception):
     pass
+
+
+#: why an unload is skipped: no placement found a destination
+NO_DESTINATION = "no broker available to unload the bundle to"
+
+
+def _excluded(ns: str) -> str:
+    """Why an unload of namespace ``ns`` is skipped: ``loadBalancerSheddingExcludedNamespaces`` names it."""
+    return f"namespace {ns} is in loadBalancerSheddingExcludedNamespaces"
+
+
+def _same_owner(broker: str) -> str:
+    """Why an unload is skipped: its placement chose the broker that owns it."""
+    return f"the destination broker {broker} is the same as the current owner"
 
 
 class ModularLoadManager(HoldsStrategyStates):
@@ -352,7 +366,7 @@ class ModularLoadManager(HoldsStrategyStates):
     def _excluded_note(ns: str, conf) -> str:
         note = conf[3].get(ns)
         if note is None:
-            note = conf[3][ns] = f"namespace {ns} is in loadBalancerSheddingExcludedNamespaces: "
+            note = conf[3][ns] = _excluded(ns) + ": "
         return note
 
     @java_double_math
@@ -650,7 +664,7 @@ class ModularLoadManager(HoldsStrategyStates):
             res.notes.extend(n for n in self.notes if n not in res.notes)
         cyc.shedding = res
         by_broker: dict[str, list] = {}
-        for p, b in enumerate(selection_column(res.selected, "broker")):
+        for p, b in enumerate(column_of(res.selected, "broker")):
             by_broker.setdefault(b, []).append(p)
         keys = list(by_broker)
         rank = unload_broker_rank(self.shedding, keys)
@@ -662,12 +676,12 @@ class ModularLoadManager(HoldsStrategyStates):
             else:
                 self._unload_each(cyc, [res.selected[p] for p in order])
         self.unload_bundle_count += len(cyc.unloads)
-        self.unload_broker_count += len(set(unload_column(cyc.unloads, "broker")))
+        self.unload_broker_count += len(set(column_of(cyc.unloads, "broker")))
         if cyc.unloads:
             cyc.reason = res.reason
         elif res.selected:
             cyc.reason = "selected bundles were not unloaded: " + "; ".join(
-                sorted({x for x in unload_column(cyc.skipped, "skipped") if x}))
+                sorted({x for x in column_of(cyc.skipped, "skipped") if x}))
         else:
             cyc.reason = res.reason or "nothing to unload"
         return cyc
@@ -697,7 +711,7 @@ class ModularLoadManager(HoldsStrategyStates):
         share_reason(u, s)
         cyc.processed.append(u)
         if ns in excluded:
-            u.skipped = f"namespace {ns} is in loadBalancerSheddingExcludedNamespaces"
+            u.skipped = _excluded(ns)
             cyc.skipped.append(u)
             return None
         return u
@@ -707,12 +721,12 @@ class ModularLoadManager(HoldsStrategyStates):
         broker."""
         u.placement = dec
         if dec.broker is None:
-            u.skipped = "no broker available to unload the bundle to"
+            u.skipped = NO_DESTINATION
             cyc.skipped.append(u)
             return False
         u.destination = dec.broker
         if dec.broker == u.broker:
-            u.skipped = f"the destination broker {u.broker} is the same as the current owner"
+            u.skipped = _same_owner(u.broker)
             cyc.skipped.append(u)
             return False
         self.recently_unloaded[u.bundle] = self.now
@@ -746,7 +760,7 @@ class ModularLoadManager(HoldsStrategyStates):
         n_all = len(order)
         src, nss, at, excl = [], [], [], []  # (at: the rows placed; excl: the rows of excluded namespaces)
         skip, decs = [None] * n_all, [None] * n_all
-        owners, names = selection_column(sel, "broker"), selection_column(sel, "bundle")
+        owners, names = column_of(sel, "broker"), column_of(sel, "bundle")
         last, jb = None, -1
         for i, p in enumerate(order):
             b = owners[p]
@@ -755,7 +769,7 @@ class ModularLoadManager(HoldsStrategyStates):
             src.append(jb)
             ns = ns_names[ns_ids[i]] if given is not None else bundle_namespace(names[p])
             if ns in excluded:
-                skip[i] = f"namespace {ns} is in loadBalancerSheddingExcludedNamespaces"
+                skip[i] = _excluded(ns)
                 excl.append(i)
             else:
                 nss.append(ns)
@@ -763,8 +777,8 @@ class ModularLoadManager(HoldsStrategyStates):
         table = UnloadTable(sel, order, decs, skip)
         issued_rows, placed_skips = [], []
         cyc.processed, cyc.unloads = UnloadRows(table, range(n_all)), UnloadRows(table, issued_rows)
-        cyc.skipped = UnloadRows(table, placed_skips if not excl else excl)  # (joined below when both)
         if not at:
+            cyc.skipped = UnloadRows(table, excl)
             if given is not None:
                 cyc.give_index(v, np.array(src, dtype=np.int64), np.array(ks, dtype=np.int64),
                                np.full(len(ks), -1, dtype=np.int64), np.zeros(len(ks), dtype=bool))
@@ -801,18 +815,17 @@ class ModularLoadManager(HoldsStrategyStates):
                         j = bidx[b] if j is None else j
                 decs[r], dst[r] = dec, j
                 if b is None:
-                    skip[r] = "no broker available to unload the bundle to"
+                    skip[r] = NO_DESTINATION
                     placed_skips.append(r)
                 elif b == owners[order[r]]:
-                    skip[r] = f"the destination broker {b} is the same as the current owner"
+                    skip[r] = _same_owner(b)
                     placed_skips.append(r)
                 else:
                     recent[bundles[i]] = now
                     issued_rows.append(r)
                     issued[r] = True
                 i += 1
-        if excl and placed_skips:
-            cyc.skipped = UnloadRows(table, excl + placed_skips)
+        cyc.skipped = UnloadRows(table, excl + placed_skips)
         if given is not None and tk is not None:  # what the cycle's readers index by (no name looked up)
             cyc.give_index(v, np.array(src, dtype=np.int64), np.array(ks, dtype=np.int64),
                            np.array(dst, dtype=np.int64), np.array(issued, dtype=bool))

@@ -43,12 +43,9 @@ __all__ = [
     "BuiltOnRead",
     "column_of",
     "SelectionRows",
-    "selection_column",
     "VerdictRows",
-    "verdict_column",
     "UnloadRows",
     "UnloadTable",
-    "unload_column",
     "open_cycle",
     "UnloadDecision",
     "Cycle",
@@ -381,12 +378,6 @@ class VerdictRows(BuiltOnRead):
         if name in self._CONST:
             return [self._CONST[name]] * len(self._brokers)
         return super().column(name)
-
-
-#: field ``name`` of each selection of a list or a :class:`SelectionRows` (see :func:`column_of`)
-selection_column = column_of
-#: field ``name`` of each verdict (see :func:`column_of`)
-verdict_column = column_of
 
 
 @dataclass
@@ -736,7 +727,7 @@ class UnloadTable:
         cols = self._cols
         col = cols.get(name)
         if col is None:  # the field of each row's selection
-            col = cols[name] = list(map(selection_column(self.sel, name).__getitem__, self.order))
+            col = cols[name] = list(map(column_of(self.sel, name).__getitem__, self.order))
         if type(rows) is range and rows == range(len(col)):
             return list(col)
         return list(map(col.__getitem__, rows))
@@ -762,10 +753,6 @@ class UnloadRows(BuiltOnRead):
 
     def column(self, name: str) -> list:
         return self._table.column(self._rows, name)
-
-
-#: field ``name`` of each unload of a list or an :class:`UnloadRows` (see :func:`column_of`)
-unload_column = column_of
 
 
 @dataclass

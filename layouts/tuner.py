@@ -17,7 +17,7 @@ from dashboard import ids, permalink
 from dashboard.figures.theme import STATUS, empty_figure, graph_config
 from dashboard.keys import (MANAGER_KEYS, WEIGHT_KEYS, KeySpec, conf_to_value, default_conf, format_value, groups_for,
                             key_spec, spaced_marks)
-from engine.results import has_reason, unload_column, verdict_column
+from engine.results import has_reason, column_of
 from engine.strategies import registry
 from dashboard.sources import DEFAULT_SOURCE, history_source_id, sample_state, source_info
 from engine.errors import InputError
@@ -173,7 +173,7 @@ def decision_card(a, inline: int = 3) -> list:
     items = []
     if res is not None:
         vs = res.verdicts
-        for i in [i for i, (st, why) in enumerate(zip(verdict_column(vs, "status"), verdict_column(vs, "reason")))
+        for i in [i for i, (st, why) in enumerate(zip(column_of(vs, "status"), column_of(vs, "reason")))
                   if st in ("over", "skipped") and why]:
             v = vs[i]
             items.append((lambda v=v: html.Li([_status_chip(v.status), html.Code(v.broker), " ", v.reason]),
@@ -190,7 +190,7 @@ def decision_card(a, inline: int = 3) -> list:
                           lambda d=d: f"{d.label} {d.reason}: {d.detail or ''}"))
     # placements: their words are made only for those shown (thousands on a 10,000-broker cycle)
     # (their positions from the placement column: only the unloads shown are read)
-    at = [i for i, d in enumerate(unload_column(c.processed, "placement")) if d is not None]
+    at = [i for i, d in enumerate(column_of(c.processed, "placement")) if d is not None]
 
     def place_text(u) -> str:
         dec = u.placement

@@ -14,7 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from engine.javacompat import java_double_math
-from engine.results import verdict_column
+from engine.results import column_of
 from engine.strategies.registry import explains
 
 from .theme import (LINE, MB, RESOURCE, axis, base_layout, drag_meta, drag_spec, empty_figure, hline,
@@ -51,7 +51,7 @@ def _order(scores: dict) -> list:
 def _bar_traces(order, names, values, status, verdicts, unit, *, xaxis="x", yaxis="y", showlegend=True) -> list:
     """One bar trace coloured per broker state (one trace redraws much faster than one per state), plus
     the legend traces of :func:`_legend_traces`."""
-    reasons = dict(zip(verdict_column(verdicts, "broker"), verdict_column(verdicts, "reason")))
+    reasons = dict(zip(column_of(verdicts, "broker"), column_of(verdicts, "reason")))
     fmt = ".2f" if unit == "%" else ",.0f"
     sts = [status.get(b, "ok") for b in order]
     cut = 100 if len(order) > MANY_BROKERS else 240

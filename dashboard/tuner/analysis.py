@@ -21,7 +21,7 @@ from engine.config import LoadBalancerConfig, to_broker_conf
 from engine.javacompat import java_double_math
 from engine.load_manager import ModularLoadManager
 from engine.managers import make_manager, manager_kind
-from engine.results import Cycle, PlacementDecision, unload_column, verdict_column
+from engine.results import Cycle, PlacementDecision, column_of
 from engine.strategies.spec import MODULAR
 
 from engine.strategies.registry import explains
@@ -105,7 +105,7 @@ class Analysis:
     def first_placement(self) -> PlacementDecision | None:
         """The placement of the first issued unload, else of the first processed one that has one."""
         for units in (self.cycle.unloads, self.cycle.processed):
-            for dec in unload_column(units, "placement"):
+            for dec in column_of(units, "placement"):
                 if dec is not None:
                     return dec
         return None
@@ -126,8 +126,8 @@ class Analysis:
     def _headline(self) -> str:
         c = self.cycle
         if c.unloads:
-            srcs = sorted(set(unload_column(c.unloads, "broker")))
-            dsts = sorted({d for d in unload_column(c.unloads, "destination") if d})
+            srcs = sorted(set(column_of(c.unloads, "broker")))
+            dsts = sorted({d for d in column_of(c.unloads, "destination") if d})
             n = len(c.unloads)
 
             def who(xs):
@@ -200,7 +200,7 @@ def broker_status(cycle: Cycle, view=None) -> dict:
     if sh is not None:
         out = dict.fromkeys(sh.scores, "ok")
         vs = sh.verdicts
-        for b, st in zip(verdict_column(vs, "broker"), verdict_column(vs, "status")):
+        for b, st in zip(column_of(vs, "broker"), column_of(vs, "status")):
             out[b] = st if st in STATUS_ORDER else "ok"
     if view is not None and cycle.unloads:
         src, _, dst, issued = cycle.processed_index(view)
@@ -242,12 +242,12 @@ def _after_moves(idx: dict, unloads: list, br: np.ndarray, bt: np.ndarray, ends=
     if ends is not None:
         ks[0::2], ks[1::2] = ends
     else:
-        ks[0::2] = np.fromiter(map(idx.get, unload_column(unloads, "broker"), repeat(-1)), dtype=np.int64, count=n)
-        ks[1::2] = np.fromiter((idx.get(d, -1) if d else -1 for d in unload_column(unloads, "destination")),
+        ks[0::2] = np.fromiter(map(idx.get, column_of(unloads, "broker"), repeat(-1)), dtype=np.int64, count=n)
+        ks[1::2] = np.fromiter((idx.get(d, -1) if d else -1 for d in column_of(unloads, "destination")),
                                dtype=np.int64, count=n)
     rate, thr = np.empty(2 * n), np.empty(2 * n)
-    rate[1::2] = unload_column(unloads, "msg_rate")
-    thr[1::2] = unload_column(unloads, "throughput")
+    rate[1::2] = column_of(unloads, "msg_rate")
+    thr[1::2] = column_of(unloads, "throughput")
     np.negative(rate[1::2], out=rate[0::2])  # a - x is a + (-x), exactly
     np.negative(thr[1::2], out=thr[0::2])
     keep = ks >= 0

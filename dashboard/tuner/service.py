@@ -15,7 +15,7 @@ import numpy as np
 
 from engine.config import LoadBalancerConfig
 from engine.releases import VersionReading, broker_versions, version_from_reports
-from engine.results import unload_column
+from engine.results import column_of
 
 from .. import sources
 from ..memo import Memo
@@ -154,7 +154,7 @@ def revisions(a: Analysis) -> dict:
         decided = _rows_token(key, map(_DECIDED, p))  # (a name the view does not have)
     else:  # the same moves by the view's indices, with the texts of the skipped ones
         decided = _arrays_token(key, (src, k, dst, issued),
-                                list(zip(unload_column(sk, "bundle"), unload_column(sk, "skipped"))))
+                                list(zip(column_of(sk, "bundle"), column_of(sk, "skipped"))))
     dec = a.first_placement
     return {"snapshot": key, "scores": a.rev, "pairs": a.rev,
             # what the placement figure draws (the full JSON lists every filter's candidates: 10 ms at 1,000)

@@ -14,7 +14,7 @@ from typing import Mapping
 import numpy as np
 
 from ..config import LoadBalancerConfig
-from ..results import BALANCED, OVERLOADED, SKIP, SUCCESS, SheddingResult, selection_column
+from ..results import BALANCED, OVERLOADED, SKIP, SUCCESS, SheddingResult, column_of
 from ..strategies.state import Stateful
 from ..view import LoadView
 
@@ -145,7 +145,7 @@ def finish_result(res: SheddingResult, nothing_reason: str, *, success_code: str
     if res.selected:
         res.label = SUCCESS
         res.reason_code = success_code
-        n = len(set(selection_column(res.selected, "broker")))
+        n = len(set(column_of(res.selected, "broker")))
         res.reason = f"{len(res.selected)} bundle(s) from {n} broker(s)"
         return
     res.label = SKIP

@@ -351,7 +351,7 @@ def test_a_cycle_kept_as_columns_lists_the_same_unloads_as_the_whole_path():
     them, the same grace-period memory and counters, and the same lists after a pickle."""
     import pickle
 
-    from engine.results import UnloadRows, unload_column
+    from engine.results import UnloadRows, column_of
     from engine.synth import random_view
 
     v = random_view(40, 12, seed=5)
@@ -367,7 +367,7 @@ def test_a_cycle_kept_as_columns_lists_the_same_unloads_as_the_whole_path():
             got, want = getattr(a, name), getattr(b, name)
             assert [u.to_json() for u in got] == [u.to_json() for u in want]
             for f in ("broker", "bundle", "destination", "msg_rate", "throughput", "skipped"):
-                assert unload_column(got, f) == [getattr(u, f) for u in want]
+                assert column_of(got, f) == [getattr(u, f) for u in want]
         assert all(any(u is p for p in a.processed) for u in list(a.unloads) + list(a.skipped))
         assert len(a.unloads) + len(a.skipped) == len(a.processed)
         seen.update(u.skipped.split(" ")[0] for u in a.skipped)
@@ -385,7 +385,7 @@ def test_avgshedder_selections_kept_as_columns_read_as_the_selections_they_build
     and the sequence equals (and pickles as) the list of its selections."""
     import pickle
 
-    from engine.results import SelectionRows, selection_column
+    from engine.results import SelectionRows, column_of
     from engine.shedding.avg_shedder import AvgShedder
     from engine.synth import random_view
 
@@ -394,7 +394,7 @@ def test_avgshedder_selections_kept_as_columns_read_as_the_selections_they_build
     res = AvgShedder().find_bundles_for_unloading(v, cfg, {})
     sel = res.selected
     assert isinstance(sel, SelectionRows) and len(sel) > 10
-    cols = {f: selection_column(sel, f) for f in ("broker", "bundle", "value", "value_unit", "msg_rate",
+    cols = {f: column_of(sel, f) for f in ("broker", "bundle", "value", "value_unit", "msg_rate",
                                                   "throughput", "planned_destination")}
     built = list(sel)
     for f, col in cols.items():
