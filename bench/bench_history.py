@@ -21,8 +21,11 @@ written once by the generator like by ingest). Then, in one run on the same file
   an Arrow batch) — budget ≤ 2 min, peak RSS printed;
 * **sweep 5 × 6**: AvgShedder low threshold × low hit count (BIGO's other settings) over the whole
   range (``--sweep-days`` shortens it), the cells in parallel across the executor cores; with one
-  executor core (``local[1]``) and with two (``local[2]``), interleaved, twice each: the speed-up of the
-  faster runs (every run's time printed), and the cells' counts checked equal in all four;
+  executor core (``local[1]``) and with two (``local[2]``), interleaved, :data:`SWEEP_REPS` times each
+  (``BENCH_SWEEP_REPS``, default 3): the speed-up of the fastest run of each (every run's time printed),
+  and the cells' counts checked equal in all of them. This VM's speed swings by a third over minutes
+  (the same code measured 1.6x and 2.0x an hour apart with two runs each); the fastest of three is the
+  run least slowed by the host;
 * **cached re-open**: fetching the stored result again (fingerprint + diskcache) — budget ≤ 200 ms.
 
 * **ingest**: the month of Prometheus ``query_range`` JSON of the same brokers (one file per metric
@@ -58,13 +61,19 @@ import rows as rows_out  # noqa: E402  (bench/rows.py: the one-table rows)
 BROKERS = int(os.getenv("BENCH_HISTORY_BROKERS", "250"))
 DAYS = int(os.getenv("BENCH_HISTORY_DAYS", "31"))
 SWEEP_DAYS = 0  # 0 = every day of the dataset
+#: runs of the sweep on one and on two executor cores (interleaved); the fastest of each is compared
+SWEEP_REPS = max(1, int(os.getenv("BENCH_SWEEP_REPS", "3")))
 INGEST_DAYS = 0  # 0 = every day of the dataset
 PANDAS_DAYS = int(os.getenv("BENCH_HISTORY_PANDAS_DAYS", "3"))
 BENCH_DIR = Path(os.getenv("SHEDLAB_BENCH_DIR", "/tmp/shedlab-bench"))
 
 
 class PeakRSS:
-    """Sample the RSS of this process and its children every 50 ms; ``peak`` in bytes."""
+    """Sample the RSS of this process and its children every 50 ms; ``peak`` in bytes.
+
+    The children (the Spark JVM, its Python workers) are listed again every second only: listing them
+    walks every process of the machine (~1 ms), which every 50 ms took ~4 % of a core from the very
+    job being measured, and from its second core most of all."""
 
     def __init__(self):
         self.peak = 0
@@ -73,12 +82,21 @@ class PeakRSS:
 
     def _sample(self):
         me = psutil.Process()
+        procs, listed = [me], 0.0
         while not self._stop.is_set():
-            try:
-                rss = me.memory_info().rss + sum(c.memory_info().rss for c in me.children(recursive=True))
-                self.peak = max(self.peak, rss)
-            except psutil.Error:
-                pass
+            now = time.monotonic()
+            if now - listed >= 1.0:
+                try:
+                    procs, listed = [me] + me.children(recursive=True), now
+                except psutil.Error:
+                    pass
+            rss = 0
+            for p in procs:
+                try:
+                    rss += p.memory_info().rss
+                except psutil.Error:
+                    pass
+            self.peak = max(self.peak, rss)
             self._stop.wait(0.05)
 
     def __enter__(self):
@@ -486,10 +504,10 @@ def main() -> int:
             row(f"aggregate, pandas ({pdi['days']} of {DAYS} days)", pdi["seconds"], pdi["rows"], pdi["peak"], "",
                 "reference implementation")
         if "sweep" not in skip:
-            # one and two cores interleaved, twice, each the faster of its two runs: on a shared VM one run
-            # can be slowed by a fifth by a neighbour, and a single pair then says more about the host
+            # one and two cores interleaved, SWEEP_REPS times, each the fastest of its runs: on a shared VM one
+            # run can be slowed by a third by a neighbour, and a single pair then says more about the host
             runs = {1: [], 2: []}
-            for _rep in range(2):
+            for _rep in range(SWEEP_REPS):
                 for k in (1, 2):
                     runs[k].append(_run_one(f"sweep{k}", path, f"local[{k}]"))
             assert all(r[1]["cells"].equals(runs[1][0][1]["cells"]) for k in (1, 2) for r in runs[k])
@@ -508,7 +526,7 @@ def main() -> int:
             speed = sw1["job_s"] / sw2["job_s"]
             ceiling = machine_scaling()
             work_ceiling, tries = sweep_work_ceiling(path)
-            note = (f"the faster of two interleaved runs each ({all_runs}); this machine's own ceiling: two "
+            note = (f"the fastest of {SWEEP_REPS} interleaved runs each ({all_runs}); this machine's own ceiling: two "
                     f"independent CPU-bound processes do {ceiling:.2f}x the work of one in the same time; the "
                     f"sweep's own work without Spark ({CEILING_HOURS} h, all cells in one process, then the two "
                     f"groups as two processes at once): {work_ceiling:.2f}x (tries "

@@ -140,15 +140,24 @@ class _Runner:
     each cycle only the memory that decides the next shedding cycle is kept (``state.shedding_only()``,
     when the state type has it): a backtest runs no placement, so what only placement consumes
     (AvgShedder's planned destinations) would grow with every unload. A plug-in object without the
-    value interface is driven through ``find_bundles_for_unloading`` and ``state()``/``load_state()``."""
+    value interface is driven through ``find_bundles_for_unloading`` and ``state()``/``load_state()``.
+
+    No one else holds the strategy object, so where its ``run`` is the interface's own (the working copy
+    restored from the value, ``find_bundles_for_unloading``, the value read back), the working copy stays
+    the memory from one cycle to the next and the value is built only when asked for (:meth:`memory`):
+    the same cycles, without a copy of every counter each minute (AvgShedder's value is a tuple per
+    broker, thirty of them a minute in a 5 × 6 sweep)."""
 
     def __init__(self, spec, initial: dict | None):
+        from .shedding.base import SheddingStrategy
+
         self.spec = spec
         self.strategy = spec.factory()
         if getattr(self.strategy, "keep_plans", None) is True:
             self.strategy.keep_plans = False  # placement plans: never read here, dropped after each cycle
         self.valued = callable(getattr(self.strategy, "run", None)) and callable(
             getattr(self.strategy, "state_value", None))
+        self.lazy = self.valued and getattr(type(self.strategy), "run", None) is SheddingStrategy.run
         if self.valued:
             self.state = spec.state_type.from_json(initial) if initial else spec.state_type()
             self.strategy.restore(self.state)
@@ -157,7 +166,9 @@ class _Runner:
 
     def active(self, brokers) -> None:
         s = self.strategy
-        if self.valued:
+        if self.lazy:
+            s.on_active_brokers_change(brokers)  # on the working copy, which is the memory
+        elif self.valued:
             if s.state_value() is not self.state:
                 s.restore(self.state)
             s.on_active_brokers_change(brokers)
@@ -168,15 +179,25 @@ class _Runner:
     def run(self, view: LoadView, conf, recently):
         if not self.valued:
             return self.strategy.find_bundles_for_unloading(view, conf, recently)
+        if self.lazy:
+            return self.strategy.find_bundles_for_unloading(view, conf, recently)
         res, state = self.strategy.run(view, conf, recently, self.state)
         only = getattr(state, "shedding_only", None)
         self.state = only() if only is not None else state
         return res
 
+    def value(self):
+        """The memory as a ``state_type`` value (what decides the next cycle)."""
+        if not self.lazy:
+            return self.state
+        state = self.strategy.state_value()
+        only = getattr(state, "shedding_only", None)
+        return only() if only is not None else state
+
     def memory(self) -> dict:
         """The memory that decides the next cycle, as JSON (what an event carries to the Tuner)."""
         if self.valued:
-            return self.state.to_json()
+            return self.value().to_json()
         return self.strategy.state()
 
 

@@ -294,3 +294,40 @@ def test_sweepset010_replays_leave_no_cyclic_garbage(frames, name):
         gc.enable()
     assert fired > 0
     assert left == 0
+
+
+@pytest.mark.parametrize("name", shedding_strategies())
+def test_sweepset011_a_runner_kept_on_its_working_copy_decides_as_the_value_contract(frames, name):
+    """A backtest's runner keeps the strategy's working copy as the memory and builds the value only when
+    asked: every event (with the state before its minute), the counts and the memory carried at the end
+    equal the same replay threaded through ``result, state = strategy.run(view, conf, recently, state)``
+    minute after minute — from an empty memory and from one carried in the middle of the day; one broker
+    leaves for two hours and comes back (what the strategies forget of it)."""
+    bw, kw = frames
+    ts = bw["timestamp"]
+    gone = (bw["broker"] == bw["broker"].iloc[0]) & (ts >= ts.quantile(0.3)) & (ts < ts.quantile(0.3) + pd.Timedelta(hours=2))
+    bw = bw[~gone]
+    half = bw[bw["timestamp"] < bw["timestamp"].iloc[len(bw) // 2]]
+    kb = BundleBlock(kw)
+
+    def replay(lazy: bool, initial=None, state_limit=10_000, tally=False, rows=bw, cfg=None):
+        bt = Backtest(name, cfg, synthetic_bundles=8, state_limit=state_limit, initial=initial, tally=tally)
+        if not lazy:
+            assert bt._runner.lazy  # every shipped strategy runs the interface's own cycle
+            bt._runner.lazy = False
+        for block in broker_blocks([rows]):
+            bt.feed(block, kb)
+        return bt
+
+    cfg = next((c for c in _grid(name) if replay(True, cfg=c).n_events), None)  # a cell that fires this day
+    assert cfg is not None, name
+    start = replay(False, rows=half, cfg=cfg).carried()
+    assert start == replay(True, rows=half, cfg=cfg).carried()
+    for initial in (None, start):
+        kept, threaded = replay(True, initial, cfg=cfg), replay(False, initial, cfg=cfg)
+        pd.testing.assert_frame_equal(kept.finish(), threaded.finish())
+        assert kept.carried() == threaded.carried()
+        assert kept.n_events == threaded.n_events
+        counted, counted_t = replay(True, initial, 0, True, cfg=cfg), replay(False, initial, 0, True, cfg=cfg)
+        assert counted.take_tally() == counted_t.take_tally()
+        assert counted.carried() == threaded.carried()
