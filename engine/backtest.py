@@ -131,6 +131,12 @@ def synthetic_names(broker: str, k: int) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------------- the strategy
+def _shedding_only(state):
+    """``state.shedding_only()`` when its type has it, else ``state``."""
+    only = getattr(state, "shedding_only", None)
+    return only() if only is not None else state
+
+
 class _Runner:
     """One strategy and its memory, driven through the registry's contract: the memory is a
     ``spec.state_type`` value, ``result, new_state = strategy.run(view, conf, recently, state)``.
@@ -166,33 +172,24 @@ class _Runner:
 
     def active(self, brokers) -> None:
         s = self.strategy
-        if self.lazy:
-            s.on_active_brokers_change(brokers)  # on the working copy, which is the memory
-        elif self.valued:
+        if self.valued and not self.lazy:
             if s.state_value() is not self.state:
                 s.restore(self.state)
             s.on_active_brokers_change(brokers)
             self.state = s.state_value()
         else:
-            s.on_active_brokers_change(brokers)
+            s.on_active_brokers_change(brokers)  # (lazy: on the working copy, which is the memory)
 
     def run(self, view: LoadView, conf, recently):
-        if not self.valued:
-            return self.strategy.find_bundles_for_unloading(view, conf, recently)
-        if self.lazy:
+        if not self.valued or self.lazy:
             return self.strategy.find_bundles_for_unloading(view, conf, recently)
         res, state = self.strategy.run(view, conf, recently, self.state)
-        only = getattr(state, "shedding_only", None)
-        self.state = only() if only is not None else state
+        self.state = _shedding_only(state)
         return res
 
     def value(self):
         """The memory as a ``state_type`` value (what decides the next cycle)."""
-        if not self.lazy:
-            return self.state
-        state = self.strategy.state_value()
-        only = getattr(state, "shedding_only", None)
-        return only() if only is not None else state
+        return _shedding_only(self.strategy.state_value()) if self.lazy else self.state
 
     def memory(self) -> dict:
         """The memory that decides the next cycle, as JSON (what an event carries to the Tuner)."""
