@@ -44,7 +44,7 @@ from typing import Callable, Iterable
 import numpy as np
 import pandas as pd
 
-from .cadence import forget_expired, shedding_due
+from .cadence import forget_expired, grace_timeout, shedding_due
 from .config import LoadBalancerConfig
 from .errors import UsageError
 from .results import column_of
@@ -306,6 +306,7 @@ class Backtest:
         self._runner = _Runner(self.spec, (initial or {}).get("strategy_state") or None)
         self.recently: dict[str, int] = {str(k): int(v) for k, v in ((initial or {}).get("recently_unloaded")
                                                                      or {}).items()}
+        self._in_order = _rising(self.recently.values())  # (see _forget)
         self.enabled = bool(self.cfg.loadBalancerEnabled and self.cfg.loadBalancerSheddingEnabled)
         self.interval = max(1, int(self.cfg.loadBalancerSheddingIntervalMinutes))
         self.grace_min = int(self.cfg.loadBalancerSheddingGracePeriodMinutes)
@@ -427,8 +428,7 @@ class Backtest:
                     e["state"] = state
             self.n_events += len(evs)
             self._sink(evs)
-        for b in column_of(res.selected, "bundle"):
-            self.recently[b] = now_ms
+        self._unloaded(list(column_of(res.selected, "bundle")), now_ms)
 
     def take_tally(self) -> list[tuple[int, int, int, int]]:
         """The counts since the last call, ``(day number, events, bundles, minutes)`` per day, and start
@@ -439,7 +439,33 @@ class Backtest:
         return got
 
     def _forget(self, now_ms: int) -> None:
-        self.recently = forget_expired(self.recently, now_ms, self.grace_min)
+        """:func:`~engine.cadence.forget_expired` on the recently unloaded bundles, in place (the map belongs
+        to this backtest). While its times rise in its order (each bundle added once, minute after minute:
+        ``_in_order``), the expired ones are its first entries, removed from the front; otherwise it is
+        filtered as a whole. Either way the same entries in the same order as ``forget_expired``."""
+        recently = self.recently
+        if not recently:
+            return
+        timeout = grace_timeout(now_ms, self.grace_min)
+        if not self._in_order:
+            self.recently = forget_expired(recently, now_ms, self.grace_min)
+            self._in_order = _rising(self.recently.values())
+            return
+        gone = []
+        for b, t in recently.items():
+            if t >= timeout:
+                break
+            gone.append(b)
+        for b in gone:
+            del recently[b]
+
+    def _unloaded(self, bundles, now_ms: int) -> None:
+        recently = self.recently
+        if self._in_order and (recently and next(reversed(recently.values())) > now_ms
+                               or not recently.keys().isdisjoint(bundles)):
+            self._in_order = False  # (an earlier minute, or a bundle unloaded again: it keeps its place)
+        for b in bundles:
+            recently[b] = now_ms
 
     def feed(self, block: "BrokerBlock", bundle_block: "BundleBlock | None" = None, progress=None) -> None:
         """Every minute of one block of broker rows (and its bundle rows, or ``None`` for synthetic bundles)."""
@@ -531,6 +557,17 @@ class BacktestSet:
 
 
 # ---------------------------------------------------------------------------------------------- frames in
+def _rising(values) -> bool:
+    """Whether ``values`` never decrease."""
+    it = iter(values)
+    prev = next(it, None)
+    for v in it:
+        if v < prev:
+            return False
+        prev = v
+    return True
+
+
 def _ms(col: pd.Series) -> np.ndarray:
     if isinstance(col.dtype, pd.DatetimeTZDtype):
         col = col.dt.tz_convert("UTC").dt.tz_localize(None)

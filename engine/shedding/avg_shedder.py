@@ -148,23 +148,173 @@ class AvgShedderDetails(Details):
         return {}
 
 
+_INT64 = np.iinfo(np.int64)
+
+
+class _HitCounters:
+    """AvgShedder's two per-broker hit counter maps (low and high) as arrays over broker slots: a broker
+    gets a slot the first time a round sees it (``slot``: name -> slot, ``names``: slot -> name) and keeps
+    it; a counter holds its count in ``count`` (0 where absent) and, where present, its place in the map's
+    insertion order in ``seq`` (-1 where absent). A round of any size updates them with a few array
+    operations instead of a dictionary operation per broker; :meth:`as_dict` gives a map as the dict it
+    stands for (absent counters left out, the others in insertion order, as a Python dict kept them).
+
+    A count read from a state outside the 64-bit range is clamped to it (Pulsar's counters are Java
+    ``int``\ s; no round count comes near either bound)."""
+
+    __slots__ = ("slot", "names", "count", "seq", "next", "_last")
+
+    def __init__(self):
+        self.slot: dict = {}
+        self.names: list = []
+        self.count = {"low": np.zeros(0, dtype=np.int64), "high": np.zeros(0, dtype=np.int64)}
+        self.seq = {"low": np.zeros(0, dtype=np.int64), "high": np.zeros(0, dtype=np.int64)}
+        self.next = 0  # the next insertion's sequence number
+        self._last = (None, None)  # (a view's broker list, its slots): a view read by several rounds
+
+    def _grow(self, n: int) -> None:
+        cap = len(self.count["low"])
+        if n > cap:
+            new = max(n, 2 * cap, 64)
+            for kind in ("low", "high"):
+                self.count[kind] = np.concatenate([self.count[kind], np.zeros(new - cap, dtype=np.int64)])
+                self.seq[kind] = np.concatenate([self.seq[kind], np.full(new - cap, -1, dtype=np.int64)])
+
+    def slots_of(self, brokers: list) -> np.ndarray:
+        """The slots of ``brokers`` (names), new ones given slots at the end."""
+        last, got = self._last
+        if last is brokers or last == brokers:  # (the same brokers as the last round's view: most minutes)
+            return got
+        slot = self.slot
+        if not slot.keys() >= set(brokers):
+            for b in brokers:
+                if b not in slot:
+                    slot[b] = len(self.names)
+                    self.names.append(b)
+            self._grow(len(self.names))
+        got = np.fromiter(map(slot.__getitem__, brokers), dtype=np.int64, count=len(brokers))
+        self._last = (brokers, got)
+        return got
+
+    def as_dict(self, kind: str) -> dict:
+        n = len(self.names)
+        return _counter_dict(self.names, self.count[kind][:n], self.seq[kind][:n])
+
+    def load(self, kind: str, items) -> None:
+        """Replace map ``kind`` by ``items`` (``(broker, count)`` pairs, in insertion order)."""
+        items = list(dict(items).items())
+        self.slots_of([b for b, _ in items])
+        self._last = (None, None)
+        count, seq = self.count[kind], self.seq[kind]
+        count[:], seq[:] = 0, -1
+        for b, c in items:
+            i = self.slot[b]
+            count[i] = min(max(int(c), _INT64.min), _INT64.max)
+            seq[i] = self.next
+            self.next += 1
+
+    def clear(self) -> None:
+        for kind in ("low", "high"):
+            self.count[kind][:] = 0
+            self.seq[kind][:] = -1
+
+    def drop(self, kind: str, slots) -> None:
+        """Remove the counters of ``slots`` from map ``kind``."""
+        self.count[kind][slots] = 0
+        self.seq[kind][slots] = -1
+
+    def add(self, kind: str, lo, hi, q) -> tuple:
+        """One hit for each pair's two brokers (slots ``lo[i]``, ``hi[i]``; pair number ``q[i]``), the cool
+        broker first, as one map update after the other, pair after pair: a new counter joins the
+        insertion order at its pair's place; a broker paired with itself (the middle one) counts twice.
+        Each broker is in one pair. Returns both brokers' counts after the round."""
+        count, seq = self.count[kind], self.seq[kind]
+        base = self.next
+        self.next += 2 * (int(q[-1]) + 1) if len(q) else 0
+        new = seq[lo] < 0
+        seq[lo[new]] = base + 2 * q[new]
+        count[lo] += 1
+        new = seq[hi] < 0
+        seq[hi[new]] = base + 2 * q[new] + 1
+        count[hi] += 1  # (after the cool ones: the middle broker's second hit)
+        return count[lo], count[hi]
+
+    def snapshot(self) -> tuple:
+        """Both maps as they are now, to be read later (:func:`_counter_dict` of each): the slot names (a
+        list that only grows), and copies of the arrays."""
+        n = len(self.names)
+        return (self.names, self.count["low"][:n].copy(), self.seq["low"][:n].copy(), self.count["high"][:n].copy(),
+                self.seq["high"][:n].copy())
+
+
+def _counter_dict(names: list, count, seq) -> dict:
+    """A counter map as a dict: the counters present (``seq >= 0``) in insertion order."""
+    at = np.flatnonzero(seq >= 0)
+    at = at[np.argsort(seq[at], kind="stable")]
+    return dict(zip(map(names.__getitem__, at.tolist()), count[at].tolist()))
+
+
 class _PairTable:
     """One round's pairs as plain lists (pair ``q``: ``lo[q]``/``hi[q]`` broker index, scores, gap);
-    which pairs reset (``reset``), which counted (``counted``: ``(q, low hits of lo, of hi, high hits of
-    lo, of hi)`` after the round's update) and the triggered ones as :class:`AvgPair` (``fired``).
-    :meth:`pairs` builds every :class:`AvgPair` with its reason, in the order of the result."""
+    which pairs reset (:attr:`reset`: below the low threshold, the middle broker's own pair left out),
+    which counted (:attr:`counted`: ``(q, low hits of lo, of hi, high hits of lo, of hi)`` after the
+    round's update) and the triggered ones as :class:`AvgPair` (``fired``). The round gives the first two
+    as arrays (:meth:`set_counts`); the lists are made when first read. :meth:`pairs` builds every
+    :class:`AvgPair` with its reason, in the order of the result."""
 
-    __slots__ = ("brokers", "lo", "hi", "s_lo", "s_hi", "gaps", "th", "reset", "counted", "fired", "status",
-                 "_built", "_by_high")
+    __slots__ = ("brokers", "lo", "hi", "s_lo", "s_hi", "gaps", "th", "_reset", "_counted", "n_counted",
+                 "fired_rows", "_fired", "status", "_built", "_by_high")
 
     def __init__(self, brokers, lo, hi, s_lo, s_hi, gaps, th):
         self.brokers, self.lo, self.hi, self.s_lo, self.s_hi, self.gaps, self.th = brokers, lo, hi, s_lo, s_hi, gaps, th
-        self.reset: list = []
-        self.counted: list = []
-        self.fired: dict = {}  # q -> AvgPair (triggered), in pair order
+        self._reset = ()
+        self._counted = ()
+        self.n_counted = 0
+        #: the triggered pairs in pair order, ``(q, x, y, u, v, reason, amount, unit, fits)``: their counts, their
+        #: reason (a LazyText), the amount to move and its unit (``None``, "" when too small to move), whether a
+        #: bundle fitted it
+        self.fired_rows: list = []
+        self._fired = None
         self.status: dict = {}  # q -> "over" | "skipped" (triggered); "pending" otherwise
         self._built = None
         self._by_high = None
+
+    def set_counts(self, reset, q, x, y, u, v) -> None:
+        """The round's reset pairs (an array of pair numbers) and its counted pairs (arrays: pair numbers
+        and the four counts)."""
+        self._reset, self._counted, self.n_counted = reset, (q, x, y, u, v), len(q)
+
+    @property
+    def reset(self) -> list:
+        got = self._reset
+        if not isinstance(got, list):
+            got = self._reset = np.asarray(got, dtype=np.int64).tolist()
+        return got
+
+    @property
+    def counted(self) -> list:
+        got = self._counted
+        if not isinstance(got, list):
+            got = self._counted = list(zip(*(np.asarray(a, dtype=np.int64).tolist() for a in got))) if got else []
+        return got
+
+    @property
+    def fired(self) -> dict:
+        """q -> :class:`AvgPair` of each triggered pair, in pair order (made when first read)."""
+        got = self._fired
+        if got is None:
+            got = self._fired = {}
+            B, lo, hi, s_lo, s_hi, g = self.brokers, self.lo, self.hi, self.s_lo, self.s_hi, self.gaps
+            n_high = self.th[3]
+            for q, x, y, u, v, why, amount, unit, fits in self.fired_rows:
+                lo_b, hi_b = B[lo[q]], B[hi[q]]
+                pair = got[q] = AvgPair(lo_b, hi_b, s_lo[q], s_hi[q], g[q], hit_low={lo_b: x, hi_b: y},
+                                        hit_high={lo_b: u, hi_b: v}, triggered=True,
+                                        trigger="high" if max(u, v) >= n_high else "low")
+                lazy_reason(pair, why if fits else LazyText(_joined, why, "; no bundle fits the amount"))
+                if amount is not None:
+                    pair.amount, pair.amount_unit = amount, unit
+        return got
 
     def fired_by_high(self) -> dict:
         """The triggered pairs by hot broker (a broker is in one pair only)."""
@@ -245,7 +395,7 @@ def _pairing(view, weights, truncating: bool = False) -> tuple:
         s_lo, s_hi = scores[lo_idx], scores[hi_idx]
         gaps = s_hi - s_lo
         got = cache[(w, truncating)] = (scores, mean, lo_idx.tolist(), hi_idx.tolist(), s_lo.tolist(),
-                                        s_hi.tolist(), gaps.tolist(), gaps)
+                                        s_hi.tolist(), gaps.tolist(), gaps, lo_idx, hi_idx)
     return got
 
 
@@ -436,16 +586,37 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
     keep_plans = True
 
     def __init__(self, hit_low: dict | None = None, hit_high: dict | None = None):
-        self.hit_low: dict[str, int] = dict(hit_low or {})
-        self.hit_high: dict[str, int] = dict(hit_high or {})
+        self._hits = _HitCounters()
+        self._hits.load("low", (hit_low or {}).items())
+        self._hits.load("high", (hit_high or {}).items())
         #: BundleData value key -> (destination broker, bundle name, "shedding" | "placement")
         self.plans: dict[tuple, tuple[str, str, str]] = {}
+
+    @property
+    def hit_low(self) -> dict:
+        """The low hit counters, broker -> count, in insertion order (a copy: assign to replace them)."""
+        return self._hits.as_dict("low")
+
+    @hit_low.setter
+    def hit_low(self, value) -> None:
+        self._touch()
+        self._hits.load("low", dict(value).items())
+
+    @property
+    def hit_high(self) -> dict:
+        """The high hit counters, broker -> count, in insertion order (a copy: assign to replace them)."""
+        return self._hits.as_dict("high")
+
+    @hit_high.setter
+    def hit_high(self, value) -> None:
+        self._touch()
+        self._hits.load("high", dict(value).items())
 
     # ------------------------------------------------------------------ state
     def state(self):
         """The display form: counters and the plans as bundle → destination (the value keys left out;
         :meth:`state_value` keeps them)."""
-        return {"hit_low": dict(self.hit_low), "hit_high": dict(self.hit_high),
+        return {"hit_low": self.hit_low, "hit_high": self.hit_high,
                 "plans": {bundle: dest for dest, bundle, *_ in self.plans.values()}}
 
     def _memory(self):
@@ -453,8 +624,8 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
                                tuple((k, *v) for k, v in self.plans.items()))
 
     def _set_memory(self, state):
-        self.hit_low = dict(state.hit_low)
-        self.hit_high = dict(state.hit_high)
+        self._hits.load("low", state.hit_low)
+        self._hits.load("high", state.hit_high)
         self.plans = {k: (dest, bundle, kind) for k, dest, bundle, kind in state.plans}
 
     def on_active_brokers_change(self, active_brokers):
@@ -472,47 +643,19 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
                              lines={"low threshold (gap)": low, "high threshold (gap)": high})
         if isinstance(pairing, ContractViolation):
             return self._sort_failed(view, conf, res, pairing)
-        scores, mean, lo_l, hi_l, s_lo, s_hi, gaps_l, gaps = pairing
+        scores, mean, lo_l, hi_l, s_lo, s_hi, gaps_l, gaps = pairing[:8]
         n = view.nb
         if n:
             res.lines["average"] = mean
         m = len(lo_l)
         table = _PairTable(brokers, lo_l, hi_l, s_lo, s_hi, gaps_l, (low, high, n_low, n_high))
-        below, under_high = (gaps < low).tolist(), (gaps < high).tolist()
-        hl, hh = self.hit_low, self.hit_high
-        lo_l, hi_l = table.lo, table.hi
-        reset, counted, fired = table.reset, table.counted, []
-        for q in range(m):
-            lo_b, hi_b = brokers[lo_l[q]], brokers[hi_l[q]]
-            if below[q]:
-                hh.pop(lo_b, None)
-                hl.pop(lo_b, None)
-                hh.pop(hi_b, None)
-                hl.pop(hi_b, None)
-                if lo_l[q] != hi_l[q]:
-                    reset.append(q)
-                continue
-            x = hl[lo_b] = hl.get(lo_b, 0) + 1
-            y = hl[hi_b] = hl.get(hi_b, 0) + 1
-            if under_high[q]:
-                hh.pop(lo_b, None)
-                hh.pop(hi_b, None)
-                u = v = 0
-            else:
-                u = hh[lo_b] = hh.get(lo_b, 0) + 1
-                v = hh[hi_b] = hh.get(hi_b, 0) + 1
-            if lo_b == hi_b:  # the middle broker paired with itself: counted twice, one counter
-                x, u = y, v
-            counted.append((q, x, y, u, v))
-            if u >= n_high or v >= n_high or x >= n_low or y >= n_low:
-                fired.append((q, x, y, u, v))
-        if not counted:
-            hh.clear()
-            hl.clear()
+        fired = self._count_hits(table, pairing, gaps, view.brokers)
+        if fired is None:
             res.reason = f"no pair with a score gap >= low threshold {low:g}: all hit counters cleared"
             res.reason_code = BALANCED
-            self._finish_lazy(res, table, scores, ())
+            self._finish_lazy(res, table, scores)
             return res
+        lo_l, hi_l = table.lo, table.hi
         rates, thrs = view.msg_rate.tolist(), view.msg_throughput.tolist()
         min_msg, min_thr = conf.minUnloadMessage, conf.minUnloadMessageThroughput
         amounts = []  # per triggered pair: (rate to move, throughput to move, unit of the amount)
@@ -533,34 +676,27 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
         recent = recently_unloaded or {}
         planned = []  # the selected bundles' indices, in selection order
         chosen = []  # and what their selections say
+        src, rows, status, names = table.src, table.fired_rows, table.status, view.bundles
         for (q, x, y, u, v), (need_rate, need_thr, mode) in zip(fired, amounts):
             lo, hi = lo_l[q], hi_l[q]
-            lo_b, hi_b = brokers[lo], brokers[hi]
-            pair = AvgPair(lo_b, hi_b, table.s_lo[q], table.s_hi[q], table.gaps[q], hit_low={lo_b: x, hi_b: y},
-                           hit_high={lo_b: u, hi_b: v}, triggered=True,
-                           trigger="high" if max(u, v) >= n_high else "low")
-            table.fired[q] = pair
-            for b in (lo_b, hi_b):
-                hh.pop(b, None)
-                hl.pop(b, None)
-            budget, unit = (need_rate, "msg/s") if mode == "rate" else (need_thr, "B/s")
-            why = LazyText(_fired_text, table.src, q, (x, y, u, v), mode, rates[hi], rates[lo], thrs[hi], thrs[lo], p,
+            why = LazyText(_fired_text, src, q, (x, y, u, v), mode, rates[hi], rates[lo], thrs[hi], thrs[lo], p,
                            need_rate, need_thr, min_msg, min_thr)
-            lazy_reason(pair, why)
             if mode == "small":
-                table.status[q] = "skipped"
+                status[q] = "skipped"
+                rows.append((q, x, y, u, v, why, None, "", True))
                 small += 1
                 continue
-            pair.amount, pair.amount_unit = budget, unit
-            table.status[q] = "over"
+            budget, unit = (need_rate, "msg/s") if mode == "rate" else (need_thr, "B/s")
+            status[q] = "over"
+            hi_b = brokers[hi]
             if len(view.owned[hi]) <= 1:
                 res.notes.append(f"{hi_b} has {len(view.owned[hi])} bundle(s); AvgShedder unloads anyway")
-            names = view.bundles
             picked = _fill(_largest_first(view, hi, mode), budget, names, recent)
+            rows.append((q, x, y, u, v, why, budget, unit, bool(picked)))
             if not picked:
-                lazy_reason(pair, LazyText(_joined, why, "; no bundle fits the amount"))
                 no_fit += 1
                 continue
+            lo_b = brokers[lo]
             for k, t in picked:
                 planned.append(k)
                 chosen.append((hi_b, names[k], t, unit, lo_b, why))
@@ -574,10 +710,10 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
             for key, (_b, name, _t, _u, lo_b, _w) in zip(keys, chosen):
                 plans[key] = (lo_b, name, "shedding")
             res._for_placement = (planned, keys)  # what the load manager's placement reads (select_many)
-        held = len(counted) - len(fired)
+        held = table.n_counted - len(fired)
         if not res.selected:
             res.reason = "; ".join(pair.reason for pair in table.fired.values()) or "no pair reached its hit count"
-        self._finish_lazy(res, table, scores, counted)
+        self._finish_lazy(res, table, scores)
         finish_result(res, "no pair reached its hit count",
                       skip_code=NO_BUNDLES if no_fit else BALANCED if small or not held else HIT_COUNT)
         return res
@@ -595,23 +731,64 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
                       f"interval; the hit counters are unchanged")
         res.scores = dict(zip(view.brokers, scores.tolist()))
         res.verdicts = [BrokerVerdict(b, s, None, "", "ok") for b, s in zip(view.brokers, scores.tolist())]
-        res.state = {"hit_low": dict(self.hit_low), "hit_high": dict(self.hit_high),
-                     "plans": {bundle: dest for dest, bundle, *_ in self.plans.values()}}
+        res.state = self.state()
         res.details = AvgShedderDetails(())
         res.notes.append("the broker sort threw: Comparison method violates its general contract!")
         return res
 
-    def _finish_lazy(self, res, table, scores, counted):
+    def _count_hits(self, table: "_PairTable", pairing: tuple, gaps, brokers: list):
+        """The round's hit counting, every pair at once (each broker is in one pair): a pair below the low
+        threshold resets both brokers' counters; any other adds a low hit to both and a high hit when its
+        gap reaches the high threshold (else resets their high counters); the middle broker, paired with
+        itself, counts twice on one counter (both its counts are read after both hits). When no pair
+        counted, every counter is cleared and this returns ``None``; else the triggered pairs,
+        ``(q, x, y, u, v)`` in pair order (low hits of the cool and the hot broker, then high hits), whose
+        counters are then reset. The table gets the reset and counted pairs (:meth:`_PairTable.set_counts`)."""
+        (low, high, n_low, n_high), hits = table.th, self._hits
+        slots = hits.slots_of(brokers)
+        lo_s, hi_s = slots[pairing[8]], slots[pairing[9]]
+        below = gaps < low
+        if below.all():
+            table.set_counts(np.flatnonzero(below & (lo_s != hi_s)), (), (), (), (), ())
+            hits.clear()
+            return None
+        if below.any():
+            gone = np.concatenate([lo_s[below], hi_s[below]])
+            hits.drop("low", gone)
+            hits.drop("high", gone)
+            c = np.flatnonzero(~below)
+            reset = np.flatnonzero(below & (lo_s != hi_s))
+        else:
+            c, reset = np.arange(len(below)), ()
+        lo_c, hi_c = lo_s[c], hi_s[c]
+        x, y = hits.add("low", lo_c, hi_c, c)
+        over = ~(gaps[c] < high)  # (a NaN gap counts a high hit, as it is not below the threshold)
+        u, v = np.zeros(len(c), dtype=np.int64), np.zeros(len(c), dtype=np.int64)
+        if not over.all():
+            hits.drop("high", np.concatenate([lo_c[~over], hi_c[~over]]))
+        if over.any():
+            u[over], v[over] = hits.add("high", lo_c[over], hi_c[over], c[over])
+        table.set_counts(reset, c, x, y, u, v)
+        f = np.flatnonzero((u >= n_high) | (v >= n_high) | (x >= n_low) | (y >= n_low))
+        if not len(f):
+            return []
+        gone = np.concatenate([lo_c[f], hi_c[f]])
+        hits.drop("low", gone)
+        hits.drop("high", gone)
+        return list(zip(c[f].tolist(), x[f].tolist(), y[f].tolist(), u[f].tolist(), v[f].tolist()))
+
+    def _finish_lazy(self, res, table, scores):
         """The explanation of a round — scores, verdicts, every pair with its reason, the state after
         it — built when first read (a backtest or a sweep reads only the triggered pairs): the same
         values as building them here."""
         brokers = table.brokers
-        snap = (dict(self.hit_low), dict(self.hit_high), self.plans.copy())
+        names, lc, ls, hc, hs = self._hits.snapshot()
+        plans = self.plans.copy()
         status = table.status
 
         def verdicts():
             st = {}
-            for q, *_ in counted:
+            for q, *_ in table.counted:
                 s = status.get(q, "pending")
                 lo_b, hi_b = brokers[table.lo[q]], brokers[table.hi[q]]
                 if s == "over":
@@ -622,8 +799,8 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
 
         res.defer(scores=lambda: dict(zip(brokers, scores.tolist())), verdicts=verdicts,
                   pairs=lambda: list(table.pairs()),
-                  state=lambda: {"hit_low": snap[0], "hit_high": snap[1],
-                                 "plans": {bundle: dest for dest, bundle, *_ in snap[2].values()}})
+                  state=lambda: {"hit_low": _counter_dict(names, lc, ls), "hit_high": _counter_dict(names, hc, hs),
+                                 "plans": {bundle: dest for dest, bundle, *_ in plans.values()}})
         res.details = AvgShedderDetails.of_table(table)
 
     @staticmethod

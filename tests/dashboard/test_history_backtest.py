@@ -184,3 +184,35 @@ def test_backtest006_a_backtest_in_time_segments_equals_one_stream_and_reports_p
     assert seen[0] == (0, 3) and seen[-1] == (3, 3) and len(seen) == 4
     for x in r["_info"]["_persisted"]:
         x.unpersist()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_backtest_keeps_its_recently_unloaded_map_as_forget_expired_would(seed):
+    """A backtest keeps its recently unloaded bundles in place (expired ones taken from the front while
+    their times rise in order) and falls back to filtering the whole map once a bundle is unloaded again
+    or a minute comes out of order: after every minute the map holds the same bundles, times and order as
+    ``forget_expired`` applied to a plain dict, and so does the memory it carries."""
+    import random
+
+    from engine.backtest import Backtest
+    from engine.cadence import MINUTE_MS, forget_expired
+
+    rng = random.Random(seed)
+    bt = Backtest("ThresholdShedder", LoadBalancerConfig().with_values(
+        {"loadBalancerSheddingGracePeriodMinutes": "5"}), initial={"recently_unloaded": {"t/n/0": 0}})
+    mirror = {"t/n/0": 0}
+    now, fell_back = MINUTE_MS, False
+    for minute in range(400):
+        now += MINUTE_MS * rng.choice([1, 1, 1, 2, 7]) if minute != 300 else -3 * MINUTE_MS
+        bt._forget(now)
+        mirror = forget_expired(mirror, now, 5)
+        assert list(bt.recently.items()) == list(mirror.items()), minute
+        picked = [f"t/n/{rng.randrange(60)}" for _ in range(rng.randrange(4))]
+        if minute < 250:  # a fresh name each time until then: the in-order path
+            picked = [f"t/n/new{minute}-{i}" for i in range(len(picked))]
+        bt._unloaded(picked, now)
+        for b in picked:
+            mirror[b] = now
+        fell_back |= not bt._in_order
+        assert bt.carried()["recently_unloaded"] == mirror
+    assert fell_back

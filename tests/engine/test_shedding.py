@@ -394,6 +394,89 @@ def test_avg_homogeneous_start_unloads_after_8_checks():
     assert all(u.placement.from_plan for u in cycles[7].unloads)
 
 
+def _avg_round_by_hand(hl: dict, hh: dict, pairing, brokers, th) -> tuple:
+    """AvgShedder's hit counting written out pair by pair on two dicts (the rules of
+    ``pulsar-load-balancing.md`` §5.4): returns the pairs as the result lists them ``(low, high,
+    low hits, high hits, triggered)`` and whether any pair counted; ``hl`` / ``hh`` are updated."""
+    low, high, n_low, n_high = th
+    lo_l, hi_l, gaps = pairing[2], pairing[3], pairing[6]
+    resets, counted = [], []
+    for q in range(len(lo_l)):
+        a, b = brokers[lo_l[q]], brokers[hi_l[q]]
+        if gaps[q] < low:
+            for d in (hl, hh):
+                d.pop(a, None)
+                d.pop(b, None)
+            if a != b:
+                resets.append((a, b, {}, {}, False))
+            continue
+        hl[a] = hl.get(a, 0) + 1
+        hl[b] = hl.get(b, 0) + 1
+        if gaps[q] < high:
+            hh.pop(a, None)
+            hh.pop(b, None)
+            u = v = 0
+        else:
+            hh[a] = hh.get(a, 0) + 1
+            hh[b] = hh.get(b, 0) + 1
+            u, v = hh[a], hh[b]
+        x, y = hl[a], hl[b]
+        counted.append((a, b, {a: x, b: y}, {a: u, b: v}, u >= n_high or v >= n_high or x >= n_low or y >= n_low))
+    if not counted:
+        hl.clear()
+        hh.clear()
+    for a, b, _x, _u, fired in counted:
+        if fired:
+            for d in (hl, hh):
+                d.pop(a, None)
+                d.pop(b, None)
+    return resets + counted, bool(counted)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_avg_hit_counters_match_the_rules_written_pair_by_pair(seed):
+    """Round after round on a changing cluster (brokers join and leave, odd counts pair the middle broker
+    with itself, scores tie), with the memory passed through its JSON now and then: the counters, in the
+    order the state lists them, every pair's hit counts and whether it triggered equal the rules applied
+    pair by pair on two dicts."""
+    import json
+
+    from engine.shedding.avg_shedder import _pairing
+
+    rng = np.random.default_rng(seed)
+    pool = [f"b{i}:8080" for i in range(23)]
+    a, hl, hh = AvgShedder(), {}, {}
+    fired_any = reset_any = middle = 0
+    for rnd in range(60):
+        present = [b for b in pool if rng.random() < 0.8]
+        cfg = CFG.with_values({"loadBalancerAvgShedderLowThreshold": str(int(rng.choice([0, 2, 10, 20, 30]))),
+                               "loadBalancerAvgShedderHighThreshold": str(int(rng.integers(20, 60))),
+                               "loadBalancerAvgShedderHitCountLowThreshold": str(int(rng.integers(1, 6))),
+                               "loadBalancerAvgShedderHitCountHighThreshold": str(int(rng.integers(1, 4)))})
+        spec = {b: dict(cpu=float(rng.choice([10, 30, 50, 70, 90])) + float(rng.integers(0, 3)),
+                        bundles={f"t/n/{b}-{k}": dict(rate=float(rng.integers(1, 5000))) for k in range(3)})
+                for b in present}
+        v = _distinct(view_of(spec))
+        pairing = _pairing(v, cfg.weights, not cfg.has("avg_shedder_double_comparator"))
+        th = (cfg.loadBalancerAvgShedderLowThreshold, cfg.loadBalancerAvgShedderHighThreshold,
+              cfg.loadBalancerAvgShedderHitCountLowThreshold, cfg.loadBalancerAvgShedderHitCountHighThreshold)
+        want, any_counted = _avg_round_by_hand(hl, hh, pairing, v.brokers, th)
+        r = a.find_bundles_for_unloading(v, cfg, {})
+        got = [(p.low, p.high, p.hit_low, p.hit_high, p.triggered) for p in r.pairs]
+        assert got == want, rnd
+        assert list(a.hit_low.items()) == list(hl.items()) and list(a.hit_high.items()) == list(hh.items()), rnd
+        assert r.state["hit_low"] == hl and list(r.state["hit_high"].items()) == list(hh.items())
+        assert ("cleared" in r.reason) == (not any_counted)
+        fired_any += any(w[4] for w in want)
+        reset_any += any(not w[2] for w in want)
+        middle += any(w[0] == w[1] and w[2] for w in want)  # the middle broker counted (a low threshold of 0)
+        if rnd % 7 == 3:  # the memory through its JSON, into a new instance
+            state = json.loads(json.dumps(a.state_value().to_json()))
+            a = AvgShedder()
+            a.restore(state)
+    assert fired_any > 10 and reset_any > 5 and middle > 1  # the run went through every branch
+
+
 # ----------------------------------------------------------------------------- result codes
 def test_cycle_json_carries_the_reason_code_and_one_broker_is_nobrokers():
     lm = ModularLoadManager(load_sample("yahoo-japan-3-brokers"))
