@@ -247,6 +247,21 @@ class _HitCounters:
                 self.seq["high"][:n].copy())
 
 
+class _CounterMap:
+    """``AvgShedder.hit_low`` / ``hit_high``: reading gives the counters, broker -> count, in insertion
+    order (a new dict each time: changing it changes nothing); assigning a mapping replaces them."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+
+    def __get__(self, obj, owner=None):
+        return self if obj is None else obj._hits.as_dict(self.kind)
+
+    def __set__(self, obj, value) -> None:
+        obj._touch()
+        obj._hits.load(self.kind, dict(value).items())
+
+
 def _counter_dict(names: list, count, seq) -> dict:
     """A counter map as a dict: the counters present (``seq >= 0``) in insertion order."""
     at = np.flatnonzero(seq >= 0)
@@ -592,25 +607,8 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
         #: BundleData value key -> (destination broker, bundle name, "shedding" | "placement")
         self.plans: dict[tuple, tuple[str, str, str]] = {}
 
-    @property
-    def hit_low(self) -> dict:
-        """The low hit counters, broker -> count, in insertion order (a copy: assign to replace them)."""
-        return self._hits.as_dict("low")
-
-    @hit_low.setter
-    def hit_low(self, value) -> None:
-        self._touch()
-        self._hits.load("low", dict(value).items())
-
-    @property
-    def hit_high(self) -> dict:
-        """The high hit counters, broker -> count, in insertion order (a copy: assign to replace them)."""
-        return self._hits.as_dict("high")
-
-    @hit_high.setter
-    def hit_high(self, value) -> None:
-        self._touch()
-        self._hits.load("high", dict(value).items())
+    hit_low = _CounterMap("low")
+    hit_high = _CounterMap("high")
 
     # ------------------------------------------------------------------ state
     def state(self):

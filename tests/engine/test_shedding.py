@@ -394,6 +394,21 @@ def test_avg_homogeneous_start_unloads_after_8_checks():
     assert all(u.placement.from_plan for u in cycles[7].unloads)
 
 
+def test_avg_counters_read_as_dicts_and_assigned_as_mappings():
+    """The counters read as a new dict each time (changing it changes nothing) and are replaced by assigning
+    a mapping, which the next round counts on: 3 low hits given, the 4th triggers the pair."""
+    a = AvgShedder()
+    a.hit_low = {"a:1": 3, "z:1": 7}
+    got = a.hit_low
+    got["a:1"] = 100
+    assert a.hit_low == {"a:1": 3, "z:1": 7} and a.hit_high == {}
+    cfg = CFG.with_values({"loadBalancerAvgShedderHitCountLowThreshold": "4", "minUnloadMessage": "0"})
+    r = a.find_bundles_for_unloading(view_of({"a:1": dict(cpu=70, bundles={"t/n/1": dict(rate=500)}),
+                                              "b:1": dict(cpu=50, bundles={"t/n/2": dict(rate=100)})}), cfg, {})
+    assert r.pairs[0].triggered and r.pairs[0].hit_low == {"b:1": 1, "a:1": 4}
+    assert a.hit_low == {"z:1": 7}  # the pair's counters reset; a broker not in the view keeps its own
+
+
 def _avg_round_by_hand(hl: dict, hh: dict, pairing, brokers, th) -> tuple:
     """AvgShedder's hit counting written out pair by pair on two dicts (the rules of
     ``pulsar-load-balancing.md`` §5.4): returns the pairs as the result lists them ``(low, high,
