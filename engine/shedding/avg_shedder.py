@@ -363,8 +363,9 @@ class _PairTable:
             low = self.th[0]
             out = [AvgPair(B[lo[q]], B[hi[q]], s_lo[q], s_hi[q], g[q],
                            reason=f"gap {g[q]:.2f} < low threshold {low:g}: counters reset") for q in self.reset]
+            fired = self.fired
             for q, x, y, u, v in self.counted:
-                pair = self.fired.get(q)
+                pair = fired.get(q)
                 if pair is None:
                     lo_b, hi_b = B[lo[q]], B[hi[q]]
                     pair = AvgPair(lo_b, hi_b, s_lo[q], s_hi[q], g[q], hit_low={lo_b: x, hi_b: y},
