@@ -460,6 +460,7 @@ class Backtest:
             del recently[b]
 
     def _unloaded(self, bundles, now_ms: int) -> None:
+        """Remember ``bundles`` as unloaded at ``now_ms`` (and whether the map's times still rise in order)."""
         recently = self.recently
         if self._in_order and (recently and next(reversed(recently.values())) > now_ms
                                or not recently.keys().isdisjoint(bundles)):
