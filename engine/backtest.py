@@ -577,15 +577,30 @@ def _ms(col: pd.Series) -> np.ndarray:
     return col.to_numpy(dtype=np.int64)
 
 
+def _broker_codes(col: pd.Series) -> tuple[np.ndarray, list]:
+    """``pd.factorize(col.astype(str), sort=True)`` of a broker column: each row's index into the sorted
+    names present. A categorical column of string categories without missing values is read from its codes
+    (a few thousand names instead of a million rows hashed); any other goes through ``factorize``."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        raw = col.cat.codes.to_numpy()
+        cats = col.cat.categories
+        if (len(raw) == 0 or raw.min() >= 0) and all(type(c) is str for c in cats):
+            used = np.flatnonzero(np.bincount(raw, minlength=len(cats)))
+            names = sorted(cats[used].tolist())
+            remap = np.zeros(len(cats), dtype=np.int64)
+            remap[cats.get_indexer(names)] = np.arange(len(names))
+            return remap[raw], names
+        col = col.astype(object)
+    codes, uniq = pd.factorize(col.astype(str), sort=True)
+    return codes, list(uniq)
+
+
 class BrokerBlock:
     """Broker rows as arrays, sorted by ``(timestamp, broker)``: ``ts`` (epoch ms), ``codes`` (index into
     ``names``, which is sorted), ``metrics`` (n, 9), and the row range of each minute."""
 
     def __init__(self, frame: pd.DataFrame):
-        cat = frame["broker"]
-        if isinstance(cat.dtype, pd.CategoricalDtype):
-            cat = cat.astype(object)
-        codes, uniq = pd.factorize(cat.astype(str), sort=True)
+        codes, uniq = _broker_codes(frame["broker"])
         ts = _ms(frame["timestamp"])
         order = np.lexsort((codes, ts))
         self.ts = ts[order]

@@ -188,7 +188,9 @@ def _day_frames(source: dict, lo_ms: int | None, hi_ms: int | None):
             t, ts = t.filter(keep), ts.filter(keep)
         if not t.num_rows:
             continue
-        frame = {"timestamp": ts.to_numpy() // 1000, "broker": t.column("broker").cast(pa.string()).to_pandas()}
+        # the broker names as a categorical: a Python string per broker, not per row
+        frame = {"timestamp": ts.to_numpy() // 1000,
+                 "broker": pc.dictionary_encode(t.column("broker").cast(pa.string())).to_pandas()}
         for m in BROKER_METRICS:
             frame[m] = t.column(m).to_numpy(zero_copy_only=False)
         yield pd.DataFrame(frame)

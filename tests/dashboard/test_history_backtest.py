@@ -216,3 +216,27 @@ def test_backtest_keeps_its_recently_unloaded_map_as_forget_expired_would(seed):
         fell_back |= not bt._in_order
         assert bt.carried()["recently_unloaded"] == mirror
     assert fell_back
+
+
+def test_broker_block_reads_a_categorical_broker_column_as_its_strings():
+    """A day's broker column arrives as a categorical (names once, not once per row): the block equals the
+    one built from the same names as plain strings — the codes into the sorted names present — with
+    categories unsorted and some unused, and with a missing name (read the ordinary way)."""
+    import numpy as np
+
+    from dashboard.history.dataset import BROKER_METRICS
+    from engine.backtest import BrokerBlock
+
+    rng = np.random.default_rng(3)
+    names = ["b9:8080", "b10:8080", "a1:8080", "b2:8080"]
+    n = 40
+    frame = pd.DataFrame({"timestamp": np.repeat(np.arange(10) * 60_000, 4), "broker": [names[i % 4] for i in range(n)],
+                          **{m: rng.random(n) for m in BROKER_METRICS}})
+    plain = BrokerBlock(frame)
+    cats = pd.Categorical(frame["broker"], categories=["zz:1", *names[::-1], "aa:1"])  # unsorted, two unused
+    cat = BrokerBlock(frame.assign(broker=cats))
+    assert plain.names == cat.names == sorted(names)
+    for attr in ("ts", "codes", "metrics", "starts", "ends"):
+        np.testing.assert_array_equal(getattr(plain, attr), getattr(cat, attr))
+    missing = frame.assign(broker=pd.Categorical([None, *frame["broker"][1:]], categories=names))
+    assert BrokerBlock(missing).names == BrokerBlock(missing.assign(broker=missing["broker"].astype(object))).names
