@@ -93,7 +93,10 @@ def test_sec004_finished_background_jobs_are_reaped(tmp_path):
         while time.time() < deadline:
             import psutil
 
-            if not psutil.pid_exists(pid) or not _zombie(pid) and psutil.Process(pid).status() != "running":
+            try:  # (the reaper may take the process between two of these reads: then it is gone)
+                if not psutil.pid_exists(pid) or not _zombie(pid) and psutil.Process(pid).status() != "running":
+                    break
+            except psutil.NoSuchProcess:
                 break
             time.sleep(0.05)
         time.sleep(0.3)
