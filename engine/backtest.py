@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import functools
 import json
+from itertools import pairwise
 import re
 from dataclasses import dataclass
 from typing import Callable, Iterable
@@ -446,11 +447,11 @@ class Backtest:
         recently = self.recently
         if not recently:
             return
-        timeout = grace_timeout(now_ms, self.grace_min)
         if not self._in_order:
             self.recently = forget_expired(recently, now_ms, self.grace_min)
             self._in_order = _rising(self.recently.values())
             return
+        timeout = grace_timeout(now_ms, self.grace_min)
         gone = []
         for b, t in recently.items():
             if t >= timeout:
@@ -560,13 +561,7 @@ class BacktestSet:
 # ---------------------------------------------------------------------------------------------- frames in
 def _rising(values) -> bool:
     """Whether ``values`` never decrease."""
-    it = iter(values)
-    prev = next(it, None)
-    for v in it:
-        if v < prev:
-            return False
-        prev = v
-    return True
+    return all(a <= b for a, b in pairwise(values))
 
 
 def _ms(col: pd.Series) -> np.ndarray:

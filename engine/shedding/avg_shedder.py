@@ -204,7 +204,6 @@ class _HitCounters:
         """Replace map ``kind`` by ``items`` (``(broker, count)`` pairs, in insertion order)."""
         items = list(dict(items).items())
         self.slots_of([b for b, _ in items])
-        self._last = (None, None)
         count, seq = self.count[kind], self.seq[kind]
         count[:], seq[:] = 0, -1
         for b, c in items:
@@ -213,15 +212,11 @@ class _HitCounters:
             seq[i] = self.next
             self.next += 1
 
-    def clear(self) -> None:
-        for kind in ("low", "high"):
-            self.count[kind][:] = 0
-            self.seq[kind][:] = -1
-
-    def drop(self, kind: str, slots) -> None:
-        """Remove the counters of ``slots`` from map ``kind``."""
-        self.count[kind][slots] = 0
-        self.seq[kind][slots] = -1
+    def drop(self, slots=slice(None), kinds=("low", "high")) -> None:
+        """Remove the counters of ``slots`` (every one by default) from the maps ``kinds`` (both by default)."""
+        for kind in kinds:
+            self.count[kind][slots] = 0
+            self.seq[kind][slots] = -1
 
     def add(self, kind: str, lo, hi, q) -> tuple:
         """One hit for each pair's two brokers (slots ``lo[i]``, ``hi[i]``; pair number ``q[i]``), the cool
@@ -642,19 +637,18 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
                              lines={"low threshold (gap)": low, "high threshold (gap)": high})
         if isinstance(pairing, ContractViolation):
             return self._sort_failed(view, conf, res, pairing)
-        scores, mean, lo_l, hi_l, s_lo, s_hi, gaps_l, gaps = pairing[:8]
+        scores, mean, lo_l, hi_l, s_lo, s_hi, gaps_l = pairing[:7]
         n = view.nb
         if n:
             res.lines["average"] = mean
         m = len(lo_l)
         table = _PairTable(brokers, lo_l, hi_l, s_lo, s_hi, gaps_l, (low, high, n_low, n_high))
-        fired = self._count_hits(table, pairing, gaps, view.brokers)
+        fired = self._count_hits(table, pairing, brokers)
         if fired is None:
             res.reason = f"no pair with a score gap >= low threshold {low:g}: all hit counters cleared"
             res.reason_code = BALANCED
             self._finish_lazy(res, table, scores)
             return res
-        lo_l, hi_l = table.lo, table.hi
         rates, thrs = view.msg_rate.tolist(), view.msg_throughput.tolist()
         min_msg, min_thr = conf.minUnloadMessage, conf.minUnloadMessageThroughput
         amounts = []  # per triggered pair: (rate to move, throughput to move, unit of the amount)
@@ -735,7 +729,7 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
         res.notes.append("the broker sort threw: Comparison method violates its general contract!")
         return res
 
-    def _count_hits(self, table: "_PairTable", pairing: tuple, gaps, brokers: list):
+    def _count_hits(self, table: "_PairTable", pairing: tuple, brokers: list):
         """The round's hit counting, every pair at once (each broker is in one pair): a pair below the low
         threshold resets both brokers' counters; any other adds a low hit to both and a high hit when its
         gap reaches the high threshold (else resets their high counters); the middle broker, paired with
@@ -744,36 +738,29 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
         ``(q, x, y, u, v)`` in pair order (low hits of the cool and the hot broker, then high hits), whose
         counters are then reset. The table gets the reset and counted pairs (:meth:`_PairTable.set_counts`)."""
         (low, high, n_low, n_high), hits = table.th, self._hits
-        slots = hits.slots_of(brokers)
+        gaps, slots = pairing[7], hits.slots_of(brokers)
         lo_s, hi_s = slots[pairing[8]], slots[pairing[9]]
         below = gaps < low
+        reset = np.flatnonzero(below & (lo_s != hi_s))
         if below.all():
-            table.set_counts(np.flatnonzero(below & (lo_s != hi_s)), (), (), (), (), ())
-            hits.clear()
+            table.set_counts(reset, (), (), (), (), ())
+            hits.drop()
             return None
-        if below.any():
-            gone = np.concatenate([lo_s[below], hi_s[below]])
-            hits.drop("low", gone)
-            hits.drop("high", gone)
-            c = np.flatnonzero(~below)
-            reset = np.flatnonzero(below & (lo_s != hi_s))
-        else:
-            c, reset = np.arange(len(below)), ()
+        hits.drop(np.concatenate([lo_s[below], hi_s[below]]))
+        c = np.flatnonzero(~below)
         lo_c, hi_c = lo_s[c], hi_s[c]
         x, y = hits.add("low", lo_c, hi_c, c)
         over = ~(gaps[c] < high)  # (a NaN gap counts a high hit, as it is not below the threshold)
         u, v = np.zeros(len(c), dtype=np.int64), np.zeros(len(c), dtype=np.int64)
         if not over.all():
-            hits.drop("high", np.concatenate([lo_c[~over], hi_c[~over]]))
+            hits.drop(np.concatenate([lo_c[~over], hi_c[~over]]), ("high",))
         if over.any():
             u[over], v[over] = hits.add("high", lo_c[over], hi_c[over], c[over])
         table.set_counts(reset, c, x, y, u, v)
         f = np.flatnonzero((u >= n_high) | (v >= n_high) | (x >= n_low) | (y >= n_low))
         if not len(f):
             return []
-        gone = np.concatenate([lo_c[f], hi_c[f]])
-        hits.drop("low", gone)
-        hits.drop("high", gone)
+        hits.drop(np.concatenate([lo_c[f], hi_c[f]]))
         return list(zip(c[f].tolist(), x[f].tolist(), y[f].tolist(), u[f].tolist(), v[f].tolist()))
 
     def _finish_lazy(self, res, table, scores):
