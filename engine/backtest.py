@@ -596,13 +596,32 @@ class BrokerBlock:
 
     def __init__(self, frame: pd.DataFrame):
         codes, uniq = _broker_codes(frame["broker"])
-        ts = _ms(frame["timestamp"])
-        order = np.lexsort((codes, ts))
-        self.ts = ts[order]
-        self.codes = codes[order].astype(np.int64)
-        self.names = list(uniq)
-        self.metrics = np.column_stack([frame[c].to_numpy(dtype=np.float64)[order] for c in BROKER_METRICS]) \
-            if len(frame) else np.zeros((0, len(BROKER_METRICS)))
+        self._fill(_ms(frame["timestamp"]), codes, list(uniq),
+                   [frame[c].to_numpy(dtype=np.float64) for c in BROKER_METRICS])
+
+    @classmethod
+    def of_arrays(cls, ts: np.ndarray, codes: np.ndarray, names: list, metrics: list) -> "BrokerBlock":
+        """The block of rows given as arrays (what ``BrokerBlock(frame)`` makes of the same rows): ``ts``
+        epoch ms, ``codes`` each row's index into ``names`` (sorted, every one used), ``metrics`` one
+        float64 array per :data:`BROKER_METRICS` column."""
+        block = cls.__new__(cls)
+        block._fill(np.asarray(ts, dtype=np.int64), np.asarray(codes, dtype=np.int64), list(names), metrics)
+        return block
+
+    def _fill(self, ts: np.ndarray, codes: np.ndarray, names: list, metrics: list) -> None:
+        # rows already in (timestamp, broker) order, as a day file is written, are kept as they are (the
+        # order a stable sort gives them)
+        dt, dc = np.diff(ts), np.diff(codes)
+        if ((dt > 0) | ((dt == 0) & (dc >= 0))).all():
+            self.ts, self.codes = ts, codes.astype(np.int64, copy=False)
+            cols = metrics
+        else:
+            order = np.lexsort((codes, ts))
+            self.ts = ts[order]
+            self.codes = codes[order].astype(np.int64)
+            cols = [c[order] for c in metrics]
+        self.names = names
+        self.metrics = np.column_stack(cols) if len(ts) else np.zeros((0, len(BROKER_METRICS)))
         if len(self.ts):
             self.starts = np.flatnonzero(np.r_[True, self.ts[1:] != self.ts[:-1]])
             self.ends = np.r_[self.starts[1:], len(self.ts)]

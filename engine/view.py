@@ -498,6 +498,25 @@ class LoadView:
         key_new[~self.sheddable[ks]] = 1 << 40
         return key_new, s & (cap_chm - 1)
 
+    def shed_order(self, ks: np.ndarray) -> tuple:
+        """Keys for ``np.lexsort`` (least significant first) that order the bundles ``ks`` as
+        :attr:`shed_rank` does: the rank itself when it is known for these names and this view's
+        ``bundleData`` (views over the same names share it), or when every name's hash is known already
+        (then it hashes nothing, and later views over the same names find it: a backtest's minutes);
+        else :meth:`shed_keys` and the index, which hash the names of ``ks`` alone."""
+        ks = np.asarray(ks, dtype=np.int64)
+        rank = self.__dict__.get("shed_rank")
+        if rank is None:
+            f = _name_facts(self.bundles)
+            got, spread = f.get("shed_rank"), f.get("spread")
+            if (got is not None and got[0] == self.in_bundle_data.tobytes()) or (
+                    spread is not None and spread[1].all()):
+                rank = self.shed_rank
+        if rank is not None:
+            return (rank[ks],)
+        key_new, key_chm = self.shed_keys(ks)
+        return ks, key_chm, key_new
+
     @cached_property
     def owners(self) -> dict:
         """bundle index -> list of broker indices listing it (more than one during a handover)."""

@@ -248,17 +248,17 @@ def _configs_udf(source: dict, strategy: str, k: int, members: dict, lo_ms=None,
     def fn(batches):
         import json
 
-        from engine.backtest import Backtest, BacktestSet, BrokerBlock
+        from engine.backtest import Backtest, BacktestSet
 
-        from .sweep import _day_frames
+        from .sweep import _day_blocks
 
         for b in batches:
             for g in b["id"].tolist():
                 cells = members[int(g)]
                 bts = BacktestSet(Backtest(strategy, cfg, synthetic_bundles=k, state_limit=0, initial=initial.get(c))
                                   for c, cfg in cells)
-                for frame in _day_frames(source, lo_ms, hi_ms):
-                    bts.feed(BrokerBlock(frame))
+                for block in _day_blocks(source, lo_ms, hi_ms):
+                    bts.feed(block)
                     rows = []
                     for (c, _cfg), bt in zip(cells, bts.members):
                         rows.extend((c, e["timestamp"], e["n_bundles"], None) for e in bt.events)

@@ -149,17 +149,22 @@ def _tally_frame(rows: list, kind: str = "tally", states: list | None = None):
                          "state": states if states is not None else [None] * len(rows)})
 
 
-def _day_frames(source: dict, lo_ms: int | None, hi_ms: int | None):
+def _day_blocks(source: dict, lo_ms: int | None, hi_ms: int | None):
     """The broker rows of a local wide layout's day files (``source``: what
-    :func:`.sparkio.read_broker_minutes` records on its DataFrame), one pandas frame per day in time order,
-    read here with pyarrow: the rows of ``[t0, t1]`` (the job's range, as Spark filters them) and of
-    ``[lo_ms, hi_ms)`` (a time segment; ``None`` = open)."""
+    :func:`.sparkio.read_broker_minutes` records on its DataFrame), one
+    :class:`engine.backtest.BrokerBlock` per day in time order, read here with pyarrow: the rows of
+    ``[t0, t1]`` (the job's range, as Spark filters them) and of ``[lo_ms, hi_ms)`` (a time segment;
+    ``None`` = open). Each block is built from the columns as read (the broker names dictionary-encoded:
+    a Python string per broker, not per row), the same block as from a pandas frame of the rows."""
     from pathlib import Path
 
+    import numpy as np
     import pandas as pd
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
+
+    from engine.backtest import BrokerBlock
 
     from .dataset import BROKER_METRICS
 
@@ -188,12 +193,19 @@ def _day_frames(source: dict, lo_ms: int | None, hi_ms: int | None):
             t, ts = t.filter(keep), ts.filter(keep)
         if not t.num_rows:
             continue
-        # the broker names as a categorical: a Python string per broker, not per row
-        frame = {"timestamp": ts.to_numpy() // 1000,
-                 "broker": pc.dictionary_encode(t.column("broker").cast(pa.string())).to_pandas()}
-        for m in BROKER_METRICS:
-            frame[m] = t.column(m).to_numpy(zero_copy_only=False)
-        yield pd.DataFrame(frame)
+        ms = ts.to_numpy() // 1000
+        metrics = [t.column(m).to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+                   for m in BROKER_METRICS]
+        enc = pc.dictionary_encode(t.column("broker").cast(pa.string())).combine_chunks()
+        if enc.null_count:  # (rows without a broker name: as a pandas frame reads them)
+            yield BrokerBlock(pd.DataFrame({"timestamp": ms, "broker": enc.to_pandas(),
+                                            **dict(zip(BROKER_METRICS, metrics))}))
+            continue
+        names = enc.dictionary.to_pylist()
+        order = sorted(range(len(names)), key=names.__getitem__)
+        rank = np.empty(len(names), dtype=np.int64)
+        rank[order] = np.arange(len(names))
+        yield BrokerBlock.of_arrays(ms, rank[enc.indices.to_numpy()], [names[i] for i in order], metrics)
 
 
 def _end_marks(ends: list):
@@ -206,10 +218,10 @@ def _end_marks(ends: list):
 def _files_udf(source: dict, lo_ms, hi_ms, initial: dict | None, marks: bool, strategy: str,
                config: LoadBalancerConfig, synthetic_bundles: int, keys: tuple, members: dict, **_ignored):
     """``mapInPandas`` over one row per group (``id``): each task reads the day files itself
-    (:func:`_day_frames`) and feeds its group's :class:`engine.backtest.BacktestSet` day by day — the rows
+    (:func:`_day_blocks`) and feeds its group's :class:`engine.backtest.BacktestSet` day by day — the rows
     never pass through the JVM (no cross-join, shuffle, sort or Arrow hand-over). Counts as
     :func:`stream_groups` gives them; with ``marks`` (a time segment) also the cells' end states."""
-    from engine.backtest import Backtest, BacktestSet, BrokerBlock
+    from engine.backtest import Backtest, BacktestSet
 
     from .backtest import _cell_config
 
@@ -223,8 +235,8 @@ def _files_udf(source: dict, lo_ms, hi_ms, initial: dict | None, marks: bool, st
                 bts = BacktestSet(Backtest(strategy, _cell_config(config, keys, x, y),
                                            synthetic_bundles=synthetic_bundles, state_limit=0,
                                            initial=initial.get(c), tally=True) for c, x, y in cells)
-                for frame in _day_frames(source, lo_ms, hi_ms):
-                    bts.feed(BrokerBlock(frame))
+                for block in _day_blocks(source, lo_ms, hi_ms):
+                    bts.feed(block)
                     rows = _tallies(ids, bts)
                     if rows:
                         yield _tally_frame(rows)

@@ -116,9 +116,8 @@ def _ties_in_map_order(view: LoadView, out: np.ndarray, s: np.ndarray, g) -> np.
     run = np.cumsum(~tie[at[1:] - 1]) if len(at) > 1 else np.zeros(0, dtype=np.int64)
     run = np.concatenate(([0], run))  # (a tied place after the first starts a run unless tied to the one before)
     sub = out[at]
-    key_new, key_chm = view.shed_keys(sub)
     out = out.copy()
-    out[at] = sub[np.lexsort((sub, key_chm, key_new, run))]
+    out[at] = sub[np.lexsort((*view.shed_order(sub), run))]
     return out
 
 

@@ -240,3 +240,50 @@ def test_broker_block_reads_a_categorical_broker_column_as_its_strings():
         np.testing.assert_array_equal(getattr(plain, attr), getattr(cat, attr))
     missing = frame.assign(broker=pd.Categorical([None, *frame["broker"][1:]], categories=names))
     assert BrokerBlock(missing).names == BrokerBlock(missing.assign(broker=missing["broker"].astype(object))).names
+
+
+def test_day_blocks_read_from_the_files_equal_blocks_of_their_rows_as_frames(tmp_path):
+    """A sweep task builds each day's block straight from the file's columns: the same block as a pandas
+    frame of the same rows gives, whether a day's rows are in (timestamp, broker) order (as written) or
+    not, with a time segment cut out of them, and with a row missing its broker name."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from dashboard.history.dataset import BROKER_METRICS
+    from dashboard.history.sweep import _day_blocks
+    from engine.backtest import BrokerBlock
+
+    rng = np.random.default_rng(5)
+    names = ["b9:8080", "b10:8080", "a1:8080", "b2:8080"]
+    days = {"2026-01-01": "sorted", "2026-01-02": "shuffled", "2026-01-03": "missing"}
+    files, frames = [], {}
+    for d, (day, how) in enumerate(days.items()):
+        t0 = pd.Timestamp(day, tz="UTC")
+        rows = [(t0 + pd.Timedelta(minutes=m), b) for m in range(30) for b in sorted(names)]
+        f = pd.DataFrame(rows, columns=["timestamp", "broker"]).assign(**{m: rng.random(len(rows)) for m in BROKER_METRICS})
+        if how != "sorted":
+            f = f.sample(frac=1, random_state=d).reset_index(drop=True)
+        if how == "missing":
+            f.loc[7, "broker"] = None
+        frames[day] = f
+        path = tmp_path / f"day={day}" / "part-00000.parquet"
+        path.parent.mkdir()
+        table = pa.Table.from_pandas(f, preserve_index=False)
+        table = table.set_column(1, "broker", pc.dictionary_encode(table.column("broker")))
+        pq.write_table(table.cast(table.schema.set(0, pa.field("timestamp", pa.timestamp("ms", tz="UTC")))), path)
+        files.append(str(path))
+    lo = int(pd.Timestamp("2026-01-02 00:10", tz="UTC").value // 1_000_000)
+    for seg, want_days in (((None, None), list(days)), ((lo, None), list(days)[1:])):
+        got = list(_day_blocks({"files": files}, *seg))
+        assert len(got) == len(want_days)
+        for block, day in zip(got, want_days):
+            f = frames[day]
+            if seg[0] is not None:
+                f = f[f["timestamp"] >= pd.Timestamp(seg[0], unit="ms", tz="UTC")]
+            want = BrokerBlock(f.assign(broker=pd.Categorical(f["broker"])))  # (as a categorical: a missing name too)
+            assert block.names == want.names
+            for attr in ("ts", "codes", "metrics", "starts", "ends"):
+                np.testing.assert_array_equal(getattr(block, attr), getattr(want, attr))
+            assert (np.diff(block.ts) >= 0).all() and len(block.starts) == (20 if day == "2026-01-02" and seg[0] else 30)

@@ -62,6 +62,34 @@ def test_sort_desc_ties_follow_the_global_hashmap_rank():
     assert zeros == sorted(zeros, key=lambda k: rank[k]) != sorted(zeros)
 
 
+def test_sort_desc_reads_the_shared_rank_once_every_name_is_hashed():
+    """Views minute after minute over the same names (a backtest): once every name's hash is known, the ties
+    are ordered by the rank the views share (computed once, hashing nothing) — the same order as by the
+    hashes of the tied names alone; a view whose bundleData differs gets its own rank."""
+    names = names_with_system(600)
+
+    def minute(inbd=None, own=False):  # a view over this very list of names, as a backtest keeps it
+        v = tied_view(names)
+        v.bundles = list(names) if own else names
+        return v if inbd is None else dataclasses.replace(v, in_bundle_data=inbd)
+
+    v = minute()
+    want = [sort_desc(v, v.owned[j], v.short_throughput).tolist() for j in range(v.nb)]
+    assert "shed_rank" not in v.__dict__
+    v.shed_keys(np.arange(v.nk))  # every name hashed
+    w = minute()  # the next minute's view over the same names
+    assert [sort_desc(w, w.owned[j], w.short_throughput).tolist() for j in range(w.nb)] == want
+    assert "shed_rank" in w.__dict__
+    inbd = w.in_bundle_data.copy()
+    inbd[1::5] = False
+    x = minute(inbd)
+    y = minute(inbd, own=True)  # its own name facts: the keys of the tied names
+    for j in range(x.nb):
+        idx = x.owned[j][x.sheddable[x.owned[j]]]
+        assert sort_desc(x, idx, x.short_throughput).tolist() == sort_desc(y, idx, y.short_throughput).tolist()
+    assert x.shed_rank is not w.shed_rank
+
+
 def test_sort_desc_without_ties_is_by_value_and_hashes_nothing():
     javacompat._hash_cache.clear()
     v = tied_view(names_with_system(60))
