@@ -272,11 +272,11 @@ def start_python_workers() -> dict:
     return {"start_s": started, "workers_s": time.perf_counter() - t}
 
 
-def spark_sweep(path: Path, days: int, warm: bool = False) -> dict:
+def spark_sweep(path: Path, days: int) -> dict:
     from dashboard.history.dataset import read_meta
     from dashboard.history.jobs import run_job
 
-    pre = start_python_workers() if warm else {"start_s": 0.0, "workers_s": 0.0}
+    pre = start_python_workers()
     d = read_meta(path)["days"]
     params = {"strategy": "AvgShedder", "set": bigo_set(), "x_key": SWEEP_X[0], "x_values": SWEEP_X[1],
               "y_key": SWEEP_Y[0], "y_values": SWEEP_Y[1], "start": d[0], "end": d[min(days, len(d)) - 1]}
@@ -310,7 +310,7 @@ def _one(kind: str, path: Path, out: Path) -> dict:
             res = got["res"]
             info.update(got["info"])
         elif kind.startswith("sweep"):
-            got = spark_sweep(path, SWEEP_DAYS, warm=True)
+            got = spark_sweep(path, SWEEP_DAYS)
             res = got["res"]
             info.update(got["info"])
         else:

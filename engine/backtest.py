@@ -605,7 +605,7 @@ class BrokerBlock:
         epoch ms, ``codes`` each row's index into ``names`` (sorted, every one used), ``metrics`` one
         float64 array per :data:`BROKER_METRICS` column."""
         block = cls.__new__(cls)
-        block._fill(np.asarray(ts, dtype=np.int64), np.asarray(codes, dtype=np.int64), list(names), metrics)
+        block._fill(np.asarray(ts, dtype=np.int64), np.asarray(codes), list(names), metrics)
         return block
 
     def _fill(self, ts: np.ndarray, codes: np.ndarray, names: list, metrics: list) -> None:

@@ -508,10 +508,11 @@ class LoadView:
         rank = self.__dict__.get("shed_rank")
         if rank is None:
             f = _name_facts(self.bundles)
-            got, spread = f.get("shed_rank"), f.get("spread")
-            if (got is not None and got[0] == self.in_bundle_data.tobytes()) or (
-                    spread is not None and spread[1].all()):
+            spread = f.get("spread")
+            if spread is not None and spread[1].all():
                 rank = self.shed_rank
+            elif (rank := self._stored_shed_rank(f)) is not None:
+                self.__dict__["shed_rank"] = rank  # (what shed_rank would return)
         if rank is not None:
             return (rank[ks],)
         key_new, key_chm = self.shed_keys(ks)
@@ -526,6 +527,11 @@ class LoadView:
                 out.setdefault(k, []).append(j)
         return out
 
+    def _stored_shed_rank(self, facts: dict) -> np.ndarray | None:
+        """The rank kept with the name facts ``facts`` when it was computed for this view's ``bundleData``."""
+        got = facts.get("shed_rank")
+        return got[1] if got is not None and got[0] == self.in_bundle_data.tobytes() else None
+
     @cached_property
     def shed_rank(self) -> np.ndarray:
         """Position of each bundle in the ``HashMap`` of ``getBundleDataForLoadShedding()``.
@@ -539,10 +545,10 @@ class LoadView:
             return np.zeros(0, dtype=np.int64)
         # a function of the names and in_bundle_data alone: kept with the name facts for the last mask
         f = _name_facts(self.bundles)
+        got = self._stored_shed_rank(f)
+        if got is not None:
+            return got
         mask = self.in_bundle_data.tobytes()
-        got = f.get("shed_rank")
-        if got is not None and got[0] == mask:
-            return got[1]
         key_new, chm_b = self.shed_keys(np.arange(nk))
         order = np.lexsort((np.arange(nk), chm_b, key_new))
         rank = np.empty(nk, dtype=np.int64)

@@ -164,7 +164,7 @@ def _day_blocks(source: dict, lo_ms: int | None, hi_ms: int | None):
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    from engine.backtest import BrokerBlock
+    from engine.backtest import BrokerBlock, _broker_codes
 
     from .dataset import BROKER_METRICS
 
@@ -196,16 +196,8 @@ def _day_blocks(source: dict, lo_ms: int | None, hi_ms: int | None):
         ms = ts.to_numpy() // 1000
         metrics = [t.column(m).to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
                    for m in BROKER_METRICS]
-        enc = pc.dictionary_encode(t.column("broker").cast(pa.string())).combine_chunks()
-        if enc.null_count:  # (rows without a broker name: as a pandas frame reads them)
-            yield BrokerBlock(pd.DataFrame({"timestamp": ms, "broker": enc.to_pandas(),
-                                            **dict(zip(BROKER_METRICS, metrics))}))
-            continue
-        names = enc.dictionary.to_pylist()
-        order = sorted(range(len(names)), key=names.__getitem__)
-        rank = np.empty(len(names), dtype=np.int64)
-        rank[order] = np.arange(len(names))
-        yield BrokerBlock.of_arrays(ms, rank[enc.indices.to_numpy()], [names[i] for i in order], metrics)
+        codes, names = _broker_codes(pc.dictionary_encode(t.column("broker").cast(pa.string())).to_pandas())
+        yield BrokerBlock.of_arrays(ms, codes, names, metrics)
 
 
 def _end_marks(ends: list):
