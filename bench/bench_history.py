@@ -356,9 +356,11 @@ def machine_scaling() -> float:
     return statistics.median(got)
 
 
-#: hours of the sweep's range the in-process ceiling replays (one process for all cells, then the job's two
-#: groups of cells as two processes at once)
-CEILING_HOURS = 6
+#: hours of the sweep's range the in-process ceiling replays (one process for all cells, each of the job's two
+#: groups of cells alone, then both as two processes at once): a whole day, as a task replays it — each replay
+#: reads the day's files whole, so a shorter span would weigh that read, repeated by each group, more than a
+#: sweep does
+CEILING_HOURS = 24
 
 
 def _sweep_work(job: tuple) -> float:
