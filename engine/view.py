@@ -40,10 +40,18 @@ _F = np.float64
 _NAME_CACHE: list = []
 
 
-def _name_facts(bundles: list) -> dict:
+def _known_name_facts(bundles: list) -> dict | None:
+    """The name facts kept for the list object ``bundles``, or ``None`` (none added)."""
     for obj, facts in _NAME_CACHE:
         if obj is bundles and facts["n"] == len(bundles):
             return facts
+    return None
+
+
+def _name_facts(bundles: list) -> dict:
+    facts = _known_name_facts(bundles)
+    if facts is not None:
+        return facts
     facts = {"n": len(bundles)}
     _NAME_CACHE.insert(0, (bundles, facts))
     del _NAME_CACHE[4:]
@@ -505,18 +513,23 @@ class LoadView:
         (then it hashes nothing, and later views over the same names find it: a backtest's minutes);
         else :meth:`shed_keys` and the index, which hash the names of ``ks`` alone."""
         ks = np.asarray(ks, dtype=np.int64)
-        rank = self.__dict__.get("shed_rank")
-        if rank is None:
-            f = _name_facts(self.bundles)
-            spread = f.get("spread")
-            if spread is not None and spread[1].all():
-                rank = self.shed_rank
-            elif (rank := self._stored_shed_rank(f)) is not None:
-                self.__dict__["shed_rank"] = rank  # (what shed_rank would return)
+        rank = self.known_shed_rank()
+        if rank is None and (spread := _name_facts(self.bundles).get("spread")) is not None and spread[1].all():
+            rank = self.shed_rank
         if rank is not None:
             return (rank[ks],)
         key_new, key_chm = self.shed_keys(ks)
         return ks, key_chm, key_new
+
+    def known_shed_rank(self) -> np.ndarray | None:
+        """:attr:`shed_rank` when it is known without hashing or ranking anything: computed for this view,
+        or kept with the name facts for this view's ``bundleData`` (an earlier view over the same names: a
+        backtest's minutes); else ``None``."""
+        rank = self.__dict__.get("shed_rank")
+        if rank is None and (f := _known_name_facts(self.bundles)) is not None \
+                and (rank := self._stored_shed_rank(f)) is not None:
+            self.__dict__["shed_rank"] = rank  # (what shed_rank would return)
+        return rank
 
     @cached_property
     def owners(self) -> dict:

@@ -413,11 +413,11 @@ def _pairing(view, weights, truncating: bool = False) -> tuple:
 def _largest_first(view, j, mode: str) -> tuple:
     """Broker ``j``'s bundles that ``getBundleDataForLoadShedding()`` offers, largest short-term message
     rate (``mode`` ``"rate"``) or throughput first, ties in ``HashMap`` order: ``(indices, values, negated
-    values, start, end)``, the broker's bundles being ``[start, end)`` of the lists (which several brokers
-    may share). The negated values (ascending) serve to jump to the first one that fits a budget; they
-    are ``None`` when some value of the broker is not finite (NaN breaks the order a jump relies on).
-    Kept on the view (one view may serve several settings, e.g. a sweep's cells); the recently unloaded
-    ones are skipped by the caller, which keeps the order."""
+    values, start, end)``, the broker's bundles being ``[start, end)`` of the lists. The negated values
+    (ascending) serve to jump to the first one that fits a budget; they are ``None`` when some value of
+    the broker is not finite (NaN breaks the order a jump relies on). Kept on the view (one view may serve
+    several settings, e.g. a sweep's cells); the recently unloaded ones are skipped by the caller, which
+    keeps the order. A broker sorted with others (:func:`_prefill_largest`) gets its lists when first asked."""
     cache = view.__dict__.setdefault("_avg_largest", {})
     got = cache.get((mode, j))
     if got is None:
@@ -428,37 +428,48 @@ def _largest_first(view, j, mode: str) -> tuple:
         v = vals[idx]
         neg = (-v).tolist() if np.isfinite(v).all() else None
         got = cache[(mode, j)] = (idx.tolist(), v.tolist(), neg, 0, len(idx))
+    elif len(got) == 4:  # (sorted indices, their values, start, end, finite?) of a batch: this broker's part
+        (idx, v), a, b, finite = got
+        v = v[a:b]
+        got = cache[(mode, j)] = (idx[a:b].tolist(), v.tolist(), (-v).tolist() if finite else None, 0, b - a)
     return got
 
 
-def _prefill_largest(view, mode: str, js: list) -> None:
+def _prefill_largest(view, mode: str, js: list, *, whole: bool = False) -> None:
     """:func:`_largest_first` of the brokers ``js`` not known yet, with one sort for all of them (the
-    same bundles in the same order as sorting each broker's alone), in lists they share."""
+    same bundles in the same order as sorting each broker's alone); each broker's lists are made when
+    first asked (a round asks for the brokers of the pairs it fires, a few of those sorted).
+
+    ``whole``: ``js`` is a list kept with the view (the pairing's hot side) — once it is sorted, asking
+    again costs nothing (a sweep's cells ask for it in turn)."""
+    given = js
+    if whole:
+        done = view.__dict__.setdefault("_avg_whole", {})
+        if done.get((mode, id(given))) is given:
+            return
     cache = view.__dict__.setdefault("_avg_largest", {})
-    js = [j for j in dict.fromkeys(js) if (mode, j) not in cache]
-    if len(js) < 2:
-        return  # (one broker: sorted alone)
-    vals = view.short_rate if mode == "rate" else view.short_throughput
-    owned = [view.owned[j] for j in js]
-    counts = np.fromiter((len(o) for o in owned), dtype=np.int64, count=len(js))
-    idx = np.concatenate(owned) if counts.sum() else np.zeros(0, dtype=np.int64)
-    keep = view.sheddable[idx]
-    if not keep.all():
-        counts = np.bincount(np.repeat(np.arange(len(js)), counts)[keep], minlength=len(js))
-        idx = idx[keep]
-    if len(idx):
-        idx = sort_desc_runs(view, idx, counts, vals)
-    v = vals[idx]
-    ends = np.cumsum(counts)
-    bad = np.flatnonzero(~np.isfinite(v))
-    bad = set(np.searchsorted(ends, bad, side="right").tolist()) if len(bad) else ()
-    il, vl, nl = idx.tolist(), v.tolist(), (-v).tolist()
-    a = 0
-    for g, (j, b) in enumerate(zip(js, ends.tolist())):
-        cache[(mode, j)] = (il, vl, None if g in bad else nl, a, b)
-        a = b
-
-
+    js = [j for j in dict.fromkeys(given) if (mode, j) not in cache]
+    if len(js) >= 2:  # (one broker: sorted alone when asked)
+        vals = view.short_rate if mode == "rate" else view.short_throughput
+        owned = [view.owned[j] for j in js]
+        counts = np.fromiter(map(len, owned), dtype=np.int64, count=len(js))
+        idx = np.concatenate(owned) if counts.sum() else np.zeros(0, dtype=np.int64)
+        keep = view.sheddable[idx]
+        if not keep.all():
+            counts = np.bincount(np.repeat(np.arange(len(js)), counts)[keep], minlength=len(js))
+            idx = idx[keep]
+        if len(idx):
+            idx = sort_desc_runs(view, idx, counts, vals)
+        v = vals[idx]
+        ends = np.cumsum(counts)
+        finite = np.ones(len(js), dtype=bool)
+        bad = np.flatnonzero(~np.isfinite(v))
+        if len(bad):
+            finite[np.searchsorted(ends, bad, side="right")] = False
+        cache.update(zip(zip(repeat(mode), js), zip(repeat((idx, v)), (ends - counts).tolist(), ends.tolist(),
+                                                     finite.tolist())))
+    if whole:
+        done[(mode, id(given))] = given  # (the list itself kept: its id names no other list meanwhile)
 def _fill(largest: tuple, budget: float, names: list, recent) -> list:
     """The bundles AvgShedder takes from a hot broker, ``(index, value)``: largest first, each one that
     fits what is left of ``budget`` (``0 < value <= budget``) and was not unloaded recently, until
@@ -662,8 +673,11 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
         if len(fired) > 1:  # the hot brokers' bundles sorted at once, per amount unit. When a quarter of the
             # pairs or more move by message rate, every broker that can be a pair's hot one (at most four times
             # the work; the pairs are the same at any threshold, so a slider's next move finds them sorted)
-            rate_hot = hot["rate"]
-            _prefill_largest(view, "rate", rate_hot + hi_l if 4 * len(rate_hot) >= m else rate_hot)
+            rate_hot = hot["rate"]  # (each one among the pairing's hot side)
+            if 4 * len(rate_hot) >= m:
+                _prefill_largest(view, "rate", hi_l, whole=True)
+            else:
+                _prefill_largest(view, "rate", rate_hot)
             _prefill_largest(view, "throughput", hot["throughput"])
         small = no_fit = 0
         recent = recently_unloaded or {}
@@ -798,7 +812,7 @@ class AvgShedder(SheddingStrategy, PlacementStrategy):
         round sorting them."""
         pairing = _pairing(view, conf.weights, not conf.has("avg_shedder_double_comparator"))
         if not isinstance(pairing, ContractViolation):
-            _prefill_largest(view, "rate", pairing[3])
+            _prefill_largest(view, "rate", pairing[3], whole=True)
 
     # ------------------------------------------------------------------ placement
     def select_broker(self, cand, bundle, data, view, conf, ctx):

@@ -77,19 +77,34 @@ def sort_desc_runs(view: LoadView, idx: np.ndarray, counts: np.ndarray, values: 
     (``counts[g]`` long), each run sorted as :func:`sort_desc` sorts it alone; one sort for all.
 
     Runs of similar lengths are sorted as the rows of one padded table (many short sorts cost less
-    than one long one); very uneven runs by one sort on (run, value)."""
+    than one long one); very uneven runs by one sort on (run, value). When the view's
+    :attr:`~engine.view.LoadView.shed_rank` is known already (:meth:`~engine.view.LoadView.known_shed_rank`:
+    a backtest's later minutes), each run is first put in rank order, so that sorting it by value
+    (stable) leaves every run of ties in rank order at once; else the ties are found and ranked after."""
     n, runs = len(idx), len(counts)
     if n <= 1:
         return idx
     neg = -values[idx]
     width = int(counts.max())
     grp = np.repeat(np.arange(runs), counts)
+    rank = view.known_shed_rank()
     if runs * width <= 4 * n:
         first = np.repeat(np.cumsum(counts) - counts, counts)  # each bundle's run start
+        at = (grp, np.arange(n) - first)
+        live = counts[:, None]
         table = np.full((runs, width), np.inf)
-        table[grp, np.arange(n) - first] = neg
+        table[at] = neg
+        if rank is not None:  # rows in rank order (ranks differ: any sort), the padding last, then by value
+            ranks = np.full((runs, width), np.iinfo(np.int64).max)
+            ranks[at] = rank[idx]
+            by_rank = np.argsort(ranks, axis=1)
+            pos = np.take_along_axis(by_rank, np.argsort(np.take_along_axis(table, by_rank, axis=1), axis=1,
+                                                         kind="stable"), axis=1)
+            return idx[first + pos[pos < live]]  # (a NaN sorts after the padding: left out by place, not value)
         pos = np.argsort(table, axis=1, kind="stable")  # stable: equal values keep their order in ``idx``
-        order = first + pos[pos < counts[:, None]]  # the padding left out, row after row
+        order = first + pos[pos < live]  # the padding left out, row after row
+    elif rank is not None:
+        return idx[np.lexsort((rank[idx], neg, grp))]
     else:
         order = np.lexsort((neg, grp))
     return _ties_in_map_order(view, idx[order], neg[order], grp)

@@ -101,7 +101,8 @@ def test_sort_desc_without_ties_is_by_value_and_hashes_nothing():
 
 def test_runs_sorted_at_once_put_every_run_of_ties_in_hashmap_order():
     """``sort_desc_runs`` over even runs (one padded table) and over very uneven ones (one sort on
-    (run, value)): per run largest first, NaNs last, and every run of equal values — NaNs among them —
+    (run, value)), with the view's HashMap rank unknown (ties found and ranked after) or known (runs in
+    rank order first): per run largest first, NaNs last, and every run of equal values — NaNs among them —
     in the global HashMap rank, while untied bundles stay where their value puts them."""
     from engine.shedding.base import sort_desc_runs
 
@@ -111,10 +112,14 @@ def test_runs_sorted_at_once_put_every_run_of_ties_in_hashmap_order():
     rng = np.random.default_rng(11)
     vals = rng.choice([0.0, 1.0, 2.5, np.nan, 7.0, 3.25], size=900)
     vals[rng.choice(900, 300, replace=False)] = rng.random(300)  # untied values between the ties
-    for lengths in ([40, 55, 38, 61], [400, 3, 1, 2, 90]):  # even: the table; uneven: the lexsort
+    ranked = tied_view(names)
+    ranked.shed_rank  # noqa: B018 - known before the sort: each run put in rank order, then sorted by value
+    cases = [(w, lengths) for lengths in ([40, 55, 38, 61], [400, 3, 1, 2, 90]) for w in (v, ranked)]
+    for w, lengths in cases:  # even: the table; uneven: the lexsort
+        assert (w.known_shed_rank() is not None) == (w is ranked)
         idx = rng.permutation(900)[: sum(lengths)]
         counts = np.array(lengths)
-        got = sort_desc_runs(v, idx, counts, vals).tolist()
+        got = sort_desc_runs(w, idx, counts, vals).tolist()
         at, expected = 0, []
         for n in lengths:
             run = idx[at:at + n]
@@ -125,6 +130,32 @@ def test_runs_sorted_at_once_put_every_run_of_ties_in_hashmap_order():
         # the ties decide: by index within each run the order would differ
         assert got != [k for a, n in zip(np.cumsum([0] + lengths[:-1]), lengths)
                        for k in sorted(idx[a:a + n].tolist(), key=lambda k: (np.nan_to_num(-vals[k], nan=np.inf), k))]
+
+
+def test_runs_sorted_with_the_rank_known_equal_runs_sorted_with_their_ties_ranked_after():
+    """Sorting the runs with the view's HashMap rank known (each run in rank order first) gives the order
+    of finding the ties and ranking them after: infinities, NaNs, signed zeros and repeated values, runs
+    even and uneven, empty runs among them."""
+    from engine.shedding.base import sort_desc_runs
+
+    nk = 3600
+    names = names_with_system(nk)
+    rng = np.random.default_rng(23)
+    paths = set()
+    for case in range(60):
+        lengths = rng.choice([0, 1, 3, 8, 8, 8, 40, 300], size=int(rng.integers(2, 13)))
+        if not lengths.sum():
+            continue
+        vals = rng.choice([0.0, -0.0, 1.0, 2.5, np.nan, np.inf, -np.inf, -3.0], size=nk)
+        some = rng.random(nk) < 0.3
+        vals[some] = rng.random(int(some.sum()))  # untied values between the ties
+        idx = rng.choice(nk, int(lengths.sum()), replace=False)
+        cold, ranked = tied_view(list(names)), tied_view(list(names))
+        ranked.shed_rank  # noqa: B018
+        assert cold.known_shed_rank() is None and ranked.known_shed_rank() is not None
+        assert sort_desc_runs(ranked, idx, lengths, vals).tolist() == sort_desc_runs(cold, idx, lengths, vals).tolist()
+        paths.add(len(lengths) * int(lengths.max()) <= 4 * int(lengths.sum()))
+    assert paths == {True, False}  # both the padded table and the one sort on (run, value)
 
 
 def test_sheddable_drops_heartbeat_and_sla_bundles_only():
@@ -227,7 +258,7 @@ def test_avgshedder_bundles_of_many_hot_brokers_sorted_at_once_equal_each_broker
 
         alone = [run(x) for x in alone]
         for j in range(4):
-            got = run(batch.__dict__["_avg_largest"][(mode, j)])
+            got = run(_largest_first(batch, j, mode))  # (its lists made from the batch's arrays when asked)
             assert got[0] == alone[j][0] and got[2] == alone[j][2]
             assert np.array_equal(np.array(got[1]), np.array(alone[j][1]), equal_nan=True)
         assert alone[1][2] is None and alone[2][2] is not None and alone[3] == ([], [], [])
