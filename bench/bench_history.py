@@ -363,8 +363,12 @@ def machine_scaling() -> float:
 CEILING_HOURS = 24
 
 
-def _sweep_work(job: tuple) -> float:
-    """Seconds for one process to replay the first :data:`CEILING_HOURS` of ``path``'s first day for the
+#: hours the instruction count replays (under valgrind a replay runs about 40 times slower)
+INSTRUCTION_HOURS = 6
+
+
+def _sweep_work(job: tuple, hours: float = CEILING_HOURS) -> float:
+    """Seconds for one process to replay the first ``hours`` of ``path``'s first day for the
     bench's 5 × 6 grid, in-process, through a sweep task's own body (:func:`dashboard.history.sweep._files_udf`
     over the wide day files): every cell (``group`` -1) or one of the two groups a two-core sweep deals them into."""
     path, group = job
@@ -381,7 +385,7 @@ def _sweep_work(job: tuple) -> float:
     cells = grid_cells(keys[0], SWEEP_X[1], keys[1], SWEEP_Y[1])
     if group >= 0:
         cells = cell_groups(cells, cell_intervals(cfg, keys, cells), 2)[group]
-    hi = int(pd.Timestamp(day, tz="UTC").value // 1_000_000) + CEILING_HOURS * 3_600_000
+    hi = int(pd.Timestamp(day, tz="UTC").value // 1_000_000) + int(hours * 3_600_000)
     task = _files_udf(src, None, hi, None, False, "AvgShedder", cfg, 8, keys, {0: cells})
     t = time.perf_counter()
     for _counts in task([pd.DataFrame({"id": [0]})]):
@@ -416,6 +420,41 @@ def sweep_work_ceiling(path: Path) -> dict:
             tries.append((one, *alone, *both, time.perf_counter() - t))
     a, g0, g1, b0, b1, w = (min(col) for col in zip(*tries))
     return {"work": a / max(g0, g1), "penalty": (b0 / g0 + b1 / g1) / 2, "ceiling": a / w, "tries": tries}
+
+
+def sweep_instructions(path: Path) -> dict | None:
+    """The sweep's own work counted in instructions (valgrind's cachegrind: what the CPU executes, the same
+    whatever else the host runs, unlike seconds here), over the first :data:`INSTRUCTION_HOURS` hours: all
+    cells in one process and each group of the two-core deal alone, each less a process that replays only the
+    first minute (start, imports, first-time caches). ``None`` without valgrind.
+
+    * ``work``: all cells ÷ the larger group — the speed-up two cores would give if a second worker cost
+      nothing but its instructions;
+    * ``repeated``: what the two groups execute beyond all cells in one process, as a share of that (each
+      group reads the days, builds each minute's view and what the cells share on it);
+    * ``uneven``: how much the larger group exceeds the mean of the two."""
+    import re
+    import shutil
+    import subprocess
+    from concurrent.futures import ThreadPoolExecutor
+
+    vg = shutil.which("valgrind")
+    if vg is None:
+        return None
+
+    def count(group: int) -> int:
+        p = subprocess.run([vg, "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
+                            sys.executable, __file__, "--count", str(path), str(group)],
+                           capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        got = re.search(r"I\s+refs:\s+([\d,]+)", p.stderr)
+        if p.returncode != 0 or got is None:
+            raise SystemExit(f"instruction count of group {group} failed:\n{p.stderr[-3000:]}")
+        return int(got.group(1).replace(",", ""))
+
+    with ThreadPoolExecutor(2) as ex:
+        start, one, g0, g1 = ex.map(count, (-2, -1, 0, 1))
+    one, g0, g1 = one - start, g0 - start, g1 - start
+    return {"work": one / max(g0, g1), "repeated": (g0 + g1 - one) / one, "uneven": max(g0, g1) / ((g0 + g1) / 2) - 1}
 
 
 class LoadSampler:
@@ -490,6 +529,10 @@ def main() -> int:
     import json
 
     global BROKERS, DAYS, SWEEP_DAYS, INGEST_DAYS
+    if len(sys.argv) == 4 and sys.argv[1] == "--count":  # (under valgrind: sweep_instructions)
+        g = int(sys.argv[3])
+        _sweep_work((sys.argv[2], max(g, -1)), INSTRUCTION_HOURS if g >= -1 else 1 / 60)
+        return 0
     if len(sys.argv) == 6 and sys.argv[1] == "--one":
         SWEEP_DAYS = int(sys.argv[5])
         print(json.dumps(_one(sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4])), default=str))
@@ -572,6 +615,7 @@ def main() -> int:
             speed = sw1["job_s"] / sw2["job_s"]
             ceiling = machine_scaling()
             wc = sweep_work_ceiling(path)
+            ins = sweep_instructions(path)
             note = (f"the fastest of {SWEEP_REPS} interleaved runs each ({all_runs}); this machine's own ceiling: two "
                     f"independent CPU-bound processes do {ceiling:.2f}x the work of one in the same time; the "
                     f"sweep's own work without Spark ({CEILING_HOURS} h, the fastest of 3 tries): all cells in one "
@@ -579,7 +623,11 @@ def main() -> int:
                     f"slow each other would give), each group {wc['penalty']:.2f}x slower when both run at once "
                     f"than alone, so {wc['ceiling']:.2f}x together (tries: all / groups alone / groups together "
                     + "; ".join(f"{a:.1f} / {g0:.1f}, {g1:.1f} / {b0:.1f}, {b1:.1f} s" for a, g0, g1, b0, b1, _w
-                                in wc["tries"]) + ")")
+                                in wc["tries"]) + ")"
+                    + (f"; in instructions ({INSTRUCTION_HOURS} h, valgrind): all cells vs the larger group "
+                       f"{ins['work']:.2f}x, the groups repeating {100 * ins['repeated']:.1f} % of the work, the "
+                       f"larger {100 * ins['uneven']:.1f} % above their mean" if ins else
+                       "; no instruction count: valgrind not installed"))
             print(f"{'sweep speed-up, 1 -> 2 executor cores':<46} {speed:>8.2f}x {'':>12} {'':>10}  "
                   f"{'>= 1.8x ' + ('OK' if speed >= 1.8 else 'OVER'):<16} {note}", flush=True)
             rows_out.emit("history", "sweep speed-up, 1 -> 2 executor cores", f"{BROKERS:,} x {DAYS} days", speed,

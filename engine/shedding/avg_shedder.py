@@ -470,6 +470,8 @@ def _prefill_largest(view, mode: str, js: list, *, whole: bool = False) -> None:
                                                      finite.tolist())))
     if whole:
         done[(mode, id(given))] = given  # (the list itself kept: its id names no other list meanwhile)
+
+
 def _fill(largest: tuple, budget: float, names: list, recent) -> list:
     """The bundles AvgShedder takes from a hot broker, ``(index, value)``: largest first, each one that
     fits what is left of ``budget`` (``0 < value <= budget``) and was not unloaded recently, until
