@@ -428,7 +428,7 @@ def _largest_first(view, j, mode: str) -> tuple:
         v = vals[idx]
         neg = (-v).tolist() if np.isfinite(v).all() else None
         got = cache[(mode, j)] = (idx.tolist(), v.tolist(), neg, 0, len(idx))
-    elif len(got) == 4:  # (sorted indices, their values, start, end, finite?) of a batch: this broker's part
+    elif len(got) == 4:  # ((sorted indices, their values), start, end, all finite) of a batch: this broker's part
         (idx, v), a, b, finite = got
         v = v[a:b]
         got = cache[(mode, j)] = (idx[a:b].tolist(), v.tolist(), (-v).tolist() if finite else None, 0, b - a)
