@@ -530,7 +530,7 @@ def main() -> int:
 
     global BROKERS, DAYS, SWEEP_DAYS, INGEST_DAYS
     if len(sys.argv) == 4 and sys.argv[1] == "--count":  # (under valgrind: sweep_instructions)
-        g = int(sys.argv[3])
+        g = int(sys.argv[3])  # a group, -1 all cells, -2 all cells over the first minute only (the baseline)
         _sweep_work((sys.argv[2], max(g, -1)), INSTRUCTION_HOURS if g >= -1 else 1 / 60)
         return 0
     if len(sys.argv) == 6 and sys.argv[1] == "--one":

@@ -49,7 +49,7 @@ from .cadence import forget_expired, grace_timeout, shedding_due
 from .config import LoadBalancerConfig
 from .errors import UsageError
 from .results import column_of
-from .view import LoadView
+from .view import DEFAULT_LT_SAMPLES, DEFAULT_ST_SAMPLES, LoadView
 
 __all__ = ["Backtest", "BacktestSet", "backtest_frames", "backtest_set_frames", "EVENT_COLUMNS", "BROKER_METRICS", "BUNDLE_COLUMNS", "MINUTE_MS",
            "events_frame", "shedding_strategies", "backtest_spec", "sweep_keys", "DRIVER_KEYS", "typed_value",
@@ -353,8 +353,9 @@ class Backtest:
             bs.topics = np.ones(len(bs.names), dtype=np.int64)
             nk = len(bs.names)
             # the views' per-bundle sample counts and per-broker topic counts, the same every minute (as
-            # LoadView.from_arrays fills them: 10 and 1,000 samples, each bundle one topic)
-            bs.fixed = {"st_samples": np.full(nk, 10, dtype=np.int64), "lt_samples": np.full(nk, 1000, dtype=np.int64),
+            # LoadView.from_arrays fills them by default, each bundle one topic)
+            bs.fixed = {"st_samples": np.full(nk, DEFAULT_ST_SAMPLES, dtype=np.int64),
+                        "lt_samples": np.full(nk, DEFAULT_LT_SAMPLES, dtype=np.int64),
                         "num_topics": np.bincount(bs.owner, weights=bs.topics, minlength=len(sorted_names))
                         .astype(np.int64)}
             for a in (bs.owner, bs.topics, *bs.fixed.values()):

@@ -39,6 +39,10 @@ _F = np.float64
 # identity: a simulator or a timeline builds a new view every minute over the same names.
 _NAME_CACHE: list = []
 
+#: the sample counts a view built from arrays gives each bundle's short- and long-term data when none
+#: are given (a full window of each)
+DEFAULT_ST_SAMPLES, DEFAULT_LT_SAMPLES = 10, 1000
+
 
 def _known_name_facts(bundles: list) -> dict | None:
     """The name facts kept for the list object ``bundles``, or ``None`` (none added)."""
@@ -373,8 +377,8 @@ class LoadView:
             last_update=(np.full(nb, now_ms, dtype=np.int64) if last_update is None
                          else np.asarray(last_update, dtype=np.int64)[order]),
             bundles=list(bundles), st=st, lt=lt,
-            st_samples=(np.full(nk, 10, dtype=np.int64) if st_samples is None else np.asarray(st_samples)),
-            lt_samples=(np.full(nk, 1000, dtype=np.int64) if lt_samples is None else np.asarray(lt_samples)),
+            st_samples=(np.full(nk, DEFAULT_ST_SAMPLES, dtype=np.int64) if st_samples is None else np.asarray(st_samples)),
+            lt_samples=(np.full(nk, DEFAULT_LT_SAMPLES, dtype=np.int64) if lt_samples is None else np.asarray(lt_samples)),
             topics=topics, in_bundle_data=np.ones(nk, dtype=bool), owned=owned,
             broker_info=[broker_info[i] for i in order_l] if broker_info else [_NO_INFO] * nb,
         )
