@@ -269,6 +269,7 @@ class _BrokerSet:
     owner: np.ndarray | None = None
     topics: np.ndarray | None = None
     fixed: dict | None = None  # what every view over the synthetic bundles shares (read-only arrays)
+    in_shed_order: list | None = None  # their views' owned_in_shed_order (the same every minute)
 
 
 class Backtest:
@@ -399,6 +400,15 @@ class Backtest:
             # names that minute after minute share: every name hashed once (~6 ms for 8,000), so that each
             # later minute sorts its bundles with their HashMap rank known (sort_desc_runs: ties at once)
             view.shed_rank  # noqa: B018
+        if bundles is None:
+            # a broker's synthetic bundles split its load evenly: sorted by load they all tie, so each
+            # broker's bundles come in HashMap order, the same order every minute (names, owners and
+            # bundleData never change for this broker list)
+            view.even_shares = True
+            if bs.in_shed_order is None:
+                bs.in_shed_order = view.owned_in_shed_order
+            else:
+                view.__dict__["owned_in_shed_order"] = bs.in_shed_order
         return view
 
     # ------------------------------------------------------------------ the loop

@@ -258,6 +258,10 @@ class LoadView:
     #: bundle -> ResourceQuota of the snapshot (``LoadData.resource_quotas``): the default BundleData
     #: of a bundle without bundle-data starts from it, as in ``getBundleDataOrDefault``
     resource_quotas: dict = field(default_factory=dict)
+    #: each broker's bundles carry equal short- and long-term values (a broker's load split evenly, as a
+    #: backtest's synthetic bundles are): sorted by any of those values, largest first, a broker's bundles
+    #: all tie, so they come in :attr:`shed_rank` order, :attr:`owned_in_shed_order`
+    even_shares: bool = False
 
     def __copy__(self):  # a shallow copy shares the bundle list (and so what is cached for it), as by default
         new = object.__new__(type(self))
@@ -534,6 +538,22 @@ class LoadView:
                 and (rank := self._stored_shed_rank(f)) is not None:
             self.__dict__["shed_rank"] = rank  # (what shed_rank would return)
         return rank
+
+    @cached_property
+    def owned_in_shed_order(self) -> list:
+        """Per broker, the indices of its sheddable bundles in :attr:`shed_rank` order (a tuple each): what
+        ``getBundleDataForLoadShedding()`` offers of the broker, ties in ``HashMap`` order. A function of
+        the names, ``bundleData`` and the ownership alone (views that share these may share it)."""
+        owned = self.owned
+        counts = np.fromiter(map(len, owned), dtype=np.int64, count=len(owned))
+        idx = np.concatenate(owned) if counts.sum() else np.zeros(0, dtype=np.int64)
+        grp = np.repeat(np.arange(len(owned)), counts)
+        keep = self.sheddable[idx]
+        idx, grp = idx[keep], grp[keep]
+        idx = idx[np.lexsort((self.shed_rank[idx], grp))]
+        ends = np.cumsum(np.bincount(grp, minlength=len(owned))).tolist()
+        flat = idx.tolist()
+        return [tuple(flat[a:b]) for a, b in zip([0, *ends[:-1]], ends)]
 
     @cached_property
     def owners(self) -> dict:

@@ -420,7 +420,13 @@ def _largest_first(view, j, mode: str) -> tuple:
     keeps the order. A broker sorted with others (:func:`_prefill_largest`) gets its lists when first asked."""
     cache = view.__dict__.setdefault("_avg_largest", {})
     got = cache.get((mode, j))
-    if got is None:
+    if got is None and view.even_shares:  # the broker's bundles all tie: shed-rank order, one value
+        vals = view.short_rate if mode == "rate" else view.short_throughput
+        idx = view.owned_in_shed_order[j]
+        n = len(idx)
+        v = float(vals[idx[0]]) if n else 0.0
+        got = cache[(mode, j)] = (idx, [v] * n, [-v] * n if np.isfinite(v) else None, 0, n)
+    elif got is None:
         vals = view.short_rate if mode == "rate" else view.short_throughput
         idx = view.owned[j]
         if len(idx):
@@ -442,6 +448,8 @@ def _prefill_largest(view, mode: str, js: list, *, whole: bool = False) -> None:
 
     ``whole``: ``js`` is a list kept with the view (the pairing's hot side) — once it is sorted, asking
     again costs nothing (a sweep's cells ask for it in turn)."""
+    if view.even_shares:
+        return  # nothing to sort (see _largest_first)
     given = js
     if whole:
         done = view.__dict__.setdefault("_avg_whole", {})

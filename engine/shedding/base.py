@@ -139,7 +139,11 @@ def _ties_in_map_order(view: LoadView, out: np.ndarray, s: np.ndarray, g) -> np.
 def select_largest_first(view: LoadView, j: int, recent: np.ndarray, need: float) -> list[tuple[int, float]]:
     """OverloadShedder / ThresholdShedder selection: largest short-term throughput first until the
     marked traffic reaches ``need`` (always at least one bundle; zero-traffic bundles allowed)."""
-    idx = sort_desc(view, candidate_bundles(view, j, recent), view.short_throughput)
+    if view.even_shares:  # the broker's bundles all tie: their shed-rank order (LoadView.even_shares)
+        idx = np.array(view.owned_in_shed_order[j], dtype=np.int64)
+        idx = idx[~recent[idx]]
+    else:
+        idx = sort_desc(view, candidate_bundles(view, j, recent), view.short_throughput)
     out = []
     marked = 0.0
     for k in idx.tolist():

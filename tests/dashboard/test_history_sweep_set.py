@@ -331,3 +331,33 @@ def test_sweepset011_a_runner_kept_on_its_working_copy_decides_as_the_value_cont
         counted, counted_t = replay(True, initial, 0, True, cfg=cfg), replay(False, initial, 0, True, cfg=cfg)
         assert counted.take_tally() == counted_t.take_tally()
         assert counted.carried() == threaded.carried()
+
+
+@pytest.mark.parametrize("name", ["AvgShedder", "ThresholdShedder"])
+def test_sweepset005_synthetic_bundles_decide_as_sorted(frames, name):
+    """Over synthetic bundles (a broker's load split evenly) the views say so (``even_shares``) and share
+    one per-broker shed order minute after minute; the events — which bundles, in which order — equal
+    those of the same backtest whose views sort every broker's bundles by value each minute."""
+
+    class Sorting(Backtest):
+        def view(self, *args, **kwargs):
+            v = super().view(*args, **kwargs)
+            v.even_shares = False  # (the views sort as any view does)
+            return v
+
+    bw, _kw = frames
+    low = "loadBalancerAvgShedderLowThreshold" if name == "AvgShedder" else "loadBalancerBrokerThresholdShedderPercentage"
+    for value in ("2", "5"):
+        cfg = LoadBalancerConfig().with_values({low: value, "loadBalancerAvgShedderHitCountLowThreshold": "1"})
+        even, plain = Backtest(name, cfg), Sorting(name, cfg)
+        views = []
+        for block in broker_blocks([bw]):
+            even.feed(block)
+            plain.feed(block)
+            n = block.ends[0] - block.starts[0]
+            views.append(even.view(int(block.ts[0]), block.names_of(block.codes[:n]), block.metrics[:n]))
+            views.append(even.view(int(block.ts[-1]), block.names_of(block.codes[:n]), block.metrics[:n]))
+        got, want = even.finish(), plain.finish()
+        assert len(want) > 0 and want["n_bundles"].lt(8).any()  # pairs that take some of a broker's bundles
+        pd.testing.assert_frame_equal(got, want)
+        assert all(v.even_shares for v in views) and views[0].owned_in_shed_order is views[1].owned_in_shed_order

@@ -292,3 +292,40 @@ def test_avgshedder_prepared_view_decides_as_an_unprepared_one():
         assert a.reason == b.reason
         counts.append(len(a.selected))
     assert counts[0] > 20 and counts[-1] < counts[0]
+
+
+def test_even_shares_views_offer_each_brokers_bundles_as_sorting_them_does():
+    """A view whose brokers split their load evenly (``even_shares``: a backtest's synthetic bundles)
+    offers each broker's bundles in shed-rank order with one value, without sorting: the same indices,
+    values and bisection keys as sorting them — bundles owned out of index order, some without
+    BundleData or in system namespaces, a broker at zero, one at NaN (no bisection keys), one at
+    infinity, one with no bundle."""
+    from engine.shedding.avg_shedder import _largest_first, _prefill_largest
+
+    names = names_with_system(400)
+    nk = len(names)
+    owner = np.random.default_rng(11).permutation(np.arange(nk) % 5)  # broker e: no bundle (5 of 6)
+    level = np.array([3.0, 0.0, np.nan, np.inf, 1.25, 9.0])
+    st = np.repeat(level[owner][:, None], 4, axis=1)
+    v = LoadView.from_arrays(brokers=[f"{c}:1" for c in "abcdef"], bundles=names, owner=owner,
+                             cpu=np.array([90.0, 50.0, 10.0, 20.0, 30.0, 5.0]), st=st, java_order=False)
+    inbd = np.ones(nk, dtype=bool)
+    inbd[::13] = False
+    v = dataclasses.replace(v, in_bundle_data=inbd)
+    even = dataclasses.replace(v, even_shares=True)
+    order = even.owned_in_shed_order
+    for j in range(6):
+        mine = np.flatnonzero((owner == j) & v.sheddable)
+        assert list(order[j]) == sorted(mine.tolist(), key=lambda k: v.shed_rank[k])
+    assert order[5] == () and len(order[0]) > 40
+    assert list(order[0]) != sorted(order[0])  # the rank decides, not the index
+    for mode in ("rate", "throughput"):
+        _prefill_largest(even, mode, [0, 1, 2, 3, 4], whole=False)  # nothing to sort: no entry made
+        assert not any(m == mode for m, _j in even.__dict__.get("_avg_largest", {}))
+        for j in range(6):
+            idx, vals, neg, a, b = _largest_first(even, j, mode)
+            s_idx, s_vals, s_neg, s_a, s_b = _largest_first(dataclasses.replace(v), j, mode)
+            assert list(idx[a:b]) == list(s_idx[s_a:s_b])
+            assert np.array_equal(np.array(vals[a:b]), np.array(s_vals[s_a:s_b]), equal_nan=True)
+            assert (neg is None) == (s_neg is None) and (neg is None or neg[a:b] == s_neg[s_a:s_b])
+        assert _largest_first(even, 2, mode)[2] is None and _largest_first(even, 3, mode)[2] is None
