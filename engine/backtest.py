@@ -512,7 +512,7 @@ class Backtest:
             codes = block.codes[a:b]
             names = block.names_of(codes)
             bundles = bundle_block.minute(now, block, codes) if bundle_block is not None else None
-            self.step(now, names, block.metrics[a:b], bundles)
+            self.step(now, names, block.rows(a, b), bundles)
         if progress is not None:
             progress(n, n)
 
@@ -570,7 +570,7 @@ class BacktestSet:
             codes = block.codes[a:b]
             names = block.names_of(codes)
             bundles = bundle_block.minute(now, block, codes) if bundle_block is not None else None
-            metrics = block.metrics[a:b]
+            metrics = block.rows(a, b)
             views: dict[tuple, LoadView] = {}
             for j in due:
                 bt, key = live[j], keys[j]
@@ -621,7 +621,8 @@ def _broker_codes(col: pd.Series) -> tuple[np.ndarray, list]:
 
 class BrokerBlock:
     """Broker rows as arrays, sorted by ``(timestamp, broker)``: ``ts`` (epoch ms), ``codes`` (index into
-    ``names``, which is sorted), ``metrics`` (n, 9), and the row range of each minute."""
+    ``names``, which is sorted), ``columns`` (one float64 array per metric: a minute's rows by :meth:`rows`), and
+    the row range of each minute."""
 
     def __init__(self, frame: pd.DataFrame):
         codes, uniq = _broker_codes(frame["broker"])
@@ -650,13 +651,25 @@ class BrokerBlock:
             self.codes = codes[order].astype(np.int64)
             cols = [c[order] for c in metrics]
         self.names = names
-        self.metrics = np.column_stack(cols) if len(ts) else np.zeros((0, len(BROKER_METRICS)))
+        # one array per metric, as read: a minute's rows are gathered when fed (rows); one (rows, metrics)
+        # copy of a 1,000-broker day is ~100 MB of fresh memory, page faults and all, every day of every task
+        self.columns = [np.asarray(c, dtype=np.float64) for c in cols] if len(ts) else \
+            [np.zeros(0) for _ in BROKER_METRICS]
         if len(self.ts):
             self.starts = np.flatnonzero(np.r_[True, self.ts[1:] != self.ts[:-1]])
             self.ends = np.r_[self.starts[1:], len(self.ts)]
         else:
             self.starts = self.ends = np.zeros(0, dtype=np.int64)
         self._lists: dict[bytes, list] = {}
+
+    def rows(self, a: int, b: int) -> np.ndarray:
+        """The metrics of rows ``[a, b)`` (a minute), ``(b - a, 9)`` in :data:`BROKER_METRICS` order."""
+        return np.stack([c[a:b] for c in self.columns], axis=1)
+
+    @property
+    def metrics(self) -> np.ndarray:
+        """Every row's metrics, ``(rows, 9)`` (a new array each time: the feeds read :meth:`rows`)."""
+        return np.stack(self.columns, axis=1)
 
     def names_of(self, codes: np.ndarray) -> list:
         key = codes.tobytes()

@@ -355,8 +355,8 @@ def test_sweepset005_synthetic_bundles_decide_as_sorted(frames, name):
             even.feed(block)
             plain.feed(block)
             n = block.ends[0] - block.starts[0]
-            views.append(even.view(int(block.ts[0]), block.names_of(block.codes[:n]), block.metrics[:n]))
-            views.append(even.view(int(block.ts[-1]), block.names_of(block.codes[:n]), block.metrics[:n]))
+            views.append(even.view(int(block.ts[0]), block.names_of(block.codes[:n]), block.rows(0, n)))
+            views.append(even.view(int(block.ts[-1]), block.names_of(block.codes[:n]), block.rows(0, n)))
         got, want = even.finish(), plain.finish()
         assert len(want) > 0 and want["n_bundles"].lt(8).any()  # pairs that take some of a broker's bundles
         pd.testing.assert_frame_equal(got, want)
