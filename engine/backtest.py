@@ -269,7 +269,7 @@ class _BrokerSet:
     owner: np.ndarray | None = None
     topics: np.ndarray | None = None
     fixed: dict | None = None  # what every view over the synthetic bundles shares (read-only arrays)
-    in_shed_order: list | None = None  # their views' owned_in_shed_order (the same every minute)
+    first: LoadView | None = None  # the first view over the synthetic bundles (LoadView.at_minute: the later ones)
 
 
 class Backtest:
@@ -367,11 +367,15 @@ class Backtest:
         :data:`BROKER_METRICS` order; ``bundles`` ``(names, owner index into brokers, st (nk, 4), topics)``
         for reported bundles, ``None`` for synthetic ones."""
         bs = self._broker_set(brokers)
-        m = metrics[bs.order]
         if bundles is None:
             self._synthetic(bs, brokers)
             per = metrics[:, [7, 8, 5, 6]] / self.k  # throughput in/out, rate in/out per bundle
             st = np.repeat(per, self.k, axis=0)
+            if bs.first is not None:  # a later minute of this broker list: its first view with this minute's load
+                m = metrics.T[:, bs.order]  # (one row per metric)
+                return bs.first.at_minute(
+                    now_ms=now_ms, cpu=m[0], memory=m[1], direct_memory=m[2], bandwidth_in=m[3], bandwidth_out=m[4],
+                    msg_rate_in=m[5], msg_rate_out=m[6], msg_throughput_in=m[7], msg_throughput_out=m[8], st=st, lt=st)
             names, owner, topics = bs.names, bs.owner, bs.topics
             # the long-term values are the short-term ones (one array: a view is read, never written)
             fixed = {"lt": st, **bs.fixed}
@@ -386,6 +390,7 @@ class Backtest:
             owner = np.asarray(owner, dtype=np.int64)
             owner = np.where(owner >= 0, bs.inv[np.where(owner >= 0, owner, 0)], -1)
             fixed = {}
+        m = metrics[bs.order]
         view = LoadView.from_arrays(
             brokers=bs.brokers, bundles=names, owner=owner, cpu=m[:, 0], memory=m[:, 1], direct_memory=m[:, 2],
             bandwidth_in=m[:, 3], bandwidth_out=m[:, 4], msg_rate_in=m[:, 5], msg_rate_out=m[:, 6],
@@ -405,10 +410,8 @@ class Backtest:
             # broker's bundles come in HashMap order, the same order every minute (names, owners and
             # bundleData never change for this broker list)
             view.even_shares = True
-            if bs.in_shed_order is None:
-                bs.in_shed_order = view.owned_in_shed_order
-            else:
-                view.__dict__["owned_in_shed_order"] = bs.in_shed_order
+            view.owned_in_shed_order  # noqa: B018 (the later minutes' views share it)
+            bs.first = view
         return view
 
     # ------------------------------------------------------------------ the loop

@@ -389,6 +389,46 @@ class LoadView:
         view.__dict__["num_bundles"] = counts  # the cached property, known here
         return view
 
+    #: what :meth:`at_minute` carries over: derived from the brokers, the bundle names, ``bundleData``,
+    #: the ownership and the broker infos alone (never from a minute's load)
+    _FIXED_FACTS = ("num_bundles", "broker_index", "sheddable", "_shed_capacities", "owned_in_shed_order", "owners",
+                    "shed_rank", "persistent_ok", "non_persistent_ok", "name_rank")
+
+    def at_minute(self, *, now_ms: int, cpu, memory, direct_memory, bandwidth_in, bandwidth_out, msg_rate_in,
+                  msg_rate_out, msg_throughput_in, msg_throughput_out, st, lt) -> "LoadView":
+        """The view of another minute over this view's brokers, bundles and ownership: what
+        :meth:`from_arrays` builds from the same arrays (``java_order=False``, sample counts, topics and
+        broker infos as this view's, ``last_update`` = ``now_ms``, the long-term broker rate the owned
+        bundles' sum), without deriving again what depends on the names and the ownership alone
+        (:data:`_FIXED_FACTS`, shared with this view). The arrays are kept as given, not copied: the
+        caller hands over float64 arrays it never writes to again."""
+        nb, nk = len(self.brokers), len(self.bundles)
+        if st.shape != (nk, 4) or lt.shape != (nk, 4):
+            raise ValueError("st and lt must have one row per bundle of the view")
+        got = self.__dict__.get("_owned_flat")
+        if got is None:  # every owned bundle and its broker, broker after broker (each broker's in bundle order,
+            # as from_arrays lists them: the same sums, added in the same order, as over the bundles' owners)
+            counts = np.fromiter(map(len, self.owned), dtype=np.int64, count=nb)
+            flat = np.concatenate(self.owned) if counts.sum() else np.zeros(0, dtype=np.int64)
+            got = self.__dict__["_owned_flat"] = (flat, np.repeat(np.arange(nb), counts))
+        flat, grp = got
+        view = LoadView(
+            now_ms=int(now_ms), brokers=self.brokers, cpu=cpu, memory=memory, direct_memory=direct_memory,
+            bandwidth_in=bandwidth_in, bandwidth_out=bandwidth_out, msg_rate_in=msg_rate_in,
+            msg_rate_out=msg_rate_out, msg_throughput_in=msg_throughput_in, msg_throughput_out=msg_throughput_out,
+            long_term_msg_rate=np.bincount(grp, weights=(lt[:, 2] + lt[:, 3])[flat], minlength=nb).astype(_F),
+            num_topics=self.num_topics, last_update=np.full(nb, now_ms, dtype=np.int64), bundles=self.bundles,
+            st=st, lt=lt, st_samples=self.st_samples, lt_samples=self.lt_samples, topics=self.topics,
+            in_bundle_data=self.in_bundle_data, owned=self.owned, broker_info=self.broker_info,
+            st_max=self.st_max, lt_max=self.lt_max, resource_quotas=self.resource_quotas,
+            even_shares=self.even_shares)
+        d, mine = view.__dict__, self.__dict__
+        d["_owned_flat"] = got
+        for k in self._FIXED_FACTS:
+            if k in mine:
+                d[k] = mine[k]
+        return view
+
     # ------------------------------------------------------------------ lookups
     @cached_property
     def broker_index(self) -> dict:

@@ -2,6 +2,9 @@
 shared by the cells due that minute — and every cell's events exactly those of its own Backtest."""
 from __future__ import annotations
 
+import dataclasses
+
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -11,6 +14,7 @@ from engine.backtest import Backtest, BacktestSet, backtest_frames, backtest_set
 from engine.backtest import shedding_strategies
 from engine.config import LoadBalancerConfig
 from engine.strategies import registry
+from engine.view import LoadView
 
 
 @pytest.fixture(scope="module")
@@ -361,3 +365,16 @@ def test_sweepset005_synthetic_bundles_decide_as_sorted(frames, name):
         assert len(want) > 0 and want["n_bundles"].lt(8).any()  # pairs that take some of a broker's bundles
         pd.testing.assert_frame_equal(got, want)
         assert all(v.even_shares for v in views) and views[0].owned_in_shed_order is views[1].owned_in_shed_order
+    # a later minute's view (the first one's, at that minute) equals the one a new driver builds for it
+    a, b = int(block.starts[-1]), int(block.ends[-1])
+    minute = (int(block.ts[a]), block.names_of(block.codes[a:b]), block.rows(a, b))
+    later, fresh = even.view(*minute), Backtest(name, cfg).view(*minute)
+    assert later is not fresh and "shed_rank" in later.__dict__
+    for f in dataclasses.fields(LoadView):
+        x, y = getattr(later, f.name), getattr(fresh, f.name)
+        if f.name == "owned":
+            assert all(np.array_equal(p, q) for p, q in zip(x, y)) and len(x) == len(y)
+        elif isinstance(x, np.ndarray):
+            assert x.dtype == y.dtype and np.array_equal(x, y), f.name
+        else:
+            assert x == y, f.name

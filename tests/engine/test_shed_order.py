@@ -329,3 +329,48 @@ def test_even_shares_views_offer_each_brokers_bundles_as_sorting_them_does():
             assert np.array_equal(np.array(vals[a:b]), np.array(s_vals[s_a:s_b]), equal_nan=True)
             assert (neg is None) == (s_neg is None) and (neg is None or neg[a:b] == s_neg[s_a:s_b])
         assert _largest_first(even, 2, mode)[2] is None and _largest_first(even, 3, mode)[2] is None
+
+
+def _same_view(a: LoadView, b: LoadView) -> None:
+    for f in dataclasses.fields(LoadView):
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if isinstance(x, np.ndarray):
+            assert x.dtype == y.dtype and np.array_equal(x, y, equal_nan=x.dtype.kind == "f"), f.name
+        elif f.name == "owned":
+            assert len(x) == len(y) and all(np.array_equal(p, q) for p, q in zip(x, y)), f.name
+        else:
+            assert x == y, f.name
+
+
+def test_a_view_at_another_minute_equals_the_view_built_for_that_minute():
+    """``at_minute``: another minute's load over a view's brokers, bundles and ownership gives every field
+    ``from_arrays`` gives for that minute — the long-term broker rates summed over owned bundles only (some
+    unowned, a broker with none), last update at the minute — and shares the facts of names and ownership
+    (not those of the first minute's load)."""
+    names = names_with_system(300)
+    nk = len(names)
+    rng = np.random.default_rng(2)
+    owner = rng.integers(-1, 4, size=nk)  # -1: unowned; broker e (4): none
+    brokers = [f"{c}:1" for c in "abcde"]
+
+    def arrays(seed):
+        r = np.random.default_rng(seed)
+        st = r.random((nk, 4)) * 100
+        st[5] = np.nan
+        return dict(cpu=r.random(5) * 100, memory=r.random(5), direct_memory=r.random(5), bandwidth_in=r.random(5),
+                    bandwidth_out=r.random(5), msg_rate_in=r.random(5), msg_rate_out=r.random(5),
+                    msg_throughput_in=r.random(5), msg_throughput_out=r.random(5), st=st, lt=st * 0.5 + 1)
+
+    first = LoadView.from_arrays(brokers=brokers, bundles=names, owner=owner, now_ms=60_000, java_order=False,
+                                 **arrays(1))
+    first.shed_rank, first.sheddable, first.short_rate  # noqa: B018 (facts of the names and of the load)
+    first.usage_with_weight((1.0, 1.0, 1.0, 1.0))
+    later = first.at_minute(now_ms=120_000, **arrays(2))
+    want = LoadView.from_arrays(brokers=brokers, bundles=names, owner=owner, now_ms=120_000, java_order=False,
+                                **arrays(2))
+    _same_view(later, want)
+    assert later.__dict__["shed_rank"] is first.shed_rank and later.bundles is first.bundles
+    assert not {"short_rate", "_uw_cache"} & set(later.__dict__)  # (the first minute's load stays its own)
+    assert np.array_equal(later.short_rate, want.short_rate, equal_nan=True)
+    np.testing.assert_array_equal(later.usage_with_weight((1.0, 1.0, 1.0, 1.0)), want.usage_with_weight((1.0, 1.0, 1.0, 1.0)))
+    assert later.long_term_msg_rate[4] == 0 and later.long_term_msg_rate[0] > 0
