@@ -392,7 +392,7 @@ class LoadView:
     #: what :meth:`at_minute` carries over: derived from the brokers, the bundle names, ``bundleData``,
     #: the ownership and the broker infos alone (never from a minute's load)
     _FIXED_FACTS = ("num_bundles", "broker_index", "sheddable", "_shed_capacities", "owned_in_shed_order", "owners",
-                    "shed_rank", "persistent_ok", "non_persistent_ok", "name_rank")
+                    "shed_rank", "persistent_ok", "non_persistent_ok", "name_rank", "broker_map_rank")
 
     def at_minute(self, *, now_ms: int, cpu, memory, direct_memory, bandwidth_in, bandwidth_out, msg_rate_in,
                   msg_rate_out, msg_throughput_in, msg_throughput_out, st, lt) -> "LoadView":
@@ -647,6 +647,13 @@ class LoadView:
         if not self.broker_info:
             return np.ones(self.nb, dtype=bool)
         return np.array([i.non_persistent_topics_enabled for i in self.broker_info], dtype=bool)
+
+    @cached_property
+    def broker_map_rank(self) -> np.ndarray:
+        """Position of each broker in a ``HashMap`` filled in :attr:`brokers` order (read-only: shared)."""
+        got = java_map_rank(self.brokers)
+        got.flags.writeable = False
+        return got
 
     @cached_property
     def name_rank(self) -> np.ndarray:

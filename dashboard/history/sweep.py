@@ -189,7 +189,8 @@ def _day_blocks(source: dict, lo_ms: int | None, hi_ms: int | None):
             if bound is not None:
                 k = op(ts, bound)
                 keep = k if keep is None else pc.and_(keep, k)
-        if keep is not None:
+        if keep is not None and not pc.all(keep, skip_nulls=False).as_py():  # (a day the range covers whole is
+            # kept as read: no copy of its table)
             t, ts = t.filter(keep), ts.filter(keep)
         if not t.num_rows:
             continue

@@ -63,7 +63,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..javacompat import java_map_rank
 from ..javasort import ContractViolation, java_int_cast, java_sort
 from ..placement.base import PlacementStrategy, as_index, new_decision
 from ..results import (BALANCED, FAILURE, HIT_COUNT, NO_BUNDLES, UNKNOWN, AvgPair, BrokerVerdict, Details, LazyText,
@@ -391,7 +390,7 @@ def _pairing(view, weights, truncating: bool = False) -> tuple:
         n = len(scores)
         mean = float(np.mean(scores)) if n else None
         if truncating:
-            srt = np.argsort(java_map_rank(view.brokers), kind="stable").tolist()
+            srt = np.argsort(view.broker_map_rank, kind="stable").tolist()
             sl = scores.tolist()
             try:
                 java_sort(srt, lambda x, y: java_int_cast(sl[x] - sl[y]))
@@ -400,7 +399,7 @@ def _pairing(view, weights, truncating: bool = False) -> tuple:
                 return exc
             srt = np.asarray(srt, dtype=np.int64)
         else:
-            srt = np.lexsort((java_map_rank(view.brokers), scores))
+            srt = np.lexsort((view.broker_map_rank, scores))
         m = (n + 1) // 2
         lo_idx, hi_idx = srt[:m], srt[::-1][:m]
         s_lo, s_hi = scores[lo_idx], scores[hi_idx]
