@@ -392,7 +392,7 @@ class LoadView:
     #: what :meth:`at_minute` carries over: derived from the brokers, the bundle names, ``bundleData``,
     #: the ownership and the broker infos alone (never from a minute's load)
     _FIXED_FACTS = ("num_bundles", "broker_index", "sheddable", "_shed_capacities", "owned_in_shed_order", "owners",
-                    "shed_rank", "persistent_ok", "non_persistent_ok", "name_rank", "broker_map_rank")
+                    "shed_rank", "persistent_ok", "non_persistent_ok", "name_rank", "broker_map_rank", "owned_flat")
 
     def at_minute(self, *, now_ms: int, cpu, memory, direct_memory, bandwidth_in, bandwidth_out, msg_rate_in,
                   msg_rate_out, msg_throughput_in, msg_throughput_out, st, lt) -> "LoadView":
@@ -405,13 +405,9 @@ class LoadView:
         nb, nk = len(self.brokers), len(self.bundles)
         if st.shape != (nk, 4) or lt.shape != (nk, 4):
             raise ValueError("st and lt must have one row per bundle of the view")
-        got = self.__dict__.get("_owned_flat")
-        if got is None:  # every owned bundle and its broker, broker after broker (each broker's in bundle order,
-            # as from_arrays lists them: the same sums, added in the same order, as over the bundles' owners)
-            counts = np.fromiter(map(len, self.owned), dtype=np.int64, count=nb)
-            flat = np.concatenate(self.owned) if counts.sum() else np.zeros(0, dtype=np.int64)
-            got = self.__dict__["_owned_flat"] = (flat, np.repeat(np.arange(nb), counts))
-        flat, grp = got
+        # (each broker's bundles in bundle order, as from_arrays lists them: the same sums, added in the same
+        # order, as over the bundles' owners)
+        flat, grp = self.owned_flat
         view = LoadView(
             now_ms=int(now_ms), brokers=self.brokers, cpu=cpu, memory=memory, direct_memory=direct_memory,
             bandwidth_in=bandwidth_in, bandwidth_out=bandwidth_out, msg_rate_in=msg_rate_in,
@@ -423,7 +419,6 @@ class LoadView:
             st_max=self.st_max, lt_max=self.lt_max, resource_quotas=self.resource_quotas,
             even_shares=self.even_shares)
         d, mine = view.__dict__, self.__dict__
-        d["_owned_flat"] = got
         for k in self._FIXED_FACTS:
             if k in mine:
                 d[k] = mine[k]
@@ -580,18 +575,23 @@ class LoadView:
         return rank
 
     @cached_property
+    def owned_flat(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(bundles, brokers)``: every owned bundle and its broker, broker after broker (:attr:`owned`
+        joined end to end)."""
+        counts = np.fromiter(map(len, self.owned), dtype=np.int64, count=len(self.owned))
+        flat = np.concatenate(self.owned) if counts.sum() else np.zeros(0, dtype=np.int64)
+        return flat, np.repeat(np.arange(len(self.owned)), counts)
+
+    @cached_property
     def owned_in_shed_order(self) -> list:
         """Per broker, the indices of its sheddable bundles in :attr:`shed_rank` order (a tuple each): what
         ``getBundleDataForLoadShedding()`` offers of the broker, ties in ``HashMap`` order. A function of
         the names, ``bundleData`` and the ownership alone (views that share these may share it)."""
-        owned = self.owned
-        counts = np.fromiter(map(len, owned), dtype=np.int64, count=len(owned))
-        idx = np.concatenate(owned) if counts.sum() else np.zeros(0, dtype=np.int64)
-        grp = np.repeat(np.arange(len(owned)), counts)
+        idx, grp = self.owned_flat
         keep = self.sheddable[idx]
         idx, grp = idx[keep], grp[keep]
         idx = idx[np.lexsort((self.shed_rank[idx], grp))]
-        ends = np.cumsum(np.bincount(grp, minlength=len(owned))).tolist()
+        ends = np.cumsum(np.bincount(grp, minlength=len(self.owned))).tolist()
         flat = idx.tolist()
         return [tuple(flat[a:b]) for a, b in zip([0, *ends[:-1]], ends)]
 

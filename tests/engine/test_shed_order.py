@@ -331,7 +331,8 @@ def test_even_shares_views_offer_each_brokers_bundles_as_sorting_them_does():
         assert _largest_first(even, 2, mode)[2] is None and _largest_first(even, 3, mode)[2] is None
 
 
-def _same_view(a: LoadView, b: LoadView) -> None:
+def same_view(a: LoadView, b: LoadView) -> None:
+    """Every field of two views equal (arrays in value and type, NaN equal to NaN)."""
     for f in dataclasses.fields(LoadView):
         x, y = getattr(a, f.name), getattr(b, f.name)
         if isinstance(x, np.ndarray):
@@ -368,7 +369,7 @@ def test_a_view_at_another_minute_equals_the_view_built_for_that_minute():
     later = first.at_minute(now_ms=120_000, **arrays(2))
     want = LoadView.from_arrays(brokers=brokers, bundles=names, owner=owner, now_ms=120_000, java_order=False,
                                 **arrays(2))
-    _same_view(later, want)
+    same_view(later, want)
     assert later.__dict__["shed_rank"] is first.shed_rank and later.bundles is first.bundles
     assert not {"short_rate", "_uw_cache"} & set(later.__dict__)  # (the first minute's load stays its own)
     assert np.array_equal(later.short_rate, want.short_rate, equal_nan=True)
