@@ -259,6 +259,7 @@ def _configs_udf(source: dict, strategy: str, k: int, members: dict, lo_ms=None,
                                   for c, cfg in cells)
                 for block in _day_blocks(source, lo_ms, hi_ms):
                     bts.feed(block)
+                    del block  # (not held while the next day is read)
                     rows = []
                     for (c, _cfg), bt in zip(cells, bts.members):
                         rows.extend((c, e["timestamp"], e["n_bundles"], None) for e in bt.events)

@@ -154,19 +154,13 @@ def _day_blocks(source: dict, lo_ms: int | None, hi_ms: int | None):
     :func:`.sparkio.read_broker_minutes` records on its DataFrame), one
     :class:`engine.backtest.BrokerBlock` per day in time order, read here with pyarrow: the rows of
     ``[t0, t1]`` (the job's range, as Spark filters them) and of ``[lo_ms, hi_ms)`` (a time segment;
-    ``None`` = open). Each block is built from the columns as read (the broker names dictionary-encoded:
-    a Python string per broker, not per row), the same block as from a pandas frame of the rows."""
+    ``None`` = open). The same block as from a pandas frame of the rows (:func:`_read_day`).
+
+    Only the day being read and the one the caller holds are in memory: the generator lets go of a day's
+    block once it is handed over (a caller that drops its own before asking for the next keeps one)."""
     from pathlib import Path
 
-    import numpy as np
     import pandas as pd
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
-    from engine.backtest import BrokerBlock, _broker_codes
-
-    from .dataset import BROKER_METRICS
 
     def us(x):
         return None if x is None else int(pd.Timestamp(x).value // 1000)
@@ -181,24 +175,104 @@ def _day_blocks(source: dict, lo_ms: int | None, hi_ms: int | None):
         d0 = int(pd.Timestamp(day, tz="UTC").value // 1000)
         if (lo is not None and d0 + 86_400_000_000 <= lo) or (hi is not None and d0 >= hi):
             continue  # the day lies outside the segment
-        t = pa.concat_tables([pq.read_table(f, columns=["timestamp", "broker"] + list(BROKER_METRICS))
-                              for f in by_day[day]])
-        ts = t.column("timestamp").cast(pa.timestamp("us", tz="UTC")).cast(pa.int64())
-        keep = None
-        for bound, op in ((t0, pc.greater_equal), (t1, pc.less_equal), (lo, pc.greater_equal), (hi, pc.less)):
-            if bound is not None:
-                k = op(ts, bound)
-                keep = k if keep is None else pc.and_(keep, k)
-        if keep is not None and not pc.all(keep, skip_nulls=False).as_py():  # (a day the range covers whole is
-            # kept as read: no copy of its table)
-            t, ts = t.filter(keep), ts.filter(keep)
-        if not t.num_rows:
-            continue
-        ms = ts.to_numpy() // 1000
-        metrics = [t.column(m).to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
-                   for m in BROKER_METRICS]
-        codes, names = _broker_codes(pc.dictionary_encode(t.column("broker").cast(pa.string())).to_pandas())
-        yield BrokerBlock.of_arrays(ms, codes, names, metrics)
+        block = _read_day(by_day[day], (t0, t1, lo, hi))
+        if block is not None:
+            yield block
+            block = None  # (not held while the next day is read)
+
+
+def _read_day(files: list, bounds: tuple):
+    """One day's files as a :class:`engine.backtest.BrokerBlock` (``None`` when no row is in ``bounds``
+    = ``(t0, t1, lo, hi)`` in epoch µs: ``t0 <= t <= t1``, ``lo <= t < hi``, ``None`` = open).
+
+    Read one row group at a time into arrays made once for the day (one float64 array per metric): the
+    day's rows are in memory once, never also as an Arrow table (a 1,000-broker day is ~100 MB either way;
+    both at once was ~300 MB per task with the copies, paged in by every task of a sweep). Broker names
+    come from each row group's dictionary (a name per dictionary entry, not per row). A day with a row
+    missing its broker name is read as a whole table, as a pandas frame of it would be (the name ``nan``)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from engine.backtest import BrokerBlock
+
+    from .dataset import BROKER_METRICS
+
+    cols = ["timestamp", "broker", *BROKER_METRICS]
+    pfs = [pq.ParquetFile(f, read_dictionary=["broker"]) for f in files]
+    total = sum(pf.metadata.num_rows for pf in pfs)
+    ms = np.empty(total, dtype=np.int64)
+    raw = np.empty(total, dtype=np.int64)  # index into ``seen`` (names in order of appearance)
+    metrics = [np.empty(total, dtype=np.float64) for _ in BROKER_METRICS]
+    seen: dict[str, int] = {}
+    n = 0
+    for pf in pfs:
+        for i in range(pf.num_row_groups):
+            rg = pf.read_row_group(i, columns=cols)
+            ts = rg.column("timestamp").cast(pa.timestamp("us", tz="UTC")).cast(pa.int64()).to_numpy()
+            keep = None
+            for bound, op in zip(bounds, (np.greater_equal, np.less_equal, np.greater_equal, np.less)):
+                if bound is not None:
+                    k = op(ts, bound)
+                    keep = k if keep is None else keep & k
+            if keep is not None and keep.all():
+                keep = None  # (a row group the range covers whole: no copy of it)
+            k = len(ts) if keep is None else int(keep.sum())
+            if not k:
+                continue
+            codes = []
+            for chunk in rg.column("broker").chunks:
+                if chunk.null_count or chunk.dictionary.null_count:
+                    return _read_day_table(files, bounds)
+                ids = np.fromiter((seen.setdefault(s, len(seen)) for s in chunk.dictionary.to_pylist()),
+                                  dtype=np.int64, count=len(chunk.dictionary))
+                codes.append(ids[chunk.indices.to_numpy(zero_copy_only=False)])
+            codes = np.concatenate(codes) if len(codes) != 1 else codes[0]
+            ms[n:n + k] = (ts if keep is None else ts[keep]) // 1000
+            raw[n:n + k] = codes if keep is None else codes[keep]
+            for out, m in zip(metrics, BROKER_METRICS):
+                v = rg.column(m).to_numpy()
+                out[n:n + k] = v if keep is None else v[keep]
+            n += k
+            del rg
+    if not n:
+        return None
+    raw = raw[:n]
+    every = list(seen)
+    used = np.flatnonzero(np.bincount(raw, minlength=len(every)))
+    names = sorted(every[j] for j in used.tolist())
+    remap = np.zeros(len(every), dtype=np.int64)
+    remap[[seen[s] for s in names]] = np.arange(len(names))
+    return BrokerBlock.of_arrays(ms[:n], remap[raw], names, [c[:n] for c in metrics])
+
+
+def _read_day_table(files: list, bounds: tuple):
+    """:func:`_read_day` through one Arrow table of the day and a pandas categorical of its broker names
+    (a row missing its name among them)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from engine.backtest import BrokerBlock, _broker_codes
+
+    from .dataset import BROKER_METRICS
+
+    t = pa.concat_tables([pq.read_table(f, columns=["timestamp", "broker", *BROKER_METRICS]) for f in files])
+    ts = t.column("timestamp").cast(pa.timestamp("us", tz="UTC")).cast(pa.int64())
+    keep = None
+    for bound, op in zip(bounds, (pc.greater_equal, pc.less_equal, pc.greater_equal, pc.less)):
+        if bound is not None:
+            k = op(ts, bound)
+            keep = k if keep is None else pc.and_(keep, k)
+    if keep is not None:
+        t, ts = t.filter(keep), ts.filter(keep)
+    if not t.num_rows:
+        return None
+    codes, names = _broker_codes(pc.dictionary_encode(t.column("broker").cast(pa.string())).to_pandas())
+    return BrokerBlock.of_arrays(ts.to_numpy() // 1000, codes, names,
+                                 [t.column(m).to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+                                  for m in BROKER_METRICS])
 
 
 def _end_marks(ends: list):
@@ -230,6 +304,7 @@ def _files_udf(source: dict, lo_ms, hi_ms, initial: dict | None, marks: bool, st
                                            initial=initial.get(c), tally=True) for c, x, y in cells)
                 for block in _day_blocks(source, lo_ms, hi_ms):
                     bts.feed(block)
+                    del block  # (not held while the next day is read)
                     rows = _tallies(ids, bts)
                     if rows:
                         yield _tally_frame(rows)

@@ -245,7 +245,8 @@ def test_broker_block_reads_a_categorical_broker_column_as_its_strings():
 def test_day_blocks_read_from_the_files_equal_blocks_of_their_rows_as_frames(tmp_path):
     """A sweep task builds each day's block straight from the file's columns: the same block as a pandas
     frame of the same rows gives, whether a day's rows are in (timestamp, broker) order (as written) or
-    not, with a time segment cut out of them, and with a row missing its broker name."""
+    not, with a time segment cut out of them, and with a row missing its broker name; read row group by row
+    group (each with its own dictionary of names), the names stored as a dictionary or as plain strings."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -271,19 +272,26 @@ def test_day_blocks_read_from_the_files_equal_blocks_of_their_rows_as_frames(tmp
         path = tmp_path / f"day={day}" / "part-00000.parquet"
         path.parent.mkdir()
         table = pa.Table.from_pandas(f, preserve_index=False)
-        table = table.set_column(1, "broker", pc.dictionary_encode(table.column("broker")))
-        pq.write_table(table.cast(table.schema.set(0, pa.field("timestamp", pa.timestamp("ms", tz="UTC")))), path)
+        if how != "shuffled":  # (that day's names as plain strings)
+            table = table.set_column(1, "broker", pc.dictionary_encode(table.column("broker")))
+        pq.write_table(table.cast(table.schema.set(0, pa.field("timestamp", pa.timestamp("ms", tz="UTC")))), path,
+                       row_group_size=37)  # (row groups that cut minutes, each with the names it holds)
         files.append(str(path))
     lo = int(pd.Timestamp("2026-01-02 00:10", tz="UTC").value // 1_000_000)
-    for seg, want_days in (((None, None), list(days)), ((lo, None), list(days)[1:])):
+    assert pq.ParquetFile(files[0]).num_row_groups == 4
+    segments = (((None, None), list(days)), ((lo, None), list(days)[1:]), ((lo, lo + 7 * 60_000), list(days)[1:2]))
+    for seg, want_days in segments:
         got = list(_day_blocks({"files": files}, *seg))
         assert len(got) == len(want_days)
         for block, day in zip(got, want_days):
             f = frames[day]
             if seg[0] is not None:
                 f = f[f["timestamp"] >= pd.Timestamp(seg[0], unit="ms", tz="UTC")]
+            if seg[1] is not None:
+                f = f[f["timestamp"] < pd.Timestamp(seg[1], unit="ms", tz="UTC")]
             want = BrokerBlock(f.assign(broker=pd.Categorical(f["broker"])))  # (as a categorical: a missing name too)
             assert block.names == want.names
             for attr in ("ts", "codes", "metrics", "starts", "ends"):
                 np.testing.assert_array_equal(getattr(block, attr), getattr(want, attr))
-            assert (np.diff(block.ts) >= 0).all() and len(block.starts) == (20 if day == "2026-01-02" and seg[0] else 30)
+            assert (np.diff(block.ts) >= 0).all() and len(block.starts) == (
+                30 if seg[0] is None or day != "2026-01-02" else 7 if seg[1] else 20)
