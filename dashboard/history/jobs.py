@@ -284,7 +284,7 @@ def _spark(job, dataset, p, progress, meta: dict | None = None):
     Spark job of it in one job group (the page's Cancel stops them, :func:`dashboard.spark.cancel_jobs`)."""
     from dashboard.spark import StageProgress, job_group, timed_start, tune_for
 
-    from .sparkio import read_broker_minutes, read_bundle_rows, read_history, to_pandas
+    from .sparkio import read_broker_minutes, read_bundle_rows, read_history, to_pandas, wide_files
 
     spark, start_s = timed_start(progress)
     rows = estimate_rows(dataset, p["start"], p["end"], meta=meta)
@@ -327,10 +327,14 @@ def _spark(job, dataset, p, progress, meta: dict | None = None):
         else:
             from .backtest import stream_batches
 
+            real_b = has_b and p["bundles"] != "synthetic"
+            # a sweep over a local wide layout with synthetic bundles: its tasks read the day files themselves
+            files = (wide_files(dataset, p["start"], p["end"])
+                     if job == "sweep" and not real_b and int(p.get("chunks") or 0) <= 1 else None)
             with stream_batches(spark):  # the streamed backtests read bigger Arrow batches (fewer cuts)
-                wide = read_broker_minutes(spark, dataset, p["start"], p["end"])
-                bdf = (read_bundle_rows(spark, dataset, p["start"], p["end"])
-                       if has_b and p["bundles"] != "synthetic" else None)
+                if files is None:
+                    wide = read_broker_minutes(spark, dataset, p["start"], p["end"])
+                    bdf = read_bundle_rows(spark, dataset, p["start"], p["end"]) if real_b else None
                 if job == "backtest":
                     from .backtest import backtest
 
@@ -346,16 +350,20 @@ def _spark(job, dataset, p, progress, meta: dict | None = None):
                            "per_day": to_pandas(r["per_day"], ["day"]),
                            "per_pair": to_pandas(r["per_pair"], ["broker", "partner"])}
                 else:
-                    from .sweep import sweep
+                    from .sweep import sweep, sweep_files
 
                     # with a progress bar to feed (the page), the grouped stream runs as one job per few days
                     days = len(days_in_range(meta or read_meta(dataset), p["start"], p["end"]))
                     seg = min(SEGMENTS_MAX, days) if progress is not None and days > 1 else None
-                    r = {"cells": sweep(wide, p["strategy"], config_from_params(p), p["x_key"], p["x_values"],
-                                        p["y_key"], p["y_values"], bundles=p["bundles"],
-                                        synthetic_bundles=p["synthetic_bundles"], bundle_df=bdf,
-                                        chunks=p.get("chunks"), groups=p.get("groups"), segments=seg,
-                                        progress=report if seg else None)}
+                    grid = (p["strategy"], config_from_params(p), p["x_key"], p["x_values"], p["y_key"], p["y_values"])
+                    if files is not None:
+                        cells = sweep_files(spark, files, *grid, synthetic_bundles=p["synthetic_bundles"],
+                                            groups=p.get("groups"), segments=seg, progress=report if seg else None)
+                    else:
+                        cells = sweep(wide, *grid, bundles=p["bundles"], synthetic_bundles=p["synthetic_bundles"],
+                                      bundle_df=bdf, chunks=p.get("chunks"), groups=p.get("groups"), segments=seg,
+                                      progress=report if seg else None)
+                    r = {"cells": cells}
                     out = {"cells": to_pandas(r["cells"], ["cell"])}
     for v in list(r.values()):
         for x in (v if isinstance(v, list) else [v]):

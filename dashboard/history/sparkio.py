@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from .dataset import BROKER_METRICS, BUNDLE_METRICS, parse_time, read_meta
 
-__all__ = ["read_history", "broker_minutes", "bundle_minutes", "to_pandas", "read_broker_minutes", "read_bundle_rows",
+__all__ = ["read_history", "broker_minutes", "bundle_minutes", "to_pandas", "read_broker_minutes", "wide_files",
+           "read_bundle_rows",
            "collected_frame", "COLLECTED_ATTR", "WIDE_SOURCE_ATTR"]
 
 #: the attribute under which a DataFrame built from collected rows keeps them (pandas;
@@ -77,6 +78,21 @@ def read_broker_minutes(spark, path, start=None, end=None, columns=None):
     return broker_minutes(read_history(spark, path, start, end)).select(*cols)
 
 
+def wide_files(path, start=None, end=None) -> dict | None:
+    """The day files of ``[start, end]`` of a local dataset's up-to-date wide layout, as
+    :func:`read_broker_minutes` records them on its DataFrame (``files``, ``t0``, ``t1``, ``columns``: every
+    broker metric), found without Spark — for jobs whose tasks read the files themselves, so that no
+    DataFrame of them is planned (on a session's first job ~0.3 s of the driver and as much of the JVM's
+    compilers, beside the tasks). ``None`` when there is none (a URI, no wide layout, nothing in range)."""
+    from .layout import has_wide, wide_path
+    from .uri import is_uri
+
+    if is_uri(path) or not has_wide(path, read_meta(path)):
+        return None
+    _days, files = _local_days(str(wide_path(path)), start, end)
+    return _source(files, start, end, ["timestamp", "broker", *BROKER_METRICS]) if files else None
+
+
 def _local_days(where, start, end) -> tuple[list[str], list[str]]:
     """The ``day=`` directories of a local wide layout that ``[start, end]`` covers, and their files."""
     from pathlib import Path
@@ -118,11 +134,15 @@ def _read_local_days(spark, where, days: list[str], files: list[str]):
 
 def _remember_files(df, files: list[str], start, end, cols) -> None:
     """Record on ``df`` the wide files of ``[start, end]`` it reads (whole days; rows filtered again)."""
-    t0, t1 = parse_time(start), parse_time(end, end=True)
     try:
-        df.__dict__[WIDE_SOURCE_ATTR] = {"files": files, "t0": t0, "t1": t1, "columns": list(cols)}
+        df.__dict__[WIDE_SOURCE_ATTR] = _source(files, start, end, cols)
     except (AttributeError, TypeError):  # a DataFrame class without an instance dict: Spark reads them
         pass
+
+
+def _source(files: list[str], start, end, cols) -> dict:
+    t0, t1 = parse_time(start), parse_time(end, end=True)
+    return {"files": files, "t0": t0, "t1": t1, "columns": list(cols)}
 
 
 def read_bundle_rows(spark, path, start=None, end=None):

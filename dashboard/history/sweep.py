@@ -38,7 +38,7 @@ from engine.config import LoadBalancerConfig
 from .backtest import (DEFAULT_WARMUP_MINUTES, _uses_bundles, backtest_input, chunk_plan, feed_rows,
                        key_runs, run_chunks, whole_minutes)
 
-__all__ = ["sweep", "grid_cells", "cell_groups", "cell_intervals", "stream_groups", "default_groups"]
+__all__ = ["sweep", "sweep_files", "grid_cells", "cell_groups", "cell_intervals", "stream_groups", "default_groups"]
 
 GROUP_SCHEMA = "grp long"
 
@@ -351,15 +351,9 @@ def sweep(df, strategy: str, config: LoadBalancerConfig | None, x_key: str, x_va
 
     from pyspark.sql import functions as F
 
-    strategy = backtest_spec(strategy).name
-    cfg = config or LoadBalancerConfig()
-    cells = grid_cells(x_key, x_values, y_key, y_values)
-    for _c, x, y in cells:  # fail fast (in the driver) on values the config rejects
-        cfg.with_values({x_key: typed_value(x_key, x), y_key: typed_value(y_key, y)})
+    cfg, cells, params = _plan(strategy, config, x_key, x_values, y_key, y_values, bundles, synthetic_bundles)
     spark = df.sparkSession
     base = backtest_input(df, bundles, bundle_df)
-    params = dict(strategy=strategy, config=cfg, synthetic_bundles=synthetic_bundles, state_limit=0,
-                  bundles=bundles, keys=(x_key, y_key))
     starts = []
     if chunks is not None and int(chunks) > 1:
         lo, hi = base.agg(F.min("timestamp").alias("a"), F.max("timestamp").alias("b")).first()
@@ -380,6 +374,30 @@ def sweep(df, strategy: str, config: LoadBalancerConfig | None, x_key: str, x_va
         return _cell_counts(spark, cells, tally.select("cell", "day", "events", "bundles", "minutes").toPandas())
     return (grid.join(counts, "cell", "left").na.fill(0, ["events", "bundles", "minutes", "days_with_events"])
             .orderBy("cell"))
+
+
+def sweep_files(spark, source: dict, strategy: str, config: LoadBalancerConfig | None, x_key: str, x_values,
+                y_key: str, y_values, *, synthetic_bundles: int = 8, groups: int | None = None,
+                segments: int | None = None, progress=None):
+    """:func:`sweep` over a local wide layout's day files with synthetic bundles (``source``:
+    :func:`.sparkio.wide_files`): the same counts, each group's task reading the files itself, without a
+    DataFrame of them (nothing for Spark to plan but one row per task)."""
+    cfg, cells, params = _plan(strategy, config, x_key, x_values, y_key, y_values, "synthetic", synthetic_bundles)
+    tally = _grouped(spark, None, params, cfg, cells, groups, segments, progress, source)
+    return _cell_counts(spark, cells, tally.select("cell", "day", "events", "bundles", "minutes").toPandas())
+
+
+def _plan(strategy: str, config, x_key: str, x_values, y_key: str, y_values, bundles: str,
+          synthetic_bundles: int) -> tuple:
+    """``(config, cells, task params)`` of a sweep, its values checked in the driver first (fail fast on
+    values the config rejects)."""
+    strategy = backtest_spec(strategy).name
+    cfg = config or LoadBalancerConfig()
+    cells = grid_cells(x_key, x_values, y_key, y_values)
+    for _c, x, y in cells:
+        cfg.with_values({x_key: typed_value(x_key, x), y_key: typed_value(y_key, y)})
+    return cfg, cells, dict(strategy=strategy, config=cfg, synthetic_bundles=synthetic_bundles, state_limit=0,
+                            bundles=bundles, keys=(x_key, y_key))
 
 
 #: the columns of a sweep's result, one row per grid cell: ``cell`` and the counts are Spark longs,

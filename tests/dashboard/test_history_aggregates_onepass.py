@@ -145,7 +145,7 @@ def test_onepass005_local_wide_files_read_by_the_tasks_equal_the_reference(spark
     from dashboard.history.generate import generate
     from dashboard.history.layout import has_wide
     from dashboard.history.reference import cluster_aggregates_pd
-    from dashboard.history.sparkio import read_broker_minutes, to_pandas
+    from dashboard.history.sparkio import read_broker_minutes, to_pandas, wide_files
 
     p = tmp_path / "gen"
     generate(p, brokers=5, days=2, seed=7, start="2026-01-05", bundles_per_broker=2)
@@ -153,6 +153,7 @@ def test_onepass005_local_wide_files_read_by_the_tasks_equal_the_reference(spark
     src = read_broker_minutes(spark, p, *rng)
     source = src.__dict__[A.WIDE_SOURCE_ATTR]
     assert len(source["files"]) == (1 if rng[1] else (2 if rng[0] is None else 1))
+    assert wide_files(p, *rng) == source  # (found without Spark: what a sweep's tasks read)
     assert A._local_master(spark)  # on a cluster master Spark reads the files (the standalone test covers it)
     weights = (1.0, 0.5, 2.0, 0.5)
     r = A.cluster_aggregates(src, weights, top_n=3)
@@ -196,3 +197,22 @@ def test_onepass007_a_range_without_day_files_gives_empty_tables(spark, tmp_path
     generate(p, brokers=3, days=1, seed=3, start="2026-01-05", bundles_per_broker=1)
     r = A.cluster_aggregates(read_broker_minutes(spark, p, "2027-01-01", "2027-01-02"))
     assert len(to_pandas(r["minute"])) == 0 and len(to_pandas(r["brokers"])) == 0
+
+
+def test_onepass008_wide_files_only_for_an_up_to_date_local_wide_layout(tmp_path):
+    """The day files a sweep's tasks read are found without Spark only where the wide layout is up to date
+    with the long files and the range holds a day; otherwise none (the job plans a DataFrame instead)."""
+    import os
+
+    from dashboard.history.dataset import data_files
+    from dashboard.history.generate import generate
+    from dashboard.history.sparkio import wide_files
+
+    p = tmp_path / "gen"
+    generate(p, brokers=3, days=2, seed=3, start="2026-01-05", bundles_per_broker=1)
+    got = wide_files(p, "2026-01-06", None)
+    assert [f.split("/")[-2] for f in got["files"]] == ["day=2026-01-06"] and got["t1"] is None
+    assert wide_files(p, "2027-01-01", None) is None
+    f = data_files(p)[0]
+    os.utime(f, ns=(f.stat().st_atime_ns, f.stat().st_mtime_ns + 10**9))  # the long files changed since
+    assert wide_files(p) is None
