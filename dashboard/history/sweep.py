@@ -151,13 +151,15 @@ def _tally_frame(rows: list, kind: str = "tally", states: list | None = None):
 
 def _day_blocks(source: dict, lo_ms: int | None, hi_ms: int | None):
     """The broker rows of a local wide layout's day files (``source``: what
-    :func:`.sparkio.read_broker_minutes` records on its DataFrame), one
-    :class:`engine.backtest.BrokerBlock` per day in time order, read here with pyarrow: the rows of
-    ``[t0, t1]`` (the job's range, as Spark filters them) and of ``[lo_ms, hi_ms)`` (a time segment;
-    ``None`` = open). The same block as from a pandas frame of the rows (:func:`_read_day`).
+    :func:`.sparkio.read_broker_minutes` records on its DataFrame) as :class:`engine.backtest.BrokerBlock`
+    of whole minutes in time order, read here with pyarrow a row group at a time (:func:`_read_day`): the
+    rows of ``[t0, t1]`` (the job's range, as Spark filters them) and of ``[lo_ms, hi_ms)`` (a time
+    segment; ``None`` = open). Fed one after the other, the same minutes as one block per day from a
+    pandas frame of the rows.
 
-    Only the day being read and the one the caller holds are in memory: the generator lets go of a day's
-    block once it is handed over (a caller that drops its own before asking for the next keeps one)."""
+    Memory is bounded by a row group or two (~65 minutes of 1,000 brokers, ~6 MB), not by a day (~130 MB
+    as arrays, paged in by every task): the generator lets go of a block once it is handed over (a caller
+    that drops its own before asking for the next holds one)."""
     from pathlib import Path
 
     import pandas as pd
@@ -175,80 +177,99 @@ def _day_blocks(source: dict, lo_ms: int | None, hi_ms: int | None):
         d0 = int(pd.Timestamp(day, tz="UTC").value // 1000)
         if (lo is not None and d0 + 86_400_000_000 <= lo) or (hi is not None and d0 >= hi):
             continue  # the day lies outside the segment
-        block = _read_day(by_day[day], (t0, t1, lo, hi))
-        if block is not None:
-            yield block
-            block = None  # (not held while the next day is read)
+        yield from _read_day(by_day[day], (t0, t1, lo, hi))
 
 
 def _read_day(files: list, bounds: tuple):
-    """One day's files as a :class:`engine.backtest.BrokerBlock` (``None`` when no row is in ``bounds``
-    = ``(t0, t1, lo, hi)`` in epoch µs: ``t0 <= t <= t1``, ``lo <= t < hi``, ``None`` = open).
+    """One day's files as blocks of whole minutes (none when no row is in ``bounds`` = ``(t0, t1, lo, hi)``
+    in epoch µs: ``t0 <= t <= t1``, ``lo <= t < hi``, ``None`` = open).
 
-    Read one row group at a time into arrays made once for the day (one float64 array per metric): the
-    day's rows are in memory once, never also as an Arrow table (a 1,000-broker day is ~100 MB either way;
-    both at once was ~300 MB per task with the copies, paged in by every task of a sweep). Broker names
-    come from each row group's dictionary (a name per dictionary entry, not per row). A day with a row
-    missing its broker name is read as a whole table, as a pandas frame of it would be (the name ``nan``)."""
+    Two passes over the row groups. The first reads the times and broker names (names from each row
+    group's dictionary: a name per entry, not per row) and checks that the day's rows are in
+    ``(timestamp, broker)`` order, as the layout writes them. The second reads the metrics a row group at a
+    time and hands over the whole minutes read so far as one block (a minute cut by a row group waits for
+    the next). A day whose rows are out of order, or with a row missing its broker name, is read as one
+    table and sorted, as a pandas frame of it would be (:func:`_read_day_table`)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from engine.backtest import BrokerBlock
-
     from .dataset import BROKER_METRICS
 
-    cols = ["timestamp", "broker", *BROKER_METRICS]
     pfs = [pq.ParquetFile(f, read_dictionary=["broker"]) for f in files]
-    total = sum(pf.metadata.num_rows for pf in pfs)
-    ms = np.empty(total, dtype=np.int64)
-    raw = np.empty(total, dtype=np.int64)  # index into ``seen`` (names in order of appearance)
-    metrics = [np.empty(total, dtype=np.float64) for _ in BROKER_METRICS]
-    seen: dict[str, int] = {}
-    n = 0
-    for pf in pfs:
-        for i in range(pf.num_row_groups):
-            rg = pf.read_row_group(i, columns=cols)
-            ts = rg.column("timestamp").cast(pa.timestamp("us", tz="UTC")).cast(pa.int64()).to_numpy()
-            keep = None
-            for bound, op in zip(bounds, (np.greater_equal, np.less_equal, np.greater_equal, np.less)):
-                if bound is not None:
-                    k = op(ts, bound)
-                    keep = k if keep is None else keep & k
-            if keep is not None and keep.all():
-                keep = None  # (a row group the range covers whole: no copy of it)
-            k = len(ts) if keep is None else int(keep.sum())
-            if not k:
-                continue
-            codes = []
-            for chunk in rg.column("broker").chunks:
-                if chunk.null_count or chunk.dictionary.null_count:
-                    return _read_day_table(files, bounds)
-                ids = np.fromiter((seen.setdefault(s, len(seen)) for s in chunk.dictionary.to_pylist()),
-                                  dtype=np.int64, count=len(chunk.dictionary))
-                codes.append(ids[chunk.indices.to_numpy(zero_copy_only=False)])
-            codes = np.concatenate(codes) if len(codes) != 1 else codes[0]
-            ms[n:n + k] = (ts if keep is None else ts[keep]) // 1000
-            raw[n:n + k] = codes if keep is None else codes[keep]
-            for out, m in zip(metrics, BROKER_METRICS):
-                v = rg.column(m).to_numpy()
-                out[n:n + k] = v if keep is None else v[keep]
-            n += k
-            del rg
-    if not n:
-        return None
-    raw = raw[:n]
-    every = list(seen)
-    used = np.flatnonzero(np.bincount(raw, minlength=len(every)))
-    names = sorted(every[j] for j in used.tolist())
-    remap = np.zeros(len(every), dtype=np.int64)
-    remap[[seen[s] for s in names]] = np.arange(len(names))
-    return BrokerBlock.of_arrays(ms[:n], remap[raw], names, [c[:n] for c in metrics])
+    groups = [(pf, i) for pf in pfs for i in range(pf.num_row_groups)]
+    seen: dict[str, int] = {}  # the day's names, in order of appearance
+    ms_parts, raw_parts, keeps = [], [], []
+    for pf, i in groups:
+        rg = pf.read_row_group(i, columns=["timestamp", "broker"])
+        ts = rg.column("timestamp").cast(pa.timestamp("us", tz="UTC")).cast(pa.int64()).to_numpy()
+        keep = None
+        for bound, op in zip(bounds, (np.greater_equal, np.less_equal, np.greater_equal, np.less)):
+            if bound is not None:
+                k = op(ts, bound)
+                keep = k if keep is None else keep & k
+        if keep is not None and keep.all():
+            keep = None  # (a row group the range covers whole: no copy of it)
+        codes = []
+        for chunk in rg.column("broker").chunks:
+            if chunk.null_count or chunk.dictionary.null_count:
+                yield from _read_day_table(files, bounds)
+                return
+            ids = np.fromiter((seen.setdefault(s, len(seen)) for s in chunk.dictionary.to_pylist()),
+                              dtype=np.int64, count=len(chunk.dictionary))
+            codes.append(ids[chunk.indices.to_numpy(zero_copy_only=False)])
+        raw = np.concatenate(codes) if len(codes) != 1 else codes[0]
+        keeps.append(keep)
+        ms_parts.append((ts if keep is None else ts[keep]) // 1000)
+        raw_parts.append(raw if keep is None else raw[keep])
+    ms = np.concatenate(ms_parts) if ms_parts else np.zeros(0, dtype=np.int64)
+    if not len(ms):
+        return
+    names = sorted(seen)
+    rank = np.empty(len(seen), dtype=np.int64)
+    rank[[seen[s] for s in names]] = np.arange(len(names))
+    codes = rank[np.concatenate(raw_parts)]  # index into the day's sorted names
+    dt, dc = np.diff(ms), np.diff(codes)
+    if not ((dt > 0) | ((dt == 0) & (dc >= 0))).all():
+        yield from _read_day_table(files, bounds)
+        return
+    del dt, dc, raw_parts
+    starts = np.flatnonzero(np.r_[True, ms[1:] != ms[:-1]])
+    a = n = 0  # rows handed over / read
+    pending: list = []  # the metrics of rows [a, n), one list of arrays per row group read
+    for (pf, i), keep, part in zip(groups, keeps, ms_parts):
+        if not len(part):
+            continue
+        rg = pf.read_row_group(i, columns=list(BROKER_METRICS))
+        pending.append([rg.column(m).to_numpy() if keep is None else rg.column(m).to_numpy()[keep]
+                        for m in BROKER_METRICS])
+        del rg
+        n += len(part)
+        cut = n if n == len(ms) else int(starts[np.searchsorted(starts, n, "right") - 1])
+        if cut > a:
+            cols = [np.concatenate([p[j] for p in pending]) if len(pending) > 1 else pending[0][j]
+                    for j in range(len(BROKER_METRICS))]
+            yield _minutes_block(ms[a:cut], codes[a:cut], names, [c[:cut - a] for c in cols])
+            pending = [[c[cut - a:] for c in cols]] if cut < n else []
+            a = cut
+
+
+def _minutes_block(ms, codes, names: list, metrics: list):
+    """A :class:`engine.backtest.BrokerBlock` of rows whose ``codes`` index the day's sorted ``names``:
+    its own names are those its rows use (sorted)."""
+    import numpy as np
+
+    from engine.backtest import BrokerBlock
+
+    used = np.flatnonzero(np.bincount(codes, minlength=len(names)))
+    remap = np.zeros(len(names), dtype=np.int64)
+    remap[used] = np.arange(len(used))
+    return BrokerBlock.of_arrays(ms, remap[codes], [names[j] for j in used.tolist()], metrics)
 
 
 def _read_day_table(files: list, bounds: tuple):
-    """:func:`_read_day` through one Arrow table of the day and a pandas categorical of its broker names
-    (a row missing its name among them)."""
+    """:func:`_read_day` as one block: one Arrow table of the day, its broker names a pandas categorical
+    (a row missing its name among them), its rows sorted by ``(timestamp, broker)``."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -268,9 +289,9 @@ def _read_day_table(files: list, bounds: tuple):
     if keep is not None:
         t, ts = t.filter(keep), ts.filter(keep)
     if not t.num_rows:
-        return None
+        return
     codes, names = _broker_codes(pc.dictionary_encode(t.column("broker").cast(pa.string())).to_pandas())
-    return BrokerBlock.of_arrays(ts.to_numpy() // 1000, codes, names,
+    yield BrokerBlock.of_arrays(ts.to_numpy() // 1000, codes, names,
                                  [t.column(m).to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
                                   for m in BROKER_METRICS])
 

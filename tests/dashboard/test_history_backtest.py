@@ -243,10 +243,12 @@ def test_broker_block_reads_a_categorical_broker_column_as_its_strings():
 
 
 def test_day_blocks_read_from_the_files_equal_blocks_of_their_rows_as_frames(tmp_path):
-    """A sweep task builds each day's block straight from the file's columns: the same block as a pandas
-    frame of the same rows gives, whether a day's rows are in (timestamp, broker) order (as written) or
-    not, with a time segment cut out of them, and with a row missing its broker name; read row group by row
-    group (each with its own dictionary of names), the names stored as a dictionary or as plain strings."""
+    """A sweep task builds its blocks straight from the day files' columns, a row group at a time: each block
+    whole minutes (a minute cut by a row group waits for the next), and a day's blocks joined the same rows,
+    names and metrics as the block of a pandas frame of that day — whether the rows are in (timestamp,
+    broker) order (as written: streamed) or not (read whole and sorted), with a time segment cut out of
+    them, with a row missing its broker name, and with the names stored as a dictionary (each row group
+    its own) or as plain strings."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -258,13 +260,16 @@ def test_day_blocks_read_from_the_files_equal_blocks_of_their_rows_as_frames(tmp
 
     rng = np.random.default_rng(5)
     names = ["b9:8080", "b10:8080", "a1:8080", "b2:8080"]
-    days = {"2026-01-01": "sorted", "2026-01-02": "shuffled", "2026-01-03": "missing"}
+    days = {"2026-01-01": "sorted", "2026-01-02": "shuffled", "2026-01-03": "missing", "2026-01-04": "plain"}
     files, frames = [], {}
     for d, (day, how) in enumerate(days.items()):
         t0 = pd.Timestamp(day, tz="UTC")
-        rows = [(t0 + pd.Timedelta(minutes=m), b) for m in range(30) for b in sorted(names)]
-        f = pd.DataFrame(rows, columns=["timestamp", "broker"]).assign(**{m: rng.random(len(rows)) for m in BROKER_METRICS})
-        if how != "sorted":
+        # (b9 reports from minute 10 on: the first row groups' dictionaries lack it)
+        rows = [(t0 + pd.Timedelta(minutes=m), b) for m in range(30) for b in sorted(names)
+                if m >= 10 or b != "b9:8080"]
+        f = pd.DataFrame(rows, columns=["timestamp", "broker"]).assign(
+            **{m: rng.random(len(rows)) for m in BROKER_METRICS})
+        if how == "shuffled":
             f = f.sample(frac=1, random_state=d).reset_index(drop=True)
         if how == "missing":
             f.loc[7, "broker"] = None
@@ -272,26 +277,37 @@ def test_day_blocks_read_from_the_files_equal_blocks_of_their_rows_as_frames(tmp
         path = tmp_path / f"day={day}" / "part-00000.parquet"
         path.parent.mkdir()
         table = pa.Table.from_pandas(f, preserve_index=False)
-        if how != "shuffled":  # (that day's names as plain strings)
+        if how != "plain":
             table = table.set_column(1, "broker", pc.dictionary_encode(table.column("broker")))
         pq.write_table(table.cast(table.schema.set(0, pa.field("timestamp", pa.timestamp("ms", tz="UTC")))), path,
-                       row_group_size=37)  # (row groups that cut minutes, each with the names it holds)
+                       row_group_size=29)  # (row groups that cut minutes)
         files.append(str(path))
-    lo = int(pd.Timestamp("2026-01-02 00:10", tz="UTC").value // 1_000_000)
     assert pq.ParquetFile(files[0]).num_row_groups == 4
+
+    def day_of(b):
+        return str(pd.Timestamp(int(b.ts[0]), unit="ms").date())
+
+    lo = int(pd.Timestamp("2026-01-02 00:10", tz="UTC").value // 1_000_000)
     segments = (((None, None), list(days)), ((lo, None), list(days)[1:]), ((lo, lo + 7 * 60_000), list(days)[1:2]))
     for seg, want_days in segments:
         got = list(_day_blocks({"files": files}, *seg))
-        assert len(got) == len(want_days)
-        for block, day in zip(got, want_days):
+        for x, y in zip(got, got[1:]):  # whole minutes, in time order
+            assert x.ts[-1] < y.ts[0]
+        assert sorted({day_of(b) for b in got}) == want_days
+        for day in want_days:
+            mine = [b for b in got if day_of(b) == day]
+            # (streamed: a block per row group read; a day out of order or missing a name: one block)
+            assert len(mine) == 1 if days[day] in ("shuffled", "missing") else len(mine) == 4
             f = frames[day]
             if seg[0] is not None:
                 f = f[f["timestamp"] >= pd.Timestamp(seg[0], unit="ms", tz="UTC")]
             if seg[1] is not None:
                 f = f[f["timestamp"] < pd.Timestamp(seg[1], unit="ms", tz="UTC")]
             want = BrokerBlock(f.assign(broker=pd.Categorical(f["broker"])))  # (as a categorical: a missing name too)
-            assert block.names == want.names
-            for attr in ("ts", "codes", "metrics", "starts", "ends"):
-                np.testing.assert_array_equal(getattr(block, attr), getattr(want, attr))
-            assert (np.diff(block.ts) >= 0).all() and len(block.starts) == (
+            for b in mine:
+                assert b.names == sorted(b.names) and set(b.codes.tolist()) == set(range(len(b.names)))
+            np.testing.assert_array_equal(np.concatenate([b.ts for b in mine]), want.ts)
+            assert [b.names[c] for b in mine for c in b.codes.tolist()] == [want.names[c] for c in want.codes.tolist()]
+            np.testing.assert_array_equal(np.concatenate([b.metrics for b in mine]), want.metrics)
+            assert sum(len(b.starts) for b in mine) == (
                 30 if seg[0] is None or day != "2026-01-02" else 7 if seg[1] else 20)
