@@ -250,16 +250,14 @@ def _configs_udf(source: dict, strategy: str, k: int, members: dict, lo_ms=None,
 
         from engine.backtest import Backtest, BacktestSet
 
-        from .sweep import _day_blocks
+        from .sweep import _day_blocks, fed_by_day
 
         for b in batches:
             for g in b["id"].tolist():
                 cells = members[int(g)]
                 bts = BacktestSet(Backtest(strategy, cfg, synthetic_bundles=k, state_limit=0, initial=initial.get(c))
                                   for c, cfg in cells)
-                for block in _day_blocks(source, lo_ms, hi_ms):
-                    bts.feed(block)
-                    del block  # (not held while the next day is read)
+                for _day in fed_by_day(bts, _day_blocks(source, lo_ms, hi_ms)):
                     rows = []
                     for (c, _cfg), bt in zip(cells, bts.members):
                         rows.extend((c, e["timestamp"], e["n_bundles"], None) for e in bt.events)

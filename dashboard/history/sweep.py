@@ -254,6 +254,25 @@ def _read_day(files: list, bounds: tuple):
             a = cut
 
 
+def fed_by_day(bts, blocks):
+    """Feed ``blocks`` (in time order) to ``bts`` (a :class:`engine.backtest.BacktestSet`), pausing (with
+    the UTC day number of the last minute fed) before a block that starts on a later day, and after the
+    last: where a task hands over what its drivers counted — a frame a day, not one per block (each frame
+    costs the task and the JVM an Arrow batch). With blocks that keep to one day (:func:`_day_blocks`),
+    each pause follows a day's last block. A block is let go of once fed."""
+    from engine.backtest import DAY_MS
+
+    day = None
+    for block in blocks:
+        if day is not None and int(block.ts[0]) // DAY_MS > day:
+            yield day
+        bts.feed(block)
+        day = int(block.ts[-1]) // DAY_MS
+        del block
+    if day is not None:
+        yield day
+
+
 def _minutes_block(ms, codes, names: list, metrics: list):
     """A :class:`engine.backtest.BrokerBlock` of rows whose ``codes`` index the day's sorted ``names``:
     its own names are those its rows use (sorted)."""
@@ -323,9 +342,7 @@ def _files_udf(source: dict, lo_ms, hi_ms, initial: dict | None, marks: bool, st
                 bts = BacktestSet(Backtest(strategy, _cell_config(config, keys, x, y),
                                            synthetic_bundles=synthetic_bundles, state_limit=0,
                                            initial=initial.get(c), tally=True) for c, x, y in cells)
-                for block in _day_blocks(source, lo_ms, hi_ms):
-                    bts.feed(block)
-                    del block  # (not held while the next day is read)
+                for _day in fed_by_day(bts, _day_blocks(source, lo_ms, hi_ms)):
                     rows = _tallies(ids, bts)
                     if rows:
                         yield _tally_frame(rows)

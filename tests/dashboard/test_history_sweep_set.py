@@ -368,3 +368,30 @@ def test_sweepset005_synthetic_bundles_decide_as_sorted(frames, name):
     later, fresh = even.view(*minute), Backtest(name, cfg).view(*minute)
     assert "shed_rank" in later.__dict__  # (carried over from the first minute's view)
     same_view(later, fresh)
+
+
+def test_sweepset012_a_task_hands_its_counts_over_once_a_day(tmp_path_factory):
+    """Blocks of a few minutes over two days (none crossing midnight, as a task reads them), fed through
+    ``fed_by_day``: it pauses once after each day's last block (the counts handed over then are that day's,
+    complete); the counts equal those of one backtest fed the two days whole."""
+    from dashboard.history.sweep import fed_by_day
+
+    p = tmp_path_factory.mktemp("hist") / "gen2d"
+    generate(p, brokers=4, days=2, seed=3, start="2026-01-05", bundles_per_broker=2)
+    bw = wide_brokers(read_long(p))
+    cfg = LoadBalancerConfig().with_values({"loadBalancerAvgShedderLowThreshold": "5",
+                                            "loadBalancerAvgShedderHitCountLowThreshold": "2"})
+    ts = bw["timestamp"].sort_values().unique()
+    midnight = pd.Timestamp("2026-01-06", tz=ts[0].tz)
+    cuts = sorted({ts[0], *ts[100::200], midnight, ts[-1] + pd.Timedelta(minutes=1)})  # 200 minutes, by day
+    parts = [bw[(bw["timestamp"] >= a) & (bw["timestamp"] < b)] for a, b in zip(cuts, cuts[1:])]
+    assert len(parts) > 10
+    bt = Backtest("AvgShedder", cfg, synthetic_bundles=8, state_limit=0, tally=True)
+    handed = [(day, bt.take_tally()) for day in fed_by_day(BacktestSet([bt]), broker_blocks(parts))]
+    assert [d for d, _ in handed] == [20458, 20459]  # (2026-01-05 and -06, as epoch days)
+    assert [[t[0] for t in got] for _d, got in handed] == [[20458], [20459]]
+    whole = Backtest("AvgShedder", cfg, synthetic_bundles=8, state_limit=0, tally=True)
+    for block in broker_blocks([bw[bw["timestamp"].dt.day == 5], bw[bw["timestamp"].dt.day == 6]]):
+        whole.feed(block)
+    assert [t for _d, got in handed for t in got] == whole.take_tally()
+    assert sum(t[1] for _d, got in handed for t in got) > 0
