@@ -157,9 +157,10 @@ def _day_blocks(source: dict, lo_ms: int | None, hi_ms: int | None):
     segment; ``None`` = open). Fed one after the other, the same minutes as one block per day from a
     pandas frame of the rows.
 
-    Memory is bounded by a row group or two (~65 minutes of 1,000 brokers, ~6 MB), not by a day (~130 MB
-    as arrays, paged in by every task): the generator lets go of a block once it is handed over (a caller
-    that drops its own before asking for the next holds one)."""
+    A task holds a day's times and broker codes (~23 MB at 1,000 brokers) and the metrics of a row group or
+    two (~65 minutes, ~6 MB each), not the day's metrics (~100 MB of arrays, paged in by every task): the
+    generator lets go of a block once it is handed over (a caller that drops its own before asking for the
+    next holds one)."""
     from pathlib import Path
 
     import pandas as pd
