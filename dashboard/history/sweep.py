@@ -204,13 +204,7 @@ def _read_day(files: list, bounds: tuple):
     for pf, i in groups:
         rg = pf.read_row_group(i, columns=["timestamp", "broker"])
         ts = rg.column("timestamp").cast(pa.timestamp("us", tz="UTC")).cast(pa.int64()).to_numpy()
-        keep = None
-        for bound, op in zip(bounds, (np.greater_equal, np.less_equal, np.greater_equal, np.less)):
-            if bound is not None:
-                k = op(ts, bound)
-                keep = k if keep is None else keep & k
-        if keep is not None and keep.all():
-            keep = None  # (a row group the range covers whole: no copy of it)
+        keep = _in_bounds(ts, bounds)
         codes = []
         for chunk in rg.column("broker").chunks:
             if chunk.null_count or chunk.dictionary.null_count:
@@ -224,6 +218,8 @@ def _read_day(files: list, bounds: tuple):
         ms_parts.append((ts if keep is None else ts[keep]) // 1000)
         raw_parts.append(raw if keep is None else raw[keep])
     ms = np.concatenate(ms_parts) if ms_parts else np.zeros(0, dtype=np.int64)
+    sizes = [len(part) for part in ms_parts]
+    del ms_parts
     if not len(ms):
         return
     names = sorted(seen)
@@ -238,14 +234,14 @@ def _read_day(files: list, bounds: tuple):
     starts = np.flatnonzero(np.r_[True, ms[1:] != ms[:-1]])
     a = n = 0  # rows handed over / read
     pending: list = []  # the metrics of rows [a, n), one list of arrays per row group read
-    for (pf, i), keep, part in zip(groups, keeps, ms_parts):
-        if not len(part):
+    for (pf, i), keep, size in zip(groups, keeps, sizes):
+        if not size:
             continue
         rg = pf.read_row_group(i, columns=list(BROKER_METRICS))
         pending.append([rg.column(m).to_numpy() if keep is None else rg.column(m).to_numpy()[keep]
                         for m in BROKER_METRICS])
         del rg
-        n += len(part)
+        n += size
         cut = n if n == len(ms) else int(starts[np.searchsorted(starts, n, "right") - 1])
         if cut > a:
             cols = [np.concatenate([p[j] for p in pending]) if len(pending) > 1 else pending[0][j]
@@ -253,6 +249,19 @@ def _read_day(files: list, bounds: tuple):
             yield _minutes_block(ms[a:cut], codes[a:cut], names, [c[:cut - a] for c in cols])
             pending = [[c[cut - a:] for c in cols]] if cut < n else []
             a = cut
+
+
+def _in_bounds(ts, bounds: tuple):
+    """Which of the times ``ts`` (epoch µs, numpy) are in ``bounds`` (see :func:`_read_day`): a boolean mask,
+    or ``None`` when all are (nothing to copy)."""
+    import numpy as np
+
+    keep = None
+    for bound, op in zip(bounds, (np.greater_equal, np.less_equal, np.greater_equal, np.less)):
+        if bound is not None:
+            k = op(ts, bound)
+            keep = k if keep is None else keep & k
+    return None if keep is None or keep.all() else keep
 
 
 def fed_by_day(bts, blocks):
@@ -300,18 +309,14 @@ def _read_day_table(files: list, bounds: tuple):
     from .dataset import BROKER_METRICS
 
     t = pa.concat_tables([pq.read_table(f, columns=["timestamp", "broker", *BROKER_METRICS]) for f in files])
-    ts = t.column("timestamp").cast(pa.timestamp("us", tz="UTC")).cast(pa.int64())
-    keep = None
-    for bound, op in zip(bounds, (pc.greater_equal, pc.less_equal, pc.greater_equal, pc.less)):
-        if bound is not None:
-            k = op(ts, bound)
-            keep = k if keep is None else pc.and_(keep, k)
+    ts = t.column("timestamp").cast(pa.timestamp("us", tz="UTC")).cast(pa.int64()).to_numpy()
+    keep = _in_bounds(ts, bounds)
     if keep is not None:
-        t, ts = t.filter(keep), ts.filter(keep)
+        t, ts = t.filter(pa.array(keep)), ts[keep]
     if not t.num_rows:
         return
     codes, names = _broker_codes(pc.dictionary_encode(t.column("broker").cast(pa.string())).to_pandas())
-    yield BrokerBlock.of_arrays(ts.to_numpy() // 1000, codes, names,
+    yield BrokerBlock.of_arrays(ts // 1000, codes, names,
                                  [t.column(m).to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
                                   for m in BROKER_METRICS])
 
