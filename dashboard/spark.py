@@ -350,7 +350,8 @@ def stop_spark() -> None:
 class StageProgress:
     """Poll Spark's status tracker in a thread and report ``(done_tasks, total_tasks, text)``.
 
-    ``report`` is called at most every ``interval`` seconds while a job runs (for a progress bar).
+    ``report`` is called at most every ``interval`` seconds while a job runs (for a progress bar);
+    ``None``: nobody listens, and nothing polls (each poll is a few calls into the JVM, beside the job).
     Spark Connect sessions have no status tracker: only start/end are reported there.
     """
 
@@ -379,8 +380,9 @@ class StageProgress:
                 pass
 
     def __enter__(self):
-        self._thread = threading.Thread(target=self._poll, daemon=True)
-        self._thread.start()
+        if self.report is not None:
+            self._thread = threading.Thread(target=self._poll, daemon=True)
+            self._thread.start()
         return self
 
     def __exit__(self, *exc):

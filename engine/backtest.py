@@ -434,7 +434,7 @@ class Backtest:
             self.start_state = self.carried()
         if view is None:
             view = self.view(now_ms, brokers, metrics, bundles)
-        self._runner.active(set(view.brokers))
+        self._runner.active(view.broker_set)
         if view.nb <= 1:
             return
         self._forget(now_ms)

@@ -391,8 +391,9 @@ class LoadView:
 
     #: what :meth:`at_minute` carries over: derived from the brokers, the bundle names, ``bundleData``,
     #: the ownership and the broker infos alone (never from a minute's load)
-    _FIXED_FACTS = ("num_bundles", "broker_index", "sheddable", "_shed_capacities", "owned_in_shed_order", "owners",
-                    "shed_rank", "persistent_ok", "non_persistent_ok", "name_rank", "broker_map_rank", "owned_flat")
+    _FIXED_FACTS = ("num_bundles", "broker_index", "broker_set", "sheddable", "_shed_capacities",
+                    "owned_in_shed_order", "first_in_shed_order", "owners", "shed_rank", "persistent_ok",
+                    "non_persistent_ok", "name_rank", "broker_map_rank", "owned_flat")
 
     def at_minute(self, *, now_ms: int, cpu, memory, direct_memory, bandwidth_in, bandwidth_out, msg_rate_in,
                   msg_rate_out, msg_throughput_in, msg_throughput_out, st, lt) -> "LoadView":
@@ -428,6 +429,12 @@ class LoadView:
     @cached_property
     def broker_index(self) -> dict:
         return {b: i for i, b in enumerate(self.brokers)}
+
+    @cached_property
+    def broker_set(self) -> frozenset:
+        """The brokers as a set (what a strategy's ``on_active_brokers_change`` is handed; a replay's
+        later minutes share their first view's)."""
+        return frozenset(self.brokers)
 
     @property
     def bundle_index(self) -> dict:
@@ -594,6 +601,13 @@ class LoadView:
         ends = np.cumsum(np.bincount(grp, minlength=len(self.owned))).tolist()
         flat = idx.tolist()
         return [tuple(flat[a:b]) for a, b in zip([0, *ends[:-1]], ends)]
+
+    @cached_property
+    def first_in_shed_order(self) -> np.ndarray:
+        """Per broker, the first of :attr:`owned_in_shed_order` (``-1`` for a broker without a sheddable
+        bundle): with :attr:`even_shares`, the bundle whose value each of the broker's bundles has."""
+        return np.fromiter((t[0] if t else -1 for t in self.owned_in_shed_order), dtype=np.int64,
+                           count=len(self.owned))
 
     @cached_property
     def owners(self) -> dict:

@@ -627,7 +627,7 @@ def ingest_spark(inputs, out, *, fmt: str = "auto", metric: str | None = None, m
     stage_dir.mkdir()
     data_dir.mkdir()
     try:
-        with job_group(spark, "ingest", f"shedlab ingest {out.name}"), StageProgress(spark, report_cb):
+        with job_group(spark, "ingest", f"shedlab ingest {out.name}"), StageProgress(spark, progress):
             # 1. read: one task per input, raw rows staged as Parquet by the executors
             stage(1, f"reading {len(inputs)} input(s) on Spark")
             units = [str(p) for p in inputs]

@@ -304,7 +304,7 @@ def _spark(job, dataset, p, progress, meta: dict | None = None):
     has_b = bool((meta or read_meta(dataset)).get("has_bundles"))
     info = {}
     with job_group(spark, job, f"shedlab {job} {str(dataset).rstrip('/').rsplit('/', 1)[-1]}"), \
-            StageProgress(spark, report):
+            StageProgress(spark, report if progress else None):
         if job == "aggregate":
             from . import reference
             from .aggregates import cluster_aggregates

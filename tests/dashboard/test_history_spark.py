@@ -242,6 +242,9 @@ def test_spark008_stage_progress_reports_tasks(spark, gen_ds):
     with StageProgress(spark, lambda d, t, txt: seen.append((d, t, txt)), interval=0.05):
         spark.range(0, 3_000_000, numPartitions=8).selectExpr("sum(id * id)").collect()
     assert all(t >= d >= 0 for d, t, _ in seen)
+    with StageProgress(spark, None, interval=0.05) as quiet:  # nobody listens: no thread polls the JVM
+        spark.range(0, 1000, numPartitions=2).selectExpr("sum(id)").collect()
+    assert quiet._thread is None
 
 
 def _child_job(q):

@@ -194,7 +194,7 @@ def test_avgshedder_fill_jumps_to_what_fits_and_takes_what_the_walk_takes():
     """AvgShedder takes, largest first, each bundle that fits what is left of the amount and was not
     unloaded recently: jumping to the next value that fits gives the picks of looking at every bundle
     (ties, zeros, negative values, recently unloaded bundles, budgets from nothing to everything; a
-    NaN takes the plain walk)."""
+    NaN takes the plain walk), and so do bundles that all have one value (an even-shares broker's)."""
     import random
 
     from engine.shedding.avg_shedder import _fill
@@ -227,8 +227,14 @@ def test_avgshedder_fill_jumps_to_what_fits_and_takes_what_the_walk_takes():
             assert _fill(shared, budget, names + ["x", "y"], recent) == want
             shifted = ([n + 5, n + 6] + idx, pad + vals, [-x for x in pad] + neg, 2, n + 2)
             assert _fill(shifted, budget, names + ["x"] * 7, recent) == want
+            # bundles that all have one value (an even-shares broker's): the same as walking them
+            for same in (0.0, -1.0, 2.5, float("nan"), float("inf")):
+                ones = [same] * n
+                assert _fill((tuple(idx), same, n), budget, names, recent) == walk(idx, ones, budget, names, recent)
     nan = ([0, 1, 2], [5.0, 2.0, float("nan")], None, 0, 3)
     assert _fill(nan, 6.0, ["a", "b", "c"], set()) == [(0, 5.0)]
+    assert _fill(((0, 1, 2), 2.5, 3), 6.0, ["a", "b", "c"], set()) == [(0, 2.5), (1, 2.5)]
+    assert _fill(((0, 1, 2), float("inf"), 3), float("inf"), ["a", "b", "c"], set()) == [(0, float("inf"))]
 
 
 def test_avgshedder_bundles_of_many_hot_brokers_sorted_at_once_equal_each_broker_sorted_alone():
@@ -300,7 +306,7 @@ def test_even_shares_views_offer_each_brokers_bundles_as_sorting_them_does():
     values and bisection keys as sorting them — bundles owned out of index order, some without
     BundleData or in system namespaces, a broker at zero, one at NaN (no bisection keys), one at
     infinity, one with no bundle."""
-    from engine.shedding.avg_shedder import _largest_first, _prefill_largest
+    from engine.shedding.avg_shedder import _fill, _largest_first, _prefill_largest
 
     names = names_with_system(400)
     nk = len(names)
@@ -319,16 +325,21 @@ def test_even_shares_views_offer_each_brokers_bundles_as_sorting_them_does():
         assert list(order[j]) == sorted(mine.tolist(), key=lambda k: v.shed_rank[k])
     assert order[5] == () and len(order[0]) > 40
     assert list(order[0]) != sorted(order[0])  # the rank decides, not the index
+    names_k = list(names)
     for mode in ("rate", "throughput"):
         _prefill_largest(even, mode, [0, 1, 2, 3, 4], whole=False)  # nothing to sort: no entry made
         assert not any(m == mode for m, _j in even.__dict__.get("_avg_largest", {}))
         for j in range(6):
-            idx, vals, neg, a, b = _largest_first(even, j, mode)
-            s_idx, s_vals, s_neg, s_a, s_b = _largest_first(dataclasses.replace(v), j, mode)
-            assert list(idx[a:b]) == list(s_idx[s_a:s_b])
-            assert np.array_equal(np.array(vals[a:b]), np.array(s_vals[s_a:s_b]), equal_nan=True)
-            assert (neg is None) == (s_neg is None) and (neg is None or neg[a:b] == s_neg[s_a:s_b])
-        assert _largest_first(even, 2, mode)[2] is None and _largest_first(even, 3, mode)[2] is None
+            idx, value, n = _largest_first(even, j, mode)
+            s_idx, s_vals, s_neg, s_a, s_b = sorted_ = _largest_first(dataclasses.replace(v), j, mode)
+            assert list(idx) == list(s_idx[s_a:s_b]) and n == s_b - s_a
+            assert np.array_equal(np.array([value] * n), np.array(s_vals[s_a:s_b]), equal_nan=True)
+            # the same picks as the sorted lists, whatever the budget and the recently unloaded bundles
+            total = sum(x for x in s_vals[s_a:s_b] if x > 0)
+            for budget in (0.0, 0.5, 3.0, 7.5, 13.0, total, float("inf")):
+                for recent in ({}, {names_k[k] for k in s_idx[s_a:s_b][::3]}):
+                    assert _fill((idx, value, n), budget, names_k, recent) == _fill(sorted_, budget, names_k, recent)
+        assert _largest_first(even, 5, mode) == ((), 0.0, 0)
 
 
 def same_view(a: LoadView, b: LoadView) -> None:
