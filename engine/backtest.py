@@ -410,7 +410,8 @@ class Backtest:
             # broker's bundles come in HashMap order, the same order every minute (names, owners and
             # bundleData never change for this broker list)
             view.even_shares = True
-            view.owned_in_shed_order  # noqa: B018 (the later minutes' views share it)
+            view.owned_in_shed_order  # noqa: B018 (the later minutes' views share these)
+            view.first_in_shed_order  # noqa: B018
             bs.first = view
         return view
 

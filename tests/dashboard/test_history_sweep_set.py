@@ -362,6 +362,9 @@ def test_sweepset005_synthetic_bundles_decide_as_sorted(frames, name):
         assert len(want) > 0 and want["n_bundles"].lt(8).any()  # pairs that take some of a broker's bundles
         pd.testing.assert_frame_equal(got, want)
         assert all(v.even_shares for v in views) and views[0].owned_in_shed_order is views[1].owned_in_shed_order
+        # (made once for the broker list, not by each minute's view that asks)
+        assert views[0].first_in_shed_order is views[-1].first_in_shed_order
+        assert views[0].broker_set is views[-1].broker_set == frozenset(views[-1].brokers)
     # a later minute's view (the first one's, at that minute) equals the one a new driver builds for it
     a, b = int(block.starts[-1]), int(block.ends[-1])
     minute = (int(block.ts[a]), block.names_of(block.codes[a:b]), block.rows(a, b))
