@@ -4,7 +4,9 @@ Pulsar's ``AvgShedder.findBundlesForUnloading`` walks ``getBundleDataForLoadShed
 hot broker sorted by short-term message rate (or throughput) descending and takes each bundle whose
 traffic is above zero and at most what is left of the amount, skipping the recently unloaded ones. Here
 the sorted lists of a broker are made once per view (a sweep's cells share a view, so they share them),
-and the walk jumps from one bundle that fits to the next.
+and the walk jumps from one bundle that fits to the next. A backtest's synthetic bundles split their
+broker's load evenly: their order is fixed for the broker list and they share one value, so nothing is
+sorted or listed per broker, and the walk takes bundles of that value while they fit.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from itertools import repeat
 import numpy as np
 
 from .base import sort_desc, sort_desc_runs
+
 
 def _largest_first(view, j, mode: str) -> tuple:
     """Broker ``j``'s bundles that ``getBundleDataForLoadShedding()`` offers, largest short-term message
@@ -108,7 +111,7 @@ def _fill(largest: tuple, budget: float, names: list, recent) -> list:
     as looking at each bundle. ``largest``: see :func:`_largest_first` (an even-shares broker's bundles
     all have one value: each fits while the budget lasts, the same picks as walking the lists)."""
     if len(largest) == 3:
-        return _fill_even(*largest, budget, names, recent)
+        return _fill_even(largest[0], largest[1], budget, names, recent)
     idx, vals, neg, p, n = largest
     picked = []
     if neg is None:
@@ -132,7 +135,7 @@ def _fill(largest: tuple, budget: float, names: list, recent) -> list:
     return picked
 
 
-def _fill_even(idx, v: float, n: int, budget: float, names: list, recent) -> list:
+def _fill_even(idx, v: float, budget: float, names: list, recent) -> list:
     """:func:`_fill` of bundles ``idx`` that all have the value ``v``."""
     picked = []
     if not math.isfinite(v):  # (as the walk without jumps: NaN never fits, infinity only an infinite budget)
@@ -147,7 +150,7 @@ def _fill_even(idx, v: float, n: int, budget: float, names: list, recent) -> lis
         return picked
     for k in idx:
         if not (budget > 0 and v <= budget):
-            break  # (a finite budget: a jump finds none left that fits)
+            break  # spent, or less than one more: no later bundle fits either
         if not recent or names[k] not in recent:
             budget -= v
             picked.append((k, v))
