@@ -59,8 +59,11 @@ def _even_values(view, mode: str) -> list:
     if got is None:
         vals = view.short_rate if mode == "rate" else view.short_throughput
         first = view.first_in_shed_order
-        got = view.__dict__[key] = np.where(first >= 0, vals[np.maximum(first, 0)], 0.0).tolist() \
-            if len(vals) else [0.0] * len(first)
+        if len(vals):
+            got = np.where(first >= 0, vals[np.maximum(first, 0)], 0.0).tolist()
+        else:  # (no bundle at all)
+            got = [0.0] * len(first)
+        view.__dict__[key] = got
     return got
 
 
